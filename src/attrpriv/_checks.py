@@ -1,0 +1,78 @@
+"""Parameter checks shared by every public entry point (scikit-learn's ``check_*`` style)."""
+
+from __future__ import annotations
+
+import math
+import numbers
+from collections.abc import Iterable
+
+import numpy as np
+
+from attrpriv.errors import InputError
+
+
+def check_finite_number(value: object, name: str) -> float:
+    """Return ``value`` as a float, or raise if it is not a finite real number."""
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
+        raise InputError(f"{name} must be a finite number, got {value!r} ({type(value).__name__})")
+    result = float(value)
+    if not math.isfinite(result):
+        raise InputError(f"{name} must be a finite number, got {result}")
+    return result
+
+
+def check_positive(value: object, name: str) -> float:
+    """Return ``value`` as a float, or raise if it is not finite and > 0."""
+    result = check_finite_number(value, name)
+    if result <= 0:
+        raise InputError(f"{name} must be > 0, got {result}")
+    return result
+
+
+def check_non_negative(value: object, name: str) -> float:
+    """Return ``value`` as a float, or raise if it is not finite and >= 0."""
+    result = check_finite_number(value, name)
+    if result < 0:
+        raise InputError(f"{name} must be >= 0, got {result}")
+    return result
+
+
+def check_epsilon(value: object, name: str = "epsilon") -> float:
+    """A privacy-loss parameter: finite and strictly positive."""
+    return check_positive(value, name)
+
+
+def check_delta(value: object, name: str = "delta") -> float:
+    """A failure probability: in [0, 1)."""
+    result = check_finite_number(value, name)
+    if not 0.0 <= result < 1.0:
+        raise InputError(f"{name} must be in [0, 1), got {result}")
+    return result
+
+
+def check_probability(value: object, name: str, *, open_interval: bool = True) -> float:
+    """A probability strictly inside (0, 1) (or in [0, 1] when ``open_interval`` is False)."""
+    result = check_finite_number(value, name)
+    inside = 0.0 < result < 1.0 if open_interval else 0.0 <= result <= 1.0
+    if not inside:
+        bounds = "(0, 1)" if open_interval else "[0, 1]"
+        raise InputError(f"{name} must be in {bounds}, got {result}")
+    return result
+
+
+def check_positive_int(value: object, name: str, *, minimum: int = 1) -> int:
+    """An integer >= ``minimum`` (bools are refused)."""
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral):
+        raise InputError(f"{name} must be an integer >= {minimum}, got {value!r}")
+    result = int(value)
+    if result < minimum:
+        raise InputError(f"{name} must be an integer >= {minimum}, got {result}")
+    return result
+
+
+def check_choice(value: object, name: str, choices: Iterable[str]) -> str:
+    """One of a fixed set of strings."""
+    options = tuple(choices)
+    if value not in options:
+        raise InputError(f"{name} must be one of {list(options)}, got {value!r}")
+    return str(value)

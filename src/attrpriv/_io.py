@@ -1,0 +1,57 @@
+"""Atomic file output: write to a temporary file beside the target, then rename.
+
+A reader never sees a half-written file, and a failure leaves the previous file (or none).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+
+@contextlib.contextmanager
+def atomic_path(path: str | os.PathLike[str]) -> Iterator[Path]:
+    """Yield a temporary path next to ``path``; rename it onto ``path`` only on success."""
+    target = Path(path)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp_name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+    os.close(fd)
+    tmp = Path(tmp_name)
+    try:
+        yield tmp
+        tmp.replace(target)
+    finally:
+        tmp.unlink(missing_ok=True)
+
+
+def atomic_write_text(path: str | os.PathLike[str], text: str) -> Path:
+    """Write ``text`` (UTF-8) to ``path`` atomically and return the path."""
+    with atomic_path(path) as tmp:
+        with tmp.open("w", encoding="utf-8") as handle:
+            handle.write(text)
+            handle.flush()
+            os.fsync(handle.fileno())
+    return Path(path)
+
+
+def atomic_write_json(path: str | os.PathLike[str], payload: Any) -> Path:
+    """Write ``payload`` as indented JSON to ``path`` atomically."""
+    return atomic_write_text(path, json.dumps(payload, indent=2, sort_keys=False, default=_jsonable) + "\n")
+
+
+def _jsonable(value: Any) -> Any:
+    """Fallback JSON conversion for numpy scalars and arrays."""
+    import numpy as np
+
+    if isinstance(value, np.generic):
+        return value.item()
+    if isinstance(value, np.ndarray):
+        return value.tolist()
+    if isinstance(value, Path):
+        return str(value)
+    raise TypeError(f"cannot write {type(value).__name__} as JSON")

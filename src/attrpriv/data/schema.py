@@ -1,0 +1,457 @@
+"""Schema: the role and the *public* domain of every column.
+
+Privacy mechanisms read domains (category lists, bounds) from the schema only, never from the
+private data: a domain read off the data is itself a release. :meth:`Schema.infer` exists for
+convenience and warns about exactly that.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import warnings
+from collections.abc import Hashable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from enum import Enum
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import yaml
+
+from attrpriv._io import atomic_write_text
+from attrpriv.errors import SchemaError
+
+
+class PrivateDomainWarning(UserWarning):
+    """A domain was read from (possibly private) data, which leaks information."""
+
+
+class Role(str, Enum):
+    """What a column is for."""
+
+    SENSITIVE = "sensitive"
+    QUASI_IDENTIFIER = "quasi_identifier"
+    FEATURE = "feature"
+    TARGET = "target"
+    IGNORE = "ignore"
+
+
+def _first_bad(series: pd.Series, bad: np.ndarray) -> str:
+    """Describe the first offending value and its row label, for error messages."""
+    position = int(np.flatnonzero(bad)[0])
+    value, row = _plain(series.iloc[position]), _plain(series.index[position])
+    return f"value {value!r} (row {row!r}, {int(bad.sum())} in all)"
+
+
+@dataclass(frozen=True)
+class Categorical:
+    """A finite, ordered list of allowed values."""
+
+    categories: tuple[Hashable, ...]
+
+    def __post_init__(self) -> None:
+        cats = tuple(self.categories)
+        if not cats:
+            raise SchemaError("categorical domain needs at least one category, got none")
+        if len(set(cats)) != len(cats):
+            dupes = sorted({str(c) for c in cats if cats.count(c) > 1})
+            raise SchemaError(f"categorical domain has duplicate categories: {dupes}")
+        object.__setattr__(self, "categories", cats)
+
+    @property
+    def size(self) -> int:
+        return len(self.categories)
+
+    def describe(self) -> str:
+        shown = list(self.categories[:12])
+        more = f" ... ({self.size} in all)" if self.size > 12 else ""
+        return f"one of {shown}{more}"
+
+    def outside(self, values: pd.Series) -> np.ndarray:
+        """Boolean mask of non-missing values not in the domain."""
+        return np.asarray(~values.isin(list(self.categories)) & values.notna())
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"type": "categorical", "categories": [_plain(c) for c in self.categories]}
+
+
+@dataclass(frozen=True)
+class Numeric:
+    """Real numbers in the closed interval [lower, upper]."""
+
+    lower: float
+    upper: float
+
+    def __post_init__(self) -> None:
+        _check_bounds(self.lower, self.upper)
+
+    def describe(self) -> str:
+        return f"a number in [{self.lower:g}, {self.upper:g}]"
+
+    def outside(self, values: pd.Series) -> np.ndarray:
+        numbers = values.to_numpy(dtype=float, na_value=np.nan)
+        with np.errstate(invalid="ignore"):
+            return (numbers < self.lower) | (numbers > self.upper)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"type": "numeric", "lower": self.lower, "upper": self.upper}
+
+
+@dataclass(frozen=True)
+class Integer:
+    """Integers in the closed range [lower, upper]; its values double as categories."""
+
+    lower: int
+    upper: int
+
+    def __post_init__(self) -> None:
+        for bound in (self.lower, self.upper):
+            if isinstance(bound, bool) or not float(bound).is_integer():
+                raise SchemaError(f"integer domain bounds must be integers, got {bound!r}")
+        object.__setattr__(self, "lower", int(self.lower))
+        object.__setattr__(self, "upper", int(self.upper))
+        _check_bounds(self.lower, self.upper)
+
+    @property
+    def size(self) -> int:
+        return self.upper - self.lower + 1
+
+    @property
+    def categories(self) -> tuple[int, ...]:
+        return tuple(range(self.lower, self.upper + 1))
+
+    def describe(self) -> str:
+        return f"an integer in [{self.lower}, {self.upper}]"
+
+    def outside(self, values: pd.Series) -> np.ndarray:
+        numbers = values.to_numpy(dtype=float, na_value=np.nan)
+        with np.errstate(invalid="ignore"):
+            return (numbers < self.lower) | (numbers > self.upper) | (numbers != np.round(numbers))
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"type": "integer", "lower": self.lower, "upper": self.upper}
+
+
+Domain = Categorical | Numeric | Integer
+
+
+def _check_bounds(lower: float, upper: float) -> None:
+    for bound in (lower, upper):
+        if isinstance(bound, bool) or not isinstance(bound, (int, float, np.number)):
+            raise SchemaError(f"domain bounds must be numbers, got {bound!r}")
+        if not math.isfinite(float(bound)):
+            raise SchemaError(f"domain bounds must be finite, got {bound!r}")
+    if lower > upper:
+        raise SchemaError(f"domain lower bound {lower!r} is above its upper bound {upper!r}")
+
+
+def _plain(value: Any) -> Any:
+    """numpy scalars to Python scalars, so that schemas serialise cleanly."""
+    return value.item() if isinstance(value, np.generic) else value
+
+
+def domain_from_dict(spec: Mapping[str, Any], column: str) -> Domain:
+    """Parse ``{"type": "categorical"|"numeric"|"integer", ...}``."""
+    if not isinstance(spec, Mapping):
+        raise SchemaError(f"column {column!r}: domain must be a mapping, got {spec!r}")
+    kind = spec.get("type")
+    expected = {"categorical": {"categories"}, "numeric": {"lower", "upper"}}
+    expected["integer"] = expected["numeric"]
+    if kind not in expected:
+        raise SchemaError(
+            f"column {column!r}: domain type must be one of {sorted(expected)}, got {kind!r}"
+        )
+    keys = set(spec) - {"type"}
+    if keys != expected[kind]:
+        raise SchemaError(
+            f"column {column!r}: {kind} domain needs keys {sorted(expected[kind])}, "
+            f"got {sorted(keys)}"
+        )
+    try:
+        if kind == "categorical":
+            cats = spec["categories"]
+            if isinstance(cats, (str, bytes)) or not isinstance(cats, Sequence):
+                raise SchemaError(f"categories must be a list, got {cats!r}")
+            return Categorical(tuple(cats))
+        if kind == "integer":
+            return Integer(spec["lower"], spec["upper"])
+        return Numeric(spec["lower"], spec["upper"])
+    except (SchemaError, TypeError) as exc:
+        raise SchemaError(f"column {column!r}: {exc}") from None
+
+
+@dataclass(frozen=True)
+class Column:
+    """One column: its name, role and public domain (``None`` only for ignored columns)."""
+
+    name: str
+    role: Role
+    domain: Domain | None = None
+    nullable: bool = False
+    description: str = ""
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.name, str) or not self.name:
+            raise SchemaError(f"column names must be non-empty strings, got {self.name!r}")
+        try:
+            object.__setattr__(self, "role", Role(self.role))
+        except ValueError:
+            roles = [r.value for r in Role]
+            raise SchemaError(
+                f"column {self.name!r}: role must be one of {roles}, got {self.role!r}"
+            ) from None
+        if self.domain is None and self.role is not Role.IGNORE:
+            raise SchemaError(f"column {self.name!r}: a {self.role.value} column needs a domain")
+        if not isinstance(self.nullable, bool):
+            raise SchemaError(f"column {self.name!r}: nullable must be true or false")
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"role": self.role.value}
+        if self.domain is not None:
+            out["domain"] = self.domain.to_dict()
+        if self.nullable:
+            out["nullable"] = True
+        if self.description:
+            out["description"] = self.description
+        return out
+
+    def validate(self, values: pd.Series) -> None:
+        """Raise :class:`SchemaError` naming this column and the first bad value."""
+        missing = np.asarray(values.isna())
+        if missing.any() and not self.nullable:
+            row = values.index[int(np.flatnonzero(missing)[0])]
+            raise SchemaError(
+                f"column {self.name!r} has {int(missing.sum())} missing values (first at row "
+                f"{row!r}); the schema does not allow missing values (set nullable: true)"
+            )
+        if self.domain is None:
+            return
+        if isinstance(self.domain, (Numeric, Integer)) and not (
+            pd.api.types.is_numeric_dtype(values) and not pd.api.types.is_bool_dtype(values)
+        ):
+            raise SchemaError(
+                f"column {self.name!r} must be numeric for its domain "
+                f"({self.domain.describe()}), got dtype {values.dtype}"
+            )
+        bad = self.domain.outside(values)
+        if bad.any():
+            raise SchemaError(
+                f"column {self.name!r} has {_first_bad(values, bad)} outside its domain: "
+                f"expected {self.domain.describe()}"
+            )
+
+
+_META_KEYS = ("name", "description", "source", "licence")
+
+
+@dataclass(frozen=True)
+class Schema:
+    """The columns of a dataset, in order, with their roles and public domains."""
+
+    columns: tuple[Column, ...]
+    name: str = ""
+    description: str = ""
+    source: str = ""
+    licence: str = ""
+    _index: dict[str, Column] = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        cols = tuple(self.columns)
+        if not cols:
+            raise SchemaError("a schema needs at least one column")
+        index: dict[str, Column] = {}
+        for col in cols:
+            if not isinstance(col, Column):
+                raise SchemaError(f"schema columns must be Column objects, got {col!r}")
+            if col.name in index:
+                raise SchemaError(f"column {col.name!r} appears twice in the schema")
+            index[col.name] = col
+        object.__setattr__(self, "columns", cols)
+        object.__setattr__(self, "_index", index)
+
+    # -- access ---------------------------------------------------------------------------
+    @property
+    def names(self) -> tuple[str, ...]:
+        return tuple(self._index)
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._index
+
+    def __getitem__(self, name: str) -> Column:
+        try:
+            return self._index[name]
+        except KeyError:
+            raise SchemaError(
+                f"column {name!r} is not in the schema; columns are {list(self.names)}"
+            ) from None
+
+    def domain(self, name: str) -> Domain:
+        """The public domain of ``name`` (an error for ignored columns without one)."""
+        dom = self[name].domain
+        if dom is None:
+            raise SchemaError(f"column {name!r} has no domain (its role is 'ignore')")
+        return dom
+
+    def with_role(self, role: Role | str) -> tuple[str, ...]:
+        """Names of the columns with ``role``, in schema order."""
+        wanted = Role(role)
+        return tuple(c.name for c in self.columns if c.role is wanted)
+
+    @property
+    def sensitive(self) -> tuple[str, ...]:
+        return self.with_role(Role.SENSITIVE)
+
+    @property
+    def features(self) -> tuple[str, ...]:
+        return self.with_role(Role.FEATURE)
+
+    @property
+    def target(self) -> str | None:
+        targets = self.with_role(Role.TARGET)
+        return targets[0] if targets else None
+
+    def select(self, names: Iterable[str]) -> Schema:
+        """A schema with only ``names`` (in the given order)."""
+        return Schema(tuple(self[n] for n in names), self.name, self.description, self.source,
+                      self.licence)
+
+    # -- validation -----------------------------------------------------------------------
+    def validate(self, data: pd.DataFrame, *, allow_extra: bool = False) -> None:
+        """Raise :class:`SchemaError` with a one-line message if ``data`` does not fit."""
+        if not isinstance(data, pd.DataFrame):
+            raise SchemaError(f"data must be a pandas DataFrame, got {type(data).__name__}")
+        if len(data) == 0:
+            raise SchemaError("data has no rows")
+        present = {str(c) for c in data.columns}
+        for name in self.names:
+            if name not in present:
+                raise SchemaError(f"column {name!r} is in the schema but not in the data")
+        if not allow_extra:
+            for col in data.columns:
+                if str(col) not in self._index:
+                    raise SchemaError(
+                        f"column {col!r} is in the data but not in the schema "
+                        "(declare it, with role 'ignore' to skip it)"
+                    )
+        for col in self.columns:
+            col.validate(data[col.name])
+
+    @classmethod
+    def infer(
+        cls,
+        data: pd.DataFrame,
+        roles: Mapping[str, Role | str] | None = None,
+    ) -> Schema:
+        """Read roles and domains off ``data``. This leaks the domain: declare public ones instead.
+
+        Integer columns get their observed integer range, float columns their observed interval,
+        other columns their sorted distinct values; roles default to ``feature``.
+        """
+        warnings.warn(
+            "Schema.infer reads category lists and bounds from the data; for private data they "
+            "are themselves a release. Declare public domains for anything you will protect.",
+            PrivateDomainWarning,
+            stacklevel=2,
+        )
+        roles = dict(roles or {})
+        unknown = set(roles) - {str(c) for c in data.columns}
+        if unknown:
+            raise SchemaError(f"roles name columns not in the data: {sorted(unknown)}")
+        if len(data) == 0:
+            raise SchemaError("data has no rows")
+        return cls(tuple(
+            _infer_column(str(name), data[name], Role(roles.get(str(name), Role.FEATURE)))
+            for name in data.columns
+        ))
+
+    # -- serialisation --------------------------------------------------------------------
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {k: getattr(self, k) for k in _META_KEYS if getattr(self, k)}
+        out["columns"] = {c.name: c.to_dict() for c in self.columns}
+        return out
+
+    @classmethod
+    def from_dict(cls, spec: Mapping[str, Any]) -> Schema:
+        """Build a schema from ``{"name": ..., "columns": {name: {"role": ..., "domain": ...}}}``."""
+        if not isinstance(spec, Mapping):
+            raise SchemaError(f"a schema must be a mapping, got {type(spec).__name__}")
+        unknown = set(spec) - {*_META_KEYS, "columns"}
+        if unknown:
+            raise SchemaError(f"unknown schema keys {sorted(unknown)}; expected 'columns' and "
+                              f"optionally {list(_META_KEYS)}")
+        columns = spec.get("columns")
+        if not isinstance(columns, Mapping) or not columns:
+            raise SchemaError("a schema needs 'columns': a mapping from column name to its spec")
+        meta = {k: spec.get(k, "") for k in _META_KEYS}
+        for key, value in meta.items():
+            if not isinstance(value, str):
+                raise SchemaError(f"schema {key!r} must be a string, got {value!r}")
+        return cls(tuple(_column_from_dict(str(n), s) for n, s in columns.items()), **meta)
+
+    def to_json(self) -> str:
+        return json.dumps(self.to_dict(), indent=2)
+
+    def to_yaml(self) -> str:
+        return str(yaml.safe_dump(self.to_dict(), sort_keys=False, allow_unicode=True))
+
+    def save(self, path: str | Path) -> Path:
+        """Write as YAML (``.yaml``/``.yml``) or JSON (``.json``), atomically."""
+        text = self.to_json() if _format_of(path) == "json" else self.to_yaml()
+        return atomic_write_text(path, text)
+
+    @classmethod
+    def load(cls, path: str | Path) -> Schema:
+        """Read a YAML or JSON schema file."""
+        target = Path(path)
+        fmt = _format_of(target)
+        try:
+            text = target.read_text(encoding="utf-8")
+        except OSError as exc:
+            raise SchemaError(f"cannot read schema file {str(target)!r}: {exc.strerror}") from None
+        try:
+            spec = json.loads(text) if fmt == "json" else yaml.safe_load(text)
+        except (json.JSONDecodeError, yaml.YAMLError) as exc:
+            first = str(exc).splitlines()[0]
+            raise SchemaError(f"schema file {str(target)!r} is not valid {fmt}: {first}") from None
+        return cls.from_dict(spec)
+
+
+def _format_of(path: str | Path) -> str:
+    suffix = Path(path).suffix.lower()
+    if suffix in (".yaml", ".yml"):
+        return "yaml"
+    if suffix == ".json":
+        return "json"
+    raise SchemaError(f"schema file {str(path)!r} must end in .yaml, .yml or .json")
+
+
+def _column_from_dict(name: str, spec: Any) -> Column:
+    if not isinstance(spec, Mapping):
+        raise SchemaError(f"column {name!r}: spec must be a mapping with 'role' and 'domain'")
+    unknown = set(spec) - {"role", "domain", "nullable", "description"}
+    if unknown:
+        raise SchemaError(f"column {name!r}: unknown keys {sorted(unknown)}")
+    if "role" not in spec:
+        raise SchemaError(f"column {name!r}: missing 'role'")
+    domain = domain_from_dict(spec["domain"], name) if spec.get("domain") is not None else None
+    description = spec.get("description", "")
+    if not isinstance(description, str):
+        raise SchemaError(f"column {name!r}: description must be a string")
+    return Column(name, spec["role"], domain, spec.get("nullable", False), description)
+
+
+def _infer_column(name: str, values: pd.Series, role: Role) -> Column:
+    nullable = bool(values.isna().any())
+    present = values.dropna()
+    if present.empty:
+        raise SchemaError(f"column {name!r} has only missing values; cannot infer its domain")
+    domain: Domain
+    if pd.api.types.is_bool_dtype(values) or not pd.api.types.is_numeric_dtype(values):
+        domain = Categorical(tuple(sorted(pd.unique(present).tolist(), key=str)))
+    elif pd.api.types.is_integer_dtype(values):
+        domain = Integer(int(present.min()), int(present.max()))
+    else:
+        domain = Numeric(float(present.min()), float(present.max()))
+    return Column(name, role, domain, nullable)
