@@ -9,9 +9,12 @@ import contextlib
 import json
 import os
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
+
+import numpy as np
+import pandas as pd
 
 
 @contextlib.contextmanager
@@ -31,27 +34,32 @@ def atomic_path(path: str | os.PathLike[str]) -> Iterator[Path]:
 
 def atomic_write_text(path: str | os.PathLike[str], text: str) -> Path:
     """Write ``text`` (UTF-8) to ``path`` atomically and return the path."""
-    with atomic_path(path) as tmp:
-        with tmp.open("w", encoding="utf-8") as handle:
-            handle.write(text)
-            handle.flush()
-            os.fsync(handle.fileno())
+    with atomic_path(path) as tmp, tmp.open("w", encoding="utf-8") as handle:
+        handle.write(text)
+        handle.flush()
+        os.fsync(handle.fileno())
     return Path(path)
 
 
 def atomic_write_json(path: str | os.PathLike[str], payload: Any) -> Path:
     """Write ``payload`` as indented JSON to ``path`` atomically."""
-    return atomic_write_text(path, json.dumps(payload, indent=2, sort_keys=False, default=_jsonable) + "\n")
+    return atomic_write_text(path, json.dumps(to_jsonable(payload), indent=2) + "\n")
 
 
-def _jsonable(value: Any) -> Any:
-    """Fallback JSON conversion for numpy scalars and arrays."""
-    import numpy as np
-
+def to_jsonable(value: Any) -> Any:
+    """Convert numpy / pandas containers and paths into plain JSON-ready Python objects."""
+    if isinstance(value, Mapping):
+        return {str(k): to_jsonable(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [to_jsonable(v) for v in value]
+    if isinstance(value, np.ndarray):
+        return to_jsonable(value.tolist())
     if isinstance(value, np.generic):
         return value.item()
-    if isinstance(value, np.ndarray):
-        return value.tolist()
+    if isinstance(value, pd.Series):
+        return {str(k): to_jsonable(v) for k, v in value.items()}
+    if isinstance(value, pd.DataFrame):
+        return to_jsonable(value.to_dict(orient="split"))
     if isinstance(value, Path):
         return str(value)
-    raise TypeError(f"cannot write {type(value).__name__} as JSON")
+    return value

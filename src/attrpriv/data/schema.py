@@ -12,7 +12,7 @@ import math
 import warnings
 from collections.abc import Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from enum import Enum
+from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
@@ -28,7 +28,7 @@ class PrivateDomainWarning(UserWarning):
     """A domain was read from (possibly private) data, which leaks information."""
 
 
-class Role(str, Enum):
+class Role(StrEnum):
     """What a column is for."""
 
     SENSITIVE = "sensitive"
@@ -128,7 +128,8 @@ class Integer:
     def outside(self, values: pd.Series) -> np.ndarray:
         numbers = values.to_numpy(dtype=float, na_value=np.nan)
         with np.errstate(invalid="ignore"):
-            return (numbers < self.lower) | (numbers > self.upper) | (numbers != np.round(numbers))
+            bad = (numbers < self.lower) | (numbers > self.upper) | (numbers != np.round(numbers))
+        return np.asarray(bad)
 
     def to_dict(self) -> dict[str, Any]:
         return {"type": "integer", "lower": self.lower, "upper": self.upper}
@@ -314,8 +315,9 @@ class Schema:
 
     def select(self, names: Iterable[str]) -> Schema:
         """A schema with only ``names`` (in the given order)."""
-        return Schema(tuple(self[n] for n in names), self.name, self.description, self.source,
-                      self.licence)
+        return Schema(
+            tuple(self[n] for n in names), self.name, self.description, self.source, self.licence
+        )
 
     # -- validation -----------------------------------------------------------------------
     def validate(self, data: pd.DataFrame, *, allow_extra: bool = False) -> None:
@@ -329,10 +331,10 @@ class Schema:
             if name not in present:
                 raise SchemaError(f"column {name!r} is in the schema but not in the data")
         if not allow_extra:
-            for col in data.columns:
-                if str(col) not in self._index:
+            for label in data.columns:
+                if str(label) not in self._index:
                     raise SchemaError(
-                        f"column {col!r} is in the data but not in the schema "
+                        f"column {label!r} is in the data but not in the schema "
                         "(declare it, with role 'ignore' to skip it)"
                     )
         for col in self.columns:
@@ -361,10 +363,12 @@ class Schema:
             raise SchemaError(f"roles name columns not in the data: {sorted(unknown)}")
         if len(data) == 0:
             raise SchemaError("data has no rows")
-        return cls(tuple(
-            _infer_column(str(name), data[name], Role(roles.get(str(name), Role.FEATURE)))
-            for name in data.columns
-        ))
+        return cls(
+            tuple(
+                _infer_column(str(name), data[name], Role(roles.get(str(name), Role.FEATURE)))
+                for name in data.columns
+            )
+        )
 
     # -- serialisation --------------------------------------------------------------------
     def to_dict(self) -> dict[str, Any]:
@@ -374,13 +378,15 @@ class Schema:
 
     @classmethod
     def from_dict(cls, spec: Mapping[str, Any]) -> Schema:
-        """Build a schema from ``{"name": ..., "columns": {name: {"role": ..., "domain": ...}}}``."""
+        """Build from ``{"name": ..., "columns": {name: {"role": ..., "domain": ...}}}``."""
         if not isinstance(spec, Mapping):
             raise SchemaError(f"a schema must be a mapping, got {type(spec).__name__}")
         unknown = set(spec) - {*_META_KEYS, "columns"}
         if unknown:
-            raise SchemaError(f"unknown schema keys {sorted(unknown)}; expected 'columns' and "
-                              f"optionally {list(_META_KEYS)}")
+            raise SchemaError(
+                f"unknown schema keys {sorted(unknown)}; expected 'columns' and "
+                f"optionally {list(_META_KEYS)}"
+            )
         columns = spec.get("columns")
         if not isinstance(columns, Mapping) or not columns:
             raise SchemaError("a schema needs 'columns': a mapping from column name to its spec")

@@ -1,0 +1,180 @@
+"""Privacy noise. Every private path draws from :class:`OpenDPNoise` (OpenDP's exact samplers).
+
+OpenDP samples Laplace and Gaussian noise exactly, with no floating-point attack surface: a float
+input is rounded to the grid ``2**k`` and discrete noise on that grid is added. ``k=None`` keeps
+OpenDP's default (``k = -1074``, exact in every float, slowest); a coarser grid such as ``k=-40``
+is about four times faster, and widens the sensitivity by at most ``2**k`` per value, which
+:meth:`NoiseSampler.rounding_slack` reports so that mechanisms can add it (see docs/noise.md).
+
+:class:`SeededNumpyNoise` is reproducible and fast, for tests only: it is *not* private, and a
+release refuses it unless asked explicitly (:func:`require_private`).
+"""
+
+from __future__ import annotations
+
+import math
+from abc import ABC, abstractmethod
+from typing import Any, ClassVar
+
+import numpy as np
+from numpy.typing import ArrayLike
+
+from attrpriv._checks import check_non_negative
+from attrpriv.errors import InputError
+
+
+class NoiseSampler(ABC):
+    """Adds noise of a given scale to every entry of an array, keeping its shape."""
+
+    private: ClassVar[bool]
+
+    def laplace(self, values: ArrayLike, scale: float) -> np.ndarray:
+        """``values`` + Laplace(0, scale) noise, as float64."""
+        return self._add(_as_float(values), scale, "laplace", integer=False)
+
+    def gaussian(self, values: ArrayLike, scale: float) -> np.ndarray:
+        """``values`` + Normal(0, scale**2) noise, as float64."""
+        return self._add(_as_float(values), scale, "gaussian", integer=False)
+
+    def discrete_laplace(self, counts: ArrayLike, scale: float) -> np.ndarray:
+        """``counts`` + discrete Laplace noise, P(z) proportional to exp(-|z| / scale), as int64."""
+        return self._add(_as_int(counts), scale, "laplace", integer=True)
+
+    def discrete_gaussian(self, counts: ArrayLike, scale: float) -> np.ndarray:
+        """``counts`` + discrete Gaussian noise, P(z) proportional to exp(-z**2 / 2 scale**2)."""
+        return self._add(_as_int(counts), scale, "gaussian", integer=True)
+
+    def rounding_slack(self, size: int, norm: int = 1) -> float:
+        """Extra l_norm sensitivity from rounding ``size`` float inputs to the sampler's grid."""
+        return 0.0
+
+    def describe(self) -> dict[str, Any]:
+        """How the noise is drawn, for privacy records."""
+        return {"sampler": type(self).__name__, "private": self.private}
+
+    def _add(self, flat: np.ndarray, scale: float, kind: str, *, integer: bool) -> np.ndarray:
+        scale = check_non_negative(scale, "noise scale")
+        shape = flat.shape
+        flat = flat.ravel()
+        if scale == 0.0 or flat.size == 0:
+            return flat.copy().reshape(shape)
+        noisy = self._sample(flat, scale, kind, integer)
+        return noisy.reshape(shape)
+
+    @abstractmethod
+    def _sample(self, flat: np.ndarray, scale: float, kind: str, integer: bool) -> np.ndarray:
+        """Return ``flat`` plus noise of ``kind`` with ``scale`` > 0 (1-d in, 1-d out)."""
+
+
+class OpenDPNoise(NoiseSampler):
+    """Exact Laplace / Gaussian noise from OpenDP (cryptographically seeded, not reproducible).
+
+    ``k`` is the float grid exponent: ``None`` for OpenDP's exact default, or an integer such
+    as ``-40`` for speed (inputs are rounded to multiples of ``2**k``).
+    """
+
+    private = True
+
+    def __init__(self, k: int | None = None) -> None:
+        if k is not None and (isinstance(k, bool) or not isinstance(k, int) or not -1074 <= k <= 0):
+            raise InputError(f"k must be None or an integer in [-1074, 0], got {k!r}")
+        self.k = k
+
+    def rounding_slack(self, size: int, norm: int = 1) -> float:
+        if self.k is None:
+            return 0.0
+        return float(size ** (1.0 / norm) * 2.0**self.k)
+
+    def describe(self) -> dict[str, Any]:
+        return {**super().describe(), "library": "opendp", "k": self.k}
+
+    def _sample(self, flat: np.ndarray, scale: float, kind: str, integer: bool) -> np.ndarray:
+        import opendp.prelude as dp
+
+        dp.enable_features("contrib")
+        if integer:
+            atom, dtype, kwargs = dp.atom_domain(T="i64"), "i64", {}
+            domain = dp.vector_domain(atom)
+        else:
+            atom, dtype = dp.atom_domain(T="f64", nan=False), "f64"
+            kwargs = {} if self.k is None else {"k": self.k}
+            domain = dp.vector_domain(atom, size=flat.size) if kwargs else dp.vector_domain(atom)
+        metric = dp.l1_distance(T=dtype) if kind == "laplace" else dp.l2_distance(T=dtype)
+        make = dp.m.make_laplace if kind == "laplace" else dp.m.make_gaussian
+        measurement = make(domain, metric, scale=scale, **kwargs)
+        return np.asarray(measurement(flat.tolist()), dtype=flat.dtype)
+
+
+class SeededNumpyNoise(NoiseSampler):
+    """Reproducible numpy noise for tests and examples. NOT PRIVATE: floating-point samplers leak.
+
+    Its discrete Gaussian is a rounded normal, an approximation.
+    """
+
+    private = False
+
+    def __init__(self, seed: int | None = 0) -> None:
+        self.rng = np.random.default_rng(seed)
+
+    def _sample(self, flat: np.ndarray, scale: float, kind: str, integer: bool) -> np.ndarray:
+        size = flat.size
+        noise: np.ndarray
+        if integer and kind == "laplace":
+            # Difference of two geometric variables is discrete Laplace with this scale.
+            p = -math.expm1(-1.0 / scale)
+            noise = self.rng.geometric(p, size) - self.rng.geometric(p, size)
+        elif kind == "laplace":
+            noise = self.rng.laplace(0.0, scale, size)
+        else:
+            noise = self.rng.normal(0.0, scale, size)
+            if integer:
+                noise = np.rint(noise).astype(np.int64)
+        return np.asarray(flat + noise, dtype=flat.dtype)
+
+
+def default_sampler() -> NoiseSampler:
+    """The sampler releases use unless given one: exact OpenDP noise."""
+    return OpenDPNoise()
+
+
+def require_private(sampler: NoiseSampler, *, allow_nonprivate: bool = False) -> None:
+    """Refuse a non-private sampler in a release unless the caller opted in explicitly."""
+    if not isinstance(sampler, NoiseSampler):
+        raise InputError(f"noise must be a NoiseSampler, got {type(sampler).__name__}")
+    if not sampler.private and not allow_nonprivate:
+        raise InputError(
+            f"noise sampler {type(sampler).__name__} is not private (reproducible, for tests); "
+            "pass allow_nonprivate=True to release with it anyway"
+        )
+
+
+def _as_float(values: ArrayLike) -> np.ndarray:
+    try:
+        array = np.array(values, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise InputError("noise input must be numeric") from None
+    if not np.isfinite(array).all():
+        raise InputError("noise input has NaN or infinite values; expected finite numbers")
+    return array
+
+
+def _as_int(values: ArrayLike) -> np.ndarray:
+    try:
+        raw = np.asarray(values)
+        array = raw.astype(np.int64)
+    except (TypeError, ValueError, OverflowError):
+        raise InputError("counts must be integers") from None
+    if raw.dtype.kind == "f" and not np.array_equal(raw, array):
+        raise InputError("counts must be integers, got non-integer values")
+    if raw.dtype.kind not in "iuf" and raw.size:
+        raise InputError(f"counts must be integers, got dtype {raw.dtype}")
+    return array
+
+
+__all__ = [
+    "NoiseSampler",
+    "OpenDPNoise",
+    "SeededNumpyNoise",
+    "default_sampler",
+    "require_private",
+]

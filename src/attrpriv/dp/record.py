@@ -1,0 +1,90 @@
+"""What every release returns: the noisy values and a record of the guarantee behind them."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from attrpriv._checks import check_delta, check_epsilon, check_non_negative
+from attrpriv._io import to_jsonable
+from attrpriv.errors import InputError
+
+DEFINITIONS = ("dp", "dependent-dp", "attribute-privacy", "pufferfish")
+
+
+@dataclass(frozen=True)
+class PrivacyRecord:
+    """The guarantee a release carries: which definition, which parameters, what it protects."""
+
+    mechanism: str
+    definition: str
+    epsilon: float
+    delta: float
+    protects: str
+    sensitivity: float | Mapping[str, float]
+    noise: Mapping[str, Any]
+    assumptions: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        if not self.mechanism:
+            raise InputError("record mechanism must be a non-empty name")
+        if self.definition not in DEFINITIONS:
+            raise InputError(
+                f"record definition must be one of {list(DEFINITIONS)}, got {self.definition!r}"
+            )
+        object.__setattr__(self, "epsilon", check_epsilon(self.epsilon))
+        object.__setattr__(self, "delta", check_delta(self.delta))
+        if not self.protects:
+            raise InputError("record 'protects' must say what an adversary cannot learn")
+        if isinstance(self.sensitivity, Mapping):
+            for key, value in self.sensitivity.items():
+                check_non_negative(value, f"sensitivity[{key!r}]")
+            object.__setattr__(self, "sensitivity", dict(self.sensitivity))
+        else:
+            object.__setattr__(
+                self, "sensitivity", check_non_negative(self.sensitivity, "sensitivity")
+            )
+        object.__setattr__(self, "noise", dict(self.noise))
+        object.__setattr__(self, "assumptions", tuple(self.assumptions))
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "mechanism": self.mechanism,
+            "definition": self.definition,
+            "epsilon": self.epsilon,
+            "delta": self.delta,
+            "protects": self.protects,
+            "sensitivity": to_jsonable(self.sensitivity),
+            "noise": to_jsonable(self.noise),
+            "assumptions": list(self.assumptions),
+        }
+
+    @classmethod
+    def from_dict(cls, spec: Mapping[str, Any]) -> PrivacyRecord:
+        fields = dict(spec)
+        fields["assumptions"] = tuple(fields.get("assumptions", ()))
+        try:
+            return cls(**fields)
+        except TypeError as exc:
+            raise InputError(f"not a privacy record: {exc}") from None
+
+
+@dataclass(frozen=True)
+class Release:
+    """A mechanism's output: the noisy ``values`` together with their ``record``.
+
+    ``parts`` holds non-private diagnostics computed from public quantities only (noise scales,
+    per-chunk sensitivities), never from the private data.
+    """
+
+    values: Any
+    record: PrivacyRecord
+    parts: Mapping[str, Any] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "values": to_jsonable(self.values),
+            "record": self.record.to_dict(),
+            "parts": to_jsonable(self.parts),
+        }
