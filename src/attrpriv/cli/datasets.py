@@ -1,0 +1,91 @@
+"""``attrpriv datasets``: list, inspect and export the bundled datasets."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Annotated
+
+import pandas as pd
+import typer
+from rich.table import Table
+
+from attrpriv._io import atomic_path
+from attrpriv.cli._common import OUT_HELP, console, examples, group, write_json
+from attrpriv.data import datasets as bundled
+from attrpriv.errors import InputError
+
+app = group("datasets", "The bundled datasets (offline): list them, show one, export one.")
+
+
+@app.command("list", epilog=examples("attrpriv datasets list"))
+def list_() -> None:
+    """List the bundled datasets with their roles and licences."""
+    table = Table("name", "columns", "sensitive", "target", "licence")
+    for name in bundled.names():
+        schema = bundled.info(name)
+        sensitive = ", ".join(schema.sensitive) or "-"
+        table.add_row(
+            name, str(len(schema.columns)), sensitive, schema.target or "-", schema.licence
+        )
+    console.print(table)
+
+
+@app.command(
+    epilog=examples(
+        "attrpriv datasets show adult", "attrpriv datasets show german_credit --out german.json"
+    )
+)
+def show(
+    name: Annotated[str, typer.Argument(help="Bundled dataset name (see `datasets list`).")],
+    out: Annotated[Path | None, typer.Option(help=OUT_HELP)] = None,
+) -> None:
+    """Show a dataset's size, source, licence and the role and public domain of every column."""
+    data = bundled.load(name)
+    schema = data.schema
+    rows, cols = data.frame.shape
+    console.print(f"[bold]{name}[/bold]: {rows:,} rows x {cols} columns. {schema.description}")
+    console.print(f"source: {schema.source}\nlicence: {schema.licence}")
+    table = Table("column", "role", "domain", "missing")
+    for column in schema.columns:
+        domain = column.domain.describe() if column.domain is not None else "-"
+        missing = int(data.frame[column.name].isna().sum())
+        table.add_row(column.name, column.role.value, domain, f"{missing:,}" if missing else "")
+    console.print(table)
+    write_json(out, {"name": name, "rows": rows, "columns": cols, "schema": schema.to_dict()})
+
+
+@app.command(
+    epilog=examples(
+        "attrpriv datasets export adult adult.parquet",
+        "attrpriv datasets export anes96 anes.csv --schema-out anes.yaml",
+    )
+)
+def export(
+    name: Annotated[str, typer.Argument(help="Bundled dataset name.")],
+    path: Annotated[Path, typer.Argument(help="Output file: .csv, .csv.gz or .parquet.")],
+    schema_out: Annotated[
+        Path | None, typer.Option(help="Also write the schema here (.yaml, .yml or .json).")
+    ] = None,
+) -> None:
+    """Write a bundled dataset (and optionally its schema) to a file, atomically."""
+    writer = _writer_for(path)
+    if schema_out is not None and schema_out.suffix.lower() not in (".yaml", ".yml", ".json"):
+        raise InputError(f"schema file {str(schema_out)!r} must end in .yaml, .yml or .json")
+    data = bundled.load(name)
+    with atomic_path(path) as tmp:
+        writer(data.frame, tmp)
+    if schema_out is not None:
+        data.schema.save(schema_out)
+    console.print(f"wrote {len(data.frame):,} rows to {path}")
+
+
+def _writer_for(path: Path) -> Callable[[pd.DataFrame, Path], None]:
+    """Pick a writer from the file name, before anything is computed."""
+    lowered = path.name.lower()
+    if lowered.endswith((".csv", ".csv.gz")):
+        compression = "gzip" if lowered.endswith(".gz") else None
+        return lambda frame, tmp: frame.to_csv(tmp, index=False, compression=compression)
+    if lowered.endswith((".parquet", ".pq")):
+        return lambda frame, tmp: frame.to_parquet(tmp, index=False)
+    raise InputError(f"output file {str(path)!r} must end in .csv, .csv.gz or .parquet")
