@@ -12,7 +12,7 @@ import click
 import typer
 
 from attrpriv import __version__
-from attrpriv.cli import budget, datasets
+from attrpriv.cli import budget, datasets, release
 from attrpriv.cli._common import err_console, examples
 from attrpriv.errors import InputError
 
@@ -30,6 +30,7 @@ app = typer.Typer(
     add_completion=False,
 )
 app.add_typer(datasets.app)
+app.add_typer(release.app)
 app.add_typer(budget.app)
 
 _state = {"debug": False}

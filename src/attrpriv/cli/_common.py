@@ -2,13 +2,18 @@
 
 from __future__ import annotations
 
+import warnings
 from pathlib import Path
 from typing import Any
 
+import pandas as pd
 import typer
 from rich.console import Console
 
 from attrpriv._io import atomic_write_json
+from attrpriv.data import datasets as bundled
+from attrpriv.data.schema import PrivateDomainWarning, Schema
+from attrpriv.errors import InputError
 
 console = Console()
 err_console = Console(stderr=True)
@@ -39,3 +44,47 @@ def group(name: str, help_text: str) -> typer.Typer:
         rich_markup_mode="rich",
         pretty_exceptions_enable=False,
     )
+
+
+def resolve_data(
+    data: str, schema_file: Path | None = None, *, infer_schema: bool = False
+) -> tuple[pd.DataFrame | Path, Schema]:
+    """A bundled dataset name or a CSV/Parquet path, with its schema.
+
+    Files stay on disk (DuckDB aggregates them); their schema comes from ``--schema``, or is
+    inferred from the data only when asked, with a warning that this leaks the domains.
+    """
+    schema = Schema.load(schema_file) if schema_file is not None else None
+    if data in bundled.names():
+        dataset = bundled.load(data)
+        return dataset.frame, schema or dataset.schema
+    path = Path(data)
+    if not path.is_file():
+        raise InputError(
+            f"data {data!r} is neither a bundled dataset ({', '.join(bundled.names())}) "
+            "nor an existing file"
+        )
+    if schema is not None:
+        return path, schema
+    if not infer_schema:
+        raise InputError(
+            f"data file {data!r} needs a schema: pass --schema FILE "
+            "(or --infer-schema, which reads the domains from the private data)"
+        )
+    frame = pd.read_parquet(path) if path.suffix in (".parquet", ".pq") else pd.read_csv(path)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", PrivateDomainWarning)
+        inferred = Schema.infer(frame)
+    for warning in caught:
+        err_console.print(f"warning: {warning.message}", markup=False, highlight=False)
+    return frame, inferred
+
+
+def split_names(text: str | None) -> list[str] | None:
+    """``"a,b , c"`` -> ``["a", "b", "c"]``; ``None`` stays ``None``."""
+    if text is None:
+        return None
+    names = [part.strip() for part in text.split(",") if part.strip()]
+    if not names:
+        raise InputError(f"expected a comma-separated list of column names, got {text!r}")
+    return names

@@ -84,8 +84,8 @@ def _writer_for(path: Path) -> Callable[[pd.DataFrame, Path], None]:
     """Pick a writer from the file name, before anything is computed."""
     lowered = path.name.lower()
     if lowered.endswith((".csv", ".csv.gz")):
-        compression = "gzip" if lowered.endswith(".gz") else None
-        return lambda frame, tmp: frame.to_csv(tmp, index=False, compression=compression)
+        gz = lowered.endswith(".gz")
+        return lambda frame, tmp: frame.to_csv(tmp, index=False, compression="gzip" if gz else None)
     if lowered.endswith((".parquet", ".pq")):
         return lambda frame, tmp: frame.to_parquet(tmp, index=False)
     raise InputError(f"output file {str(path)!r} must end in .csv, .csv.gz or .parquet")

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 import warnings
 from collections.abc import Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -22,6 +23,19 @@ import yaml
 
 from attrpriv._io import atomic_write_text
 from attrpriv.errors import SchemaError
+
+
+class _Yaml12Loader(yaml.SafeLoader):
+    """Safe YAML with YAML 1.2 booleans: only true/false, so categories yes/no/on/off stay text."""
+
+
+_Yaml12Loader.yaml_implicit_resolvers = {
+    key: [(tag, regexp) for tag, regexp in resolvers if tag != "tag:yaml.org,2002:bool"]
+    for key, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
+}
+_Yaml12Loader.add_implicit_resolver(
+    "tag:yaml.org,2002:bool", re.compile(r"^(?:true|True|TRUE|false|False|FALSE)$"), list("tTfF")
+)
 
 
 class PrivateDomainWarning(UserWarning):
@@ -417,7 +431,7 @@ class Schema:
         except OSError as exc:
             raise SchemaError(f"cannot read schema file {str(target)!r}: {exc.strerror}") from None
         try:
-            spec = json.loads(text) if fmt == "json" else yaml.safe_load(text)
+            spec = json.loads(text) if fmt == "json" else yaml.load(text, Loader=_Yaml12Loader)
         except (json.JSONDecodeError, yaml.YAMLError) as exc:
             first = str(exc).splitlines()[0]
             raise SchemaError(f"schema file {str(target)!r} is not valid {fmt}: {first}") from None

@@ -1,0 +1,168 @@
+"""The attrpriv command: help with examples, exit codes, atomic JSON output."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from attrpriv.cli import main
+from attrpriv.cli import release as release_cli
+
+COMMANDS = [
+    [],
+    ["datasets"],
+    ["datasets", "list"],
+    ["datasets", "show"],
+    ["datasets", "export"],
+    ["release"],
+    ["release", "histograms"],
+    ["budget"],
+    ["budget", "set"],
+    ["budget", "show"],
+]
+
+
+def run(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
+    code = main(list(args))
+    captured = capsys.readouterr()
+    return code, captured.out, captured.err
+
+
+@pytest.mark.parametrize("command", COMMANDS, ids=lambda c: " ".join(c) or "root")
+def test_every_command_has_help_with_an_example(capsys, command: list[str]) -> None:
+    code, out, _ = run(capsys, *command, "--help")
+    assert code == 0
+    assert "Usage" in out
+    if command and command[-1] not in ("datasets", "release", "budget"):
+        assert "Examples" in out and "$ attrpriv" in out
+
+
+def test_datasets_show_writes_json(capsys, tmp_path: Path) -> None:
+    out = tmp_path / "anes.json"
+    code, text, _ = run(capsys, "datasets", "show", "anes96", "--out", str(out))
+    assert code == 0 and "944 rows" in text
+    payload = json.loads(out.read_text())
+    assert payload["rows"] == 944 and payload["schema"]["columns"]["pid"]["role"] == "sensitive"
+
+
+def test_unknown_dataset_is_one_line_exit_2(capsys) -> None:
+    code, _, err = run(capsys, "datasets", "show", "adlut")
+    assert code == 2
+    assert err.strip().count("\n") == 0 and "unknown dataset 'adlut'" in err
+
+
+def test_export_round_trips_and_refuses_bad_suffix(capsys, tmp_path: Path) -> None:
+    code, _, _ = run(
+        capsys,
+        "datasets",
+        "export",
+        "anes96",
+        str(tmp_path / "a.csv"),
+        "--schema-out",
+        str(tmp_path / "a.yaml"),
+    )
+    assert code == 0
+    assert pd.read_csv(tmp_path / "a.csv").shape == (944, 11)
+    bad = tmp_path / "a.xlsx"
+    code, _, err = run(capsys, "datasets", "export", "anes96", str(bad))
+    assert code == 2 and ".csv, .csv.gz or .parquet" in err and not bad.exists()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a.csv", "a.yaml"]  # no temp files
+
+
+def test_budget_and_release_with_overspend(capsys, tmp_path: Path) -> None:
+    ledger, out = tmp_path / "adult.ledger", tmp_path / "hist.json"
+    assert run(capsys, "budget", "set", "--ledger", str(ledger), "--epsilon", "1.5")[0] == 0
+    code, text, _ = run(
+        capsys,
+        "release",
+        "histograms",
+        "adult",
+        "--columns",
+        "race,sex",
+        "--epsilon",
+        "1",
+        "--ledger",
+        str(ledger),
+        "--out",
+        str(out),
+    )
+    assert code == 0 and "sensitivity=2" in text
+    values = json.loads(out.read_text())["values"]
+    assert set(values) == {"race", "sex"} and set(values["sex"]) == {"Female", "Male"}
+    out.unlink()
+    code, _, err = run(
+        capsys,
+        "release",
+        "histograms",
+        "adult",
+        "--epsilon",
+        "1",
+        "--ledger",
+        str(ledger),
+        "--out",
+        str(out),
+    )
+    assert code == 2 and "would exceed the budget" in err and not out.exists()
+    code, _, _ = run(capsys, "budget", "show", "--ledger", str(ledger), "--out", str(out))
+    summary = json.loads(out.read_text())
+    assert code == 0 and summary["spent"]["epsilon"] == 1.0 and len(summary["releases"]) == 1
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["budget", "set", "--ledger", "{tmp}/l", "--epsilon", "0"], "epsilon must be > 0"),
+        (
+            ["budget", "set", "--ledger", "{tmp}/l", "--epsilon", "1", "--delta", "1"],
+            "delta must be in [0, 1)",
+        ),
+        (["budget", "show", "--ledger", "{tmp}/missing"], "does not exist"),
+        (["budget", "show", "--ledger", "{tmp}/garbage"], "unusable"),
+        (["release", "histograms", "{tmp}/nope.csv", "--epsilon", "1"], "neither a bundled"),
+        (["release", "histograms", "{tmp}/data.csv", "--epsilon", "1"], "needs a schema"),
+        (["release", "histograms", "adult", "--epsilon", "nan"], "epsilon must be a finite"),
+        (
+            ["release", "histograms", "adult", "--epsilon", "1", "--columns", "colour"],
+            "'colour' is not in the schema",
+        ),
+    ],
+)
+def test_bad_input_exits_2_with_one_line(capsys, tmp_path: Path, args, message: str) -> None:
+    (tmp_path / "garbage").write_bytes(b"not a database at all" * 50)
+    pd.DataFrame({"a": [1, 2]}).to_csv(tmp_path / "data.csv", index=False)
+    code, _, err = run(capsys, *[a.format(tmp=tmp_path) for a in args])
+    assert code == 2
+    assert message in err and err.strip().count("\n") == 0
+
+
+def test_file_input_with_schema_and_inferred_schema(capsys, tmp_path: Path) -> None:
+    data = tmp_path / "survey.csv"
+    pd.DataFrame({"answer": ["yes", "no", "yes"], "age": [30, 41, 52]}).to_csv(data, index=False)
+    schema = tmp_path / "survey.yaml"
+    schema.write_text(
+        "columns:\n"
+        "  answer: {role: sensitive, domain: {type: categorical, categories: [yes, no, maybe]}}\n"
+        "  age: {role: ignore}\n"
+    )
+    code, text, _ = run(
+        capsys, "release", "histograms", str(data), "--schema", str(schema), "--epsilon", "1"
+    )
+    assert code == 0 and "maybe" in text
+    code, _, err = run(
+        capsys, "release", "histograms", str(data), "--infer-schema", "--epsilon", "1"
+    )
+    assert code == 0 and "warning: Schema.infer reads" in err
+
+
+def test_unexpected_failure_exits_1_with_debug_hint(capsys, monkeypatch) -> None:
+    def boom(*args, **kwargs):
+        raise RuntimeError("disk on fire")
+
+    monkeypatch.setattr(release_cli, "resolve_data", boom)
+    code, _, err = run(capsys, "release", "histograms", "adult", "--epsilon", "1")
+    assert code == 1 and "disk on fire" in err and "--debug" in err
+    with pytest.raises(RuntimeError):
+        main(["--debug", "release", "histograms", "adult", "--epsilon", "1"])
