@@ -121,12 +121,12 @@ class Integer:
     upper: int
 
     def __post_init__(self) -> None:
+        _check_bounds(self.lower, self.upper)
         for bound in (self.lower, self.upper):
-            if isinstance(bound, bool) or not float(bound).is_integer():
+            if not float(bound).is_integer():
                 raise SchemaError(f"integer domain bounds must be integers, got {bound!r}")
         object.__setattr__(self, "lower", int(self.lower))
         object.__setattr__(self, "upper", int(self.upper))
-        _check_bounds(self.lower, self.upper)
 
     @property
     def size(self) -> int:
@@ -143,7 +143,7 @@ class Integer:
         numbers = values.to_numpy(dtype=float, na_value=np.nan)
         with np.errstate(invalid="ignore"):
             bad = (numbers < self.lower) | (numbers > self.upper) | (numbers != np.round(numbers))
-        return np.asarray(bad)
+        return np.asarray(bad & ~np.isnan(numbers))
 
     def to_dict(self) -> dict[str, Any]:
         return {"type": "integer", "lower": self.lower, "upper": self.upper}
@@ -156,7 +156,11 @@ def _check_bounds(lower: float, upper: float) -> None:
     for bound in (lower, upper):
         if isinstance(bound, bool) or not isinstance(bound, (int, float, np.number)):
             raise SchemaError(f"domain bounds must be numbers, got {bound!r}")
-        if not math.isfinite(float(bound)):
+        try:
+            finite = math.isfinite(float(bound))
+        except OverflowError:
+            finite = False
+        if not finite:
             raise SchemaError(f"domain bounds must be finite, got {bound!r}")
     if lower > upper:
         raise SchemaError(f"domain lower bound {lower!r} is above its upper bound {upper!r}")
@@ -174,7 +178,7 @@ def domain_from_dict(spec: Mapping[str, Any], column: str) -> Domain:
     kind = spec.get("type")
     expected = {"categorical": {"categories"}, "numeric": {"lower", "upper"}}
     expected["integer"] = expected["numeric"]
-    if kind not in expected:
+    if not isinstance(kind, str) or kind not in expected:
         raise SchemaError(
             f"column {column!r}: domain type must be one of {sorted(expected)}, got {kind!r}"
         )
@@ -182,7 +186,7 @@ def domain_from_dict(spec: Mapping[str, Any], column: str) -> Domain:
     if keys != expected[kind]:
         raise SchemaError(
             f"column {column!r}: {kind} domain needs keys {sorted(expected[kind])}, "
-            f"got {sorted(keys)}"
+            f"got {sorted(keys, key=str)}"
         )
     try:
         if kind == "categorical":
@@ -234,6 +238,8 @@ class Column:
 
     def validate(self, values: pd.Series) -> None:
         """Raise :class:`SchemaError` naming this column and the first bad value."""
+        if self.domain is None:  # an ignored column without a domain: anything goes
+            return
         missing = np.asarray(values.isna())
         if missing.any() and not self.nullable:
             row = values.index[int(np.flatnonzero(missing)[0])]
@@ -241,8 +247,6 @@ class Column:
                 f"column {self.name!r} has {int(missing.sum())} missing values (first at row "
                 f"{row!r}); the schema does not allow missing values (set nullable: true)"
             )
-        if self.domain is None:
-            return
         if isinstance(self.domain, (Numeric, Integer)) and not (
             pd.api.types.is_numeric_dtype(values) and not pd.api.types.is_bool_dtype(values)
         ):
@@ -340,7 +344,11 @@ class Schema:
             raise SchemaError(f"data must be a pandas DataFrame, got {type(data).__name__}")
         if len(data) == 0:
             raise SchemaError("data has no rows")
-        present = {str(c) for c in data.columns}
+        present: dict[str, Hashable] = {}
+        for label in data.columns:
+            if str(label) in present:
+                raise SchemaError(f"column {str(label)!r} appears twice in the data")
+            present[str(label)] = label
         for name in self.names:
             if name not in present:
                 raise SchemaError(f"column {name!r} is in the schema but not in the data")
@@ -352,7 +360,7 @@ class Schema:
                         "(declare it, with role 'ignore' to skip it)"
                     )
         for col in self.columns:
-            col.validate(data[col.name])
+            col.validate(data[present[col.name]])
 
     @classmethod
     def infer(
@@ -398,7 +406,7 @@ class Schema:
         unknown = set(spec) - {*_META_KEYS, "columns"}
         if unknown:
             raise SchemaError(
-                f"unknown schema keys {sorted(unknown)}; expected 'columns' and "
+                f"unknown schema keys {sorted(unknown, key=str)}; expected 'columns' and "
                 f"optionally {list(_META_KEYS)}"
             )
         columns = spec.get("columns")
@@ -430,12 +438,17 @@ class Schema:
             text = target.read_text(encoding="utf-8")
         except OSError as exc:
             raise SchemaError(f"cannot read schema file {str(target)!r}: {exc.strerror}") from None
+        except UnicodeDecodeError:
+            raise SchemaError(f"schema file {str(target)!r} is not UTF-8 text") from None
         try:
             spec = json.loads(text) if fmt == "json" else yaml.load(text, Loader=_Yaml12Loader)
         except (json.JSONDecodeError, yaml.YAMLError) as exc:
             first = str(exc).splitlines()[0]
             raise SchemaError(f"schema file {str(target)!r} is not valid {fmt}: {first}") from None
-        return cls.from_dict(spec)
+        try:
+            return cls.from_dict(spec)
+        except SchemaError as exc:
+            raise SchemaError(f"schema file {str(target)!r}: {exc}") from None
 
 
 def _format_of(path: str | Path) -> str:
@@ -452,7 +465,7 @@ def _column_from_dict(name: str, spec: Any) -> Column:
         raise SchemaError(f"column {name!r}: spec must be a mapping with 'role' and 'domain'")
     unknown = set(spec) - {"role", "domain", "nullable", "description"}
     if unknown:
-        raise SchemaError(f"column {name!r}: unknown keys {sorted(unknown)}")
+        raise SchemaError(f"column {name!r}: unknown keys {sorted(unknown, key=str)}")
     if "role" not in spec:
         raise SchemaError(f"column {name!r}: missing 'role'")
     domain = domain_from_dict(spec["domain"], name) if spec.get("domain") is not None else None

@@ -8,9 +8,12 @@ writers are serialised by SQLite's lock, and a crash mid-write rolls back to the
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
+import os
 import sqlite3
+import tempfile
 from collections.abc import Iterator
 from contextlib import closing, contextmanager
 from dataclasses import dataclass
@@ -100,11 +103,7 @@ class BudgetLedger:
         if not self.path.exists():
             if not create:
                 raise LedgerError(f"ledger file {str(self.path)!r} does not exist")
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-        if _is_empty(self._header()):
-            if not create:
-                raise LedgerError(f"ledger file {str(self.path)!r} is empty")
-            self._initialise()
+            self._create()
         self._check(self._header())
 
     # -- public API -----------------------------------------------------------------------
@@ -171,10 +170,17 @@ class BudgetLedger:
         """Every charged release, oldest first."""
         with self._transaction(write=False) as conn:
             rows = conn.execute("SELECT id, created, label, record FROM releases ORDER BY id")
-            return [
-                LedgerEntry(int(i), c, lab, PrivacyRecord.from_dict(json.loads(r)))
-                for i, c, lab, r in rows.fetchall()
-            ]
+            return [LedgerEntry(int(i), c, lab, self._record(i, r)) for i, c, lab, r in rows]
+
+    def _record(self, entry_id: int, text: Any) -> PrivacyRecord:
+        """Parse a stored record; a garbled one is a corrupt ledger, not a bad argument."""
+        try:
+            return PrivacyRecord.from_dict(json.loads(text))
+        except (ValueError, TypeError) as exc:  # JSONDecodeError and InputError are ValueErrors
+            raise LedgerError(
+                f"ledger file {str(self.path)!r} is corrupt: release {entry_id} has an "
+                f"unreadable record ({exc})"
+            ) from None
 
     # -- internals ------------------------------------------------------------------------
     def _connect(self) -> sqlite3.Connection:
@@ -202,21 +208,35 @@ class BudgetLedger:
         with self._transaction(write=False) as conn:
             return _header_of(conn)
 
-    def _initialise(self) -> None:
-        """Create the tables; the write lock makes a concurrent second creator a no-op."""
-        with self._transaction() as conn:
-            if not _is_empty(_header_of(conn)):
-                return
-            conn.execute(f"PRAGMA application_id = {_APPLICATION_ID}")
-            conn.execute(f"PRAGMA user_version = {_SCHEMA_VERSION}")
-            for statement in _DDL.split(";"):
-                if statement.strip():
-                    conn.execute(statement)
+    def _create(self) -> None:
+        """Initialise a ledger in a temporary file, then link it into place.
+
+        The ledger file therefore only ever appears complete, so an empty or truncated file at
+        ``path`` is always an error, never mistaken for a new ledger. A concurrent creator that
+        links first wins; the other's link fails and it uses the winner's file.
+        """
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        fd, name = tempfile.mkstemp(
+            prefix=f".{self.path.name}.", suffix=".tmp", dir=self.path.parent
+        )
+        os.close(fd)
+        tmp = Path(name)
+        try:
+            with closing(sqlite3.connect(tmp, isolation_level=None)) as conn:
+                conn.execute(f"PRAGMA application_id = {_APPLICATION_ID}")
+                conn.execute(f"PRAGMA user_version = {_SCHEMA_VERSION}")
+                conn.executescript(_DDL)
+            with contextlib.suppress(FileExistsError):
+                os.link(tmp, self.path)
+        finally:
+            tmp.unlink(missing_ok=True)
 
     def _check(self, header: tuple[int, int, int]) -> None:
         """Refuse files that are not intact attrpriv ledgers of a known version."""
         where = f"ledger file {str(self.path)!r}"
         app, version, _ = header
+        if _is_empty(header):
+            raise LedgerError(f"{where} is empty: not an attrpriv ledger (truncated?)")
         if app != _APPLICATION_ID:
             raise LedgerError(f"{where} is a SQLite database but not an attrpriv ledger")
         if version != _SCHEMA_VERSION:

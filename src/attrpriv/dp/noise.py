@@ -161,13 +161,16 @@ def _as_float(values: ArrayLike) -> np.ndarray:
 def _as_int(values: ArrayLike) -> np.ndarray:
     try:
         raw = np.asarray(values)
-        array = raw.astype(np.int64)
+        with np.errstate(invalid="ignore"):  # NaN / inf are refused just below, quietly
+            array = raw.astype(np.int64)
     except (TypeError, ValueError, OverflowError):
         raise InputError("counts must be integers") from None
     if raw.dtype.kind == "f" and not np.array_equal(raw, array):
         raise InputError("counts must be integers, got non-integer values")
     if raw.dtype.kind not in "iuf" and raw.size:
         raise InputError(f"counts must be integers, got dtype {raw.dtype}")
+    if raw.dtype.kind == "u" and raw.size and raw.max() > np.iinfo(np.int64).max:
+        raise InputError("counts must fit in int64, got a larger unsigned value")
     return array
 
 

@@ -27,15 +27,15 @@ class PrivacyRecord:
     assumptions: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
-        if not self.mechanism:
-            raise InputError("record mechanism must be a non-empty name")
+        if not isinstance(self.mechanism, str) or not self.mechanism:
+            raise InputError(f"record mechanism must be a non-empty name, got {self.mechanism!r}")
         if self.definition not in DEFINITIONS:
             raise InputError(
                 f"record definition must be one of {list(DEFINITIONS)}, got {self.definition!r}"
             )
         object.__setattr__(self, "epsilon", check_epsilon(self.epsilon))
         object.__setattr__(self, "delta", check_delta(self.delta))
-        if not self.protects:
+        if not isinstance(self.protects, str) or not self.protects:
             raise InputError("record 'protects' must say what an adversary cannot learn")
         if isinstance(self.sensitivity, Mapping):
             for key, value in self.sensitivity.items():
@@ -46,6 +46,12 @@ class PrivacyRecord:
                 self, "sensitivity", check_non_negative(self.sensitivity, "sensitivity")
             )
         object.__setattr__(self, "noise", dict(self.noise))
+        if isinstance(self.assumptions, str) or not all(
+            isinstance(a, str) for a in self.assumptions
+        ):
+            raise InputError(
+                f"record assumptions must be a sequence of strings, got {self.assumptions!r}"
+            )
         object.__setattr__(self, "assumptions", tuple(self.assumptions))
 
     def to_dict(self) -> dict[str, Any]:
@@ -62,9 +68,11 @@ class PrivacyRecord:
 
     @classmethod
     def from_dict(cls, spec: Mapping[str, Any]) -> PrivacyRecord:
+        if not isinstance(spec, Mapping):
+            raise InputError(f"a privacy record must be a mapping, got {type(spec).__name__}")
         fields = dict(spec)
-        fields["assumptions"] = tuple(fields.get("assumptions", ()))
         try:
+            fields["assumptions"] = tuple(fields.get("assumptions", ()))
             return cls(**fields)
         except TypeError as exc:
             raise InputError(f"not a privacy record: {exc}") from None
