@@ -19,6 +19,7 @@ COMMANDS = [
     ["datasets", "export"],
     ["release"],
     ["release", "histograms"],
+    ["release", "quilt"],
     ["budget"],
     ["budget", "set"],
     ["budget", "show"],

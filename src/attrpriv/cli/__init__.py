@@ -12,7 +12,7 @@ import click
 import typer
 
 from attrpriv import __version__
-from attrpriv.cli import budget, datasets, release
+from attrpriv.cli import budget, datasets, release, release_quilt  # noqa: F401 (registers)
 from attrpriv.cli._common import err_console, examples
 from attrpriv.errors import InputError
 

@@ -1,0 +1,140 @@
+"""``attrpriv release quilt``: the Markov quilt mechanism on state sequences from a CSV file."""
+
+from __future__ import annotations
+
+from collections.abc import Hashable
+from pathlib import Path
+from typing import Annotated
+
+import numpy as np
+import pandas as pd
+import typer
+from rich.table import Table
+
+from attrpriv.cli._common import OUT_HELP, console, examples, write_json
+from attrpriv.cli.release import LedgerOption, app
+from attrpriv.dp.ledger import BudgetLedger
+from attrpriv.dp.record import Release
+from attrpriv.errors import InputError
+from attrpriv.release.markov_chain import MarkovChainModel
+from attrpriv.release.markov_quilt import MarkovQuiltMechanism
+
+
+@app.command(
+    "quilt",
+    epilog=examples(
+        'attrpriv release quilt --transition "0.9,0.1;0.2,0.8" --states 0,1 '
+        "--sequence activity.csv --epsilon 1",
+        'attrpriv release quilt --transition "0.8,0.2;0.3,0.7" --states rest,active '
+        "--sequence log.csv --column state --by person --method approx --epsilon 2 --out q.json",
+    ),
+)
+def quilt(
+    transition: Annotated[
+        str, typer.Option(help="Transition matrix: rows separated by ';', entries by ','.")
+    ],
+    sequence: Annotated[Path, typer.Option(help="CSV file holding the chain(s) of states.")],
+    epsilon: Annotated[float, typer.Option(help="Pufferfish privacy parameter (> 0).")],
+    states: Annotated[
+        str | None,
+        typer.Option(help="Comma-separated state labels in matrix order; default 0..k-1."),
+    ] = None,
+    initial: Annotated[
+        str | None, typer.Option(help="Initial distribution; default the stationary one.")
+    ] = None,
+    column: Annotated[
+        str | None, typer.Option(help="Column of the states; default the file's only column.")
+    ] = None,
+    by: Annotated[
+        str | None, typer.Option(help="Split rows into independent chains by this column.")
+    ] = None,
+    method: Annotated[str, typer.Option(help="'exact' or 'approx' max-influence.")] = "exact",
+    query: Annotated[
+        str, typer.Option(help="'histogram' of states or 'sum' of them.")
+    ] = "histogram",
+    ledger: LedgerOption = None,
+    out: Annotated[Path | None, typer.Option(help=OUT_HELP)] = None,
+) -> None:
+    """Release a chain's state histogram (or sum) hiding any single state (Markov quilts)."""
+    matrix = parse_matrix(transition, "transition")
+    start = parse_matrix(initial, "initial")[0] if initial is not None else None
+    model = (
+        MarkovChainModel.stationary(matrix) if start is None else MarkovChainModel(start, matrix)
+    )
+    labels = _labels(states, model.n_states)
+    chains = _read_chains(sequence, column, by, labels)
+    mechanism = MarkovQuiltMechanism(model, epsilon, states=labels, query=query, method=method)
+    book = BudgetLedger(ledger) if ledger is not None else None
+    result = mechanism.release(chains, ledger=book, label=f"quilt of {sequence.name}")
+    _summary(result, epsilon, method, len(chains))
+    write_json(out, result.to_dict())
+
+
+def _summary(result: Release, epsilon: float, method: str, n_chains: int) -> None:
+    """Print the noisy values and the noise that protects them."""
+    if isinstance(result.values, pd.Series):
+        table = Table("state", "noisy count")
+        for state, count in result.values.items():
+            table.add_row(str(state), f"{int(count):,}")
+        console.print(table)
+    else:
+        console.print(f"noisy sum: {result.values:.6g}")
+    worst = max(result.parts["calibrations"], key=lambda c: c["sigma_max"])["worst"]
+    console.print(
+        f"epsilon={epsilon:g} (pufferfish, {method}); {n_chains} chain(s); Laplace scale "
+        f"{result.parts['sigma_max']:.4g} (quilt {worst['quilt']} of node {worst['node']}, "
+        f"{worst['nearby_size']} nearby nodes, influence {worst['influence']:.3g})"
+    )
+
+
+def parse_matrix(text: str, name: str) -> np.ndarray:
+    """``"0.9,0.1;0.2,0.8"`` -> a 2-d float array (one row per ';')."""
+    try:
+        rows = [[float(x) for x in row.split(",")] for row in text.split(";") if row.strip()]
+    except ValueError:
+        raise InputError(
+            f"{name} must be numbers separated by ',' with rows separated by ';', got {text!r}"
+        ) from None
+    if not rows or len({len(r) for r in rows}) != 1:
+        raise InputError(f"{name} must have rows of equal length, got {text!r}")
+    return np.array(rows)
+
+
+def _labels(text: str | None, k: int) -> tuple[Hashable, ...]:
+    if text is None:
+        return tuple(range(k))
+    return tuple(_parse_value(part.strip()) for part in text.split(","))
+
+
+def _parse_value(text: str) -> Hashable:
+    for kind in (int, float):
+        try:
+            return kind(text)
+        except ValueError:
+            continue
+    return text
+
+
+def _read_chains(
+    path: Path, column: str | None, by: str | None, labels: tuple[Hashable, ...]
+) -> list[list[Hashable]]:
+    """The chains of a CSV file: one column (of state labels), optionally split by ``by``."""
+    if not path.is_file():
+        raise InputError(f"sequence file {str(path)!r} does not exist")
+    frame = pd.read_csv(path, dtype=str, keep_default_na=False)
+    names = [c for c in frame.columns if c != by]
+    if column is None and len(names) != 1:
+        raise InputError(f"sequence file has columns {list(frame.columns)}; pass --column")
+    column = column if column is not None else names[0]
+    for needed in (column, by):
+        if needed is not None and needed not in frame.columns:
+            raise InputError(f"column {needed!r} is not in {str(path)!r}: {list(frame.columns)}")
+    label_of = {str(label): label for label in labels}
+    values = [label_of.get(v.strip(), v) for v in frame[column]]
+    if by is None:
+        return [values]
+    keys = frame[by].to_numpy()
+    return [[values[i] for i in np.flatnonzero(keys == key)] for key in dict.fromkeys(keys)]
+
+
+__all__ = ["parse_matrix", "quilt"]
