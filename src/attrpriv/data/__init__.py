@@ -1,5 +1,6 @@
 """Data layer: schemas (roles + public domains), bundled datasets, aggregation engines."""
 
+from attrpriv.data.aggregate import Aggregator, aggregator_for
 from attrpriv.data.schema import (
     Categorical,
     Column,
@@ -12,6 +13,7 @@ from attrpriv.data.schema import (
 )
 
 __all__ = [
+    "Aggregator",
     "Categorical",
     "Column",
     "Domain",
@@ -20,4 +22,5 @@ __all__ = [
     "PrivateDomainWarning",
     "Role",
     "Schema",
+    "aggregator_for",
 ]

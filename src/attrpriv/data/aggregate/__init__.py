@@ -1,0 +1,49 @@
+"""Aggregation engines: the statistics privacy mechanisms need, over pandas, DuckDB or Dask.
+
+>>> with aggregator_for("survey.parquet", schema) as agg:  # doctest: +SKIP
+...     histograms = agg.all_counts()
+
+:func:`aggregator_for` picks the engine from the data: pandas for a DataFrame, DuckDB for a
+CSV/Parquet path (the file is never loaded into pandas), Dask for a Dask DataFrame.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from attrpriv.data.aggregate.base import MAX_CELLS, Aggregator
+from attrpriv.data.aggregate.dask import DaskAggregator, is_dask_frame
+from attrpriv.data.aggregate.duckdb import DuckDBAggregator
+from attrpriv.data.aggregate.pandas import PandasAggregator
+from attrpriv.data.schema import Schema
+from attrpriv.errors import InputError
+
+__all__ = [
+    "MAX_CELLS",
+    "Aggregator",
+    "DaskAggregator",
+    "DuckDBAggregator",
+    "PandasAggregator",
+    "aggregator_for",
+]
+
+
+def aggregator_for(data: Any, schema: Schema) -> Aggregator:
+    """The engine for ``data``: pandas (DataFrame), DuckDB (CSV/Parquet path) or Dask.
+
+    Paths must end in ``.csv``, ``.csv.gz``, ``.parquet`` or ``.pq``. Anything else raises
+    :class:`~attrpriv.errors.InputError`.
+    """
+    if isinstance(data, pd.DataFrame):
+        return PandasAggregator(data, schema)
+    if isinstance(data, (str, Path)):
+        return DuckDBAggregator(data, schema)
+    if is_dask_frame(data):
+        return DaskAggregator(data, schema)
+    raise InputError(
+        "data must be a pandas DataFrame, a CSV/Parquet file path or a dask DataFrame, "
+        f"got {type(data).__name__}"
+    )

@@ -1,0 +1,373 @@
+"""The :class:`Aggregator` interface: the statistics every privacy mechanism needs.
+
+Mechanisms need aggregates only (counts, contingency tables, histograms, means, covariances).
+The public methods here check their arguments against the schema and build the results in one
+place, so every back end has the same semantics and return types; a back end implements a few
+private primitives (group counts, bin counts, column means, co-moments) in its own engine.
+
+Conventions shared by every back end:
+
+* Missing values (``None``, ``NaN``, SQL ``NULL``) are never counted: counts and histograms
+  count non-missing values, a contingency table drops a row missing in any of its columns,
+  means skip missing values and covariances are pairwise-complete (like ``DataFrame.cov``).
+* Counts are over the *declared* domain, in domain order, zero for values never seen. A value
+  outside the declared domain raises :class:`~attrpriv.errors.SchemaError`: a mechanism's
+  privacy argument rests on the domain, so data outside it is an error, never silently dropped.
+  Integer values stored as floats (``3.0``, as pandas does with missing values) count as ``3``.
+* Aggregators do not enforce a column's ``nullable`` flag (that is :meth:`Schema.validate`'s
+  job); they never modify their input.
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+from abc import ABC, abstractmethod
+from collections.abc import Sequence
+from dataclasses import dataclass
+from types import TracebackType
+from typing import Any, Self
+
+import numpy as np
+import pandas as pd
+
+from attrpriv.data.schema import Categorical, Domain, Integer, Numeric, Role, Schema
+from attrpriv.errors import InputError, SchemaError
+
+DiscreteDomain = Categorical | Integer
+"""Domains whose values can be counted one by one."""
+
+MAX_CELLS = 2**27
+"""Largest contingency table (in cells, 1 GiB of int64) that :meth:`contingency` builds."""
+
+
+@dataclass(frozen=True)
+class Groups:
+    """Counts of distinct non-missing value combinations, as a back end reports them.
+
+    ``keys[i][r]`` is the value of the i-th column in group ``r`` and ``counts[r]`` its count.
+    The same combination may appear more than once (e.g. once per partition): it is summed.
+    """
+
+    keys: tuple[np.ndarray, ...]
+    counts: np.ndarray
+
+    @classmethod
+    def concat(cls, parts: Sequence[Groups], width: int) -> Groups:
+        """Stack group counts of ``width`` columns, e.g. from several partitions."""
+        if not parts:
+            return cls.empty(width)
+        keys = tuple(np.concatenate([p.keys[i] for p in parts]) for i in range(width))
+        return cls(keys, np.concatenate([p.counts for p in parts]))
+
+    @classmethod
+    def empty(cls, width: int) -> Groups:
+        """No groups at all (no non-missing rows)."""
+        return cls(tuple(np.empty(0, dtype=object) for _ in range(width)), np.zeros(0, np.int64))
+
+
+@dataclass(frozen=True)
+class BinStats:
+    """Counts per histogram bin, with the smallest and largest non-missing value seen.
+
+    ``low``/``high`` are ``+inf``/``-inf`` when there are no values, so that merging with
+    ``min``/``max`` is plain; they let the caller check the values against the domain.
+    """
+
+    counts: np.ndarray
+    low: float
+    high: float
+
+    def merge(self, other: BinStats) -> BinStats:
+        """Combine the statistics of two disjoint sets of rows."""
+        return BinStats(
+            self.counts + other.counts, min(self.low, other.low), max(self.high, other.high)
+        )
+
+
+def plain(value: Any) -> Any:
+    """numpy scalars to Python scalars, for readable error messages."""
+    return value.item() if isinstance(value, np.generic) else value
+
+
+def domain_index(domain: DiscreteDomain) -> pd.Index:
+    """The domain values as a pandas Index, in domain order."""
+    return pd.Index(list(domain.categories), tupleize_cols=False)
+
+
+def domain_positions(column: str, domain: DiscreteDomain, values: np.ndarray) -> np.ndarray:
+    """Position of each value in the domain; :class:`SchemaError` for a value outside it."""
+    target = pd.Index(values, dtype=object, tupleize_cols=False)
+    positions = np.asarray(domain_index(domain).get_indexer(target), dtype=np.intp)
+    bad = np.flatnonzero(positions < 0)
+    if bad.size:
+        raise SchemaError(
+            f"column {column!r} has value {plain(values[bad[0]])!r} outside its domain: "
+            f"expected {domain.describe()}"
+        )
+    return positions
+
+
+def fill_counts(
+    columns: Sequence[str], domains: Sequence[DiscreteDomain], groups: Groups
+) -> np.ndarray:
+    """Scatter group counts into a dense int64 array of shape (|D1|, ..., |Dk|)."""
+    shape = tuple(len(d.categories) for d in domains)
+    table = np.zeros(math.prod(shape), dtype=np.int64)
+    if groups.counts.size:
+        axes = [
+            domain_positions(name, dom, np.asarray(keys))
+            for name, dom, keys in zip(columns, domains, groups.keys, strict=True)
+        ]
+        flat = np.ravel_multi_index(tuple(axes), shape)
+        np.add.at(table, flat, np.asarray(groups.counts, dtype=np.int64))
+    return table.reshape(shape)
+
+
+def counts_series(column: str, domain: DiscreteDomain, groups: Groups) -> pd.Series:
+    """A domain-ordered int64 Series of counts for one column."""
+    values = fill_counts([column], [domain], groups)
+    return pd.Series(values, index=domain_index(domain), name=column, dtype=np.int64)
+
+
+def centred_comoment(n: np.ndarray, sums: np.ndarray, products: np.ndarray) -> np.ndarray:
+    """Pairwise co-moments from raw sums over the rows where both columns are present.
+
+    ``n[i, j]`` such rows, ``sums[i, j]`` the sum of column i over them, ``products[i, j]``
+    the sum of the products. Accurate when the data were shifted close to their means first.
+    """
+    means = np.divide(sums, n, out=np.zeros(n.shape), where=n > 0)
+    return np.asarray(products - sums * means.T, dtype=np.float64)
+
+
+def covariance_from_comoments(n: np.ndarray, comoment: np.ndarray, ddof: int) -> np.ndarray:
+    """Pairwise covariances ``C / (n - ddof)``; NaN where ``n - ddof <= 0``."""
+    divisor = np.asarray(n, dtype=np.float64) - ddof
+    out = np.full(divisor.shape, np.nan)
+    np.divide(comoment, divisor, out=out, where=divisor > 0)
+    return out
+
+
+class Aggregator(ABC):
+    """Aggregates of a dataset (counts, histograms, contingency tables, means, covariances).
+
+    Back ends: :class:`PandasAggregator` (in memory), :class:`DuckDBAggregator` (SQL over a
+    CSV/Parquet file, the default for files) and :class:`DaskAggregator` (a cluster). Use
+    :func:`aggregator_for` to pick one. Aggregators are context managers; ``close`` releases
+    whatever the back end holds (a no-op for pandas and Dask).
+    """
+
+    def __init__(self, schema: Schema) -> None:
+        if not isinstance(schema, Schema):
+            raise InputError(f"schema must be an attrpriv Schema, got {type(schema).__name__}")
+        self._schema = schema
+
+    @property
+    def schema(self) -> Schema:
+        """The schema whose public domains the aggregates are computed over."""
+        return self._schema
+
+    # -- back-end primitives -------------------------------------------------------------------
+    @abstractmethod
+    def _n_rows(self) -> int:
+        """Number of rows."""
+
+    @abstractmethod
+    def _group_counts(self, columns: Sequence[str]) -> Groups:
+        """Counts of each combination of values, rows missing in any column dropped."""
+
+    def _all_group_counts(self, columns: Sequence[str]) -> dict[str, Groups]:
+        """One-way group counts of each column (back ends override to do it in one pass)."""
+        return {name: self._group_counts([name]) for name in columns}
+
+    @abstractmethod
+    def _bin_stats(self, column: str, edges: np.ndarray) -> BinStats:
+        """Bin counts over ``[e0, e1), ..., [e_{m-2}, e_{m-1}]`` and the value range."""
+
+    @abstractmethod
+    def _means(self, columns: Sequence[str]) -> np.ndarray:
+        """Mean of the non-missing values of each column (NaN when there are none)."""
+
+    @abstractmethod
+    def _comoments(self, columns: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
+        """Pairwise-complete counts ``n[i, j]`` and centred co-moments ``C[i, j]``."""
+
+    # -- life cycle ----------------------------------------------------------------------------
+    def close(self) -> None:  # noqa: B027 - a no-op by default, not abstract
+        """Release the back end's resources (nothing to release by default)."""
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
+
+    # -- public API ----------------------------------------------------------------------------
+    def n_rows(self) -> int:
+        """Number of rows in the dataset (missing values included)."""
+        return int(self._n_rows())
+
+    def counts(self, column: str) -> pd.Series:
+        """Counts of each value of a categorical or integer column, over its declared domain.
+
+        Returns an int64 Series indexed by the domain values in domain order, zero for values
+        never seen. Missing values are not counted. A value outside the domain raises
+        :class:`SchemaError`; a continuous (``Numeric``) column raises :class:`InputError`
+        (use :meth:`histogram`).
+        """
+        domain = self._discrete_domain(column)
+        return counts_series(column, domain, self._group_counts([column]))
+
+    def all_counts(self, columns: Sequence[str] | None = None) -> dict[str, pd.Series]:
+        """:meth:`counts` of several columns at once (one pass over the data where possible).
+
+        ``columns`` defaults to every non-ignored column with a categorical or integer domain,
+        in schema order.
+        """
+        names = self._default_discrete() if columns is None else self._names(columns)
+        domains = [self._discrete_domain(name) for name in names]
+        groups = self._all_group_counts(names) if names else {}
+        return {
+            name: counts_series(name, dom, groups[name])
+            for name, dom in zip(names, domains, strict=True)
+        }
+
+    def histogram(self, column: str, edges: Sequence[float]) -> pd.Series:
+        """Counts of a numeric column in bins ``[e0, e1), [e1, e2), ..., [e_{m-2}, e_{m-1}]``.
+
+        The last bin is closed, as in :func:`numpy.histogram`. ``edges`` must be finite,
+        strictly increasing and cover the declared domain. Missing values are not counted;
+        a value outside the domain raises :class:`SchemaError`. The index is an
+        ``IntervalIndex`` (closed on the left; its last interval also holds its right edge).
+        """
+        domain = self._numeric_domain(column, "histogram")
+        cuts = _check_edges(column, edges, domain)
+        stats = self._bin_stats(column, cuts)
+        if stats.low <= stats.high:
+            for value in (stats.low, stats.high):
+                if not domain.lower <= value <= domain.upper:
+                    raise SchemaError(
+                        f"column {column!r} has value {value!r} outside its domain: "
+                        f"expected {domain.describe()}"
+                    )
+        index = pd.IntervalIndex.from_breaks(cuts, closed="left", name=column)
+        return pd.Series(np.asarray(stats.counts, np.int64), index=index, name=column)
+
+    def contingency(self, columns: Sequence[str]) -> np.ndarray:
+        """The k-way table of counts, shape ``(|D1|, ..., |Dk|)``, axes in domain order, int64.
+
+        Rows with a missing value in any of the columns are dropped; a value outside a
+        column's domain raises :class:`SchemaError`.
+        """
+        names = self._names(columns)
+        domains = [self._discrete_domain(name) for name in names]
+        cells = math.prod(len(d.categories) for d in domains)
+        if cells > MAX_CELLS:
+            raise InputError(
+                f"contingency table of {names} would have {cells} cells; at most {MAX_CELLS} "
+                "are supported (use fewer columns or coarser domains)"
+            )
+        return fill_counts(names, domains, self._group_counts(names))
+
+    def mean(self, columns: Sequence[str]) -> pd.Series:
+        """Mean of each numeric or integer column over its non-missing values (float64)."""
+        names = self._numeric_names(columns, "mean")
+        values = np.asarray(self._means(names), dtype=np.float64)
+        return pd.Series(values, index=pd.Index(names), name="mean", dtype=np.float64)
+
+    def covariance(self, columns: Sequence[str], ddof: int = 1) -> pd.DataFrame:
+        """Pairwise-complete covariance matrix of numeric or integer columns (float64).
+
+        Entry (i, j) uses the rows where both columns are present, divided by ``n_ij - ddof``
+        (NaN when that is not positive). Unlike ``DataFrame.cov``, ``ddof`` applies even when
+        values are missing.
+        """
+        if isinstance(ddof, bool) or not isinstance(ddof, numbers.Integral) or ddof < 0:
+            raise InputError(f"ddof must be an integer >= 0, got {ddof!r}")
+        names = self._numeric_names(columns, "covariance")
+        n, comoment = self._comoments(names)
+        values = covariance_from_comoments(n, comoment, int(ddof))
+        return pd.DataFrame(values, index=pd.Index(names), columns=pd.Index(names))
+
+    # -- argument checks -----------------------------------------------------------------------
+    def _require_present(self, present: Sequence[str]) -> None:
+        """Every schema column with a domain must be in the data (ignored ones may be absent)."""
+        available = set(present)
+        for col in self._schema.columns:
+            if col.role is not Role.IGNORE and col.name not in available:
+                raise SchemaError(f"column {col.name!r} is in the schema but not in the data")
+
+    def _names(self, columns: Sequence[str]) -> list[str]:
+        """Check a non-empty list of distinct schema column names."""
+        if isinstance(columns, str) or not isinstance(columns, Sequence):
+            raise InputError(f"columns must be a list of column names, got {columns!r}")
+        names = list(columns)
+        if not names:
+            raise InputError("columns must name at least one column, got an empty list")
+        for name in names:
+            self._schema[name]  # raises SchemaError naming the column and the available ones
+        if len(set(names)) != len(names):
+            dupes = sorted({n for n in names if names.count(n) > 1})
+            raise InputError(f"columns must be distinct, got {dupes} more than once")
+        return names
+
+    def _domain(self, column: str) -> Domain:
+        if not isinstance(column, str):
+            raise InputError(f"column must be a column name, got {column!r}")
+        return self._schema.domain(column)
+
+    def _discrete_domain(self, column: str) -> DiscreteDomain:
+        domain = self._domain(column)
+        if isinstance(domain, Numeric):
+            raise InputError(
+                f"column {column!r} is continuous ({domain.describe()}); counts need a "
+                "categorical or integer domain: use histogram(column, edges)"
+            )
+        return domain
+
+    def _numeric_domain(self, column: str, what: str) -> Numeric | Integer:
+        domain = self._domain(column)
+        if isinstance(domain, Categorical):
+            raise InputError(
+                f"column {column!r} is categorical; {what} needs a numeric or integer column"
+            )
+        return domain
+
+    def _numeric_names(self, columns: Sequence[str], what: str) -> list[str]:
+        names = self._names(columns)
+        for name in names:
+            self._numeric_domain(name, what)
+        return names
+
+    def _default_discrete(self) -> list[str]:
+        return [
+            c.name
+            for c in self._schema.columns
+            if c.role is not Role.IGNORE and isinstance(c.domain, (Categorical, Integer))
+        ]
+
+
+def _check_edges(column: str, edges: Sequence[float], domain: Numeric | Integer) -> np.ndarray:
+    """Histogram edges as float64: finite, strictly increasing, covering the domain."""
+    try:
+        cuts = np.asarray(edges, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise InputError(f"histogram edges for {column!r} must be numbers, got {edges!r}") from None
+    if cuts.ndim != 1 or cuts.size < 2:
+        raise InputError(f"histogram edges for {column!r} must be a list of at least 2 numbers")
+    if not np.isfinite(cuts).all() or not (np.diff(cuts) > 0).all():
+        raise InputError(
+            f"histogram edges for {column!r} must be finite and strictly increasing, "
+            f"got {cuts.tolist()}"
+        )
+    if cuts[0] > domain.lower or cuts[-1] < domain.upper:
+        raise InputError(
+            f"histogram edges for {column!r} must cover its domain [{domain.lower:g}, "
+            f"{domain.upper:g}], got [{cuts[0]:g}, {cuts[-1]:g}]"
+        )
+    return cuts

@@ -1,0 +1,93 @@
+"""Aggregation with Dask: the pandas statistics computed per partition, then merged.
+
+Dask is an optional extra (``pip install 'attrpriv[distributed]'``) and is imported only when a
+:class:`DaskAggregator` is made. The statistics run on whatever scheduler is active (a
+``distributed`` client if one is set up, else Dask's default); only the small per-partition
+results travel back to be merged here.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable, Sequence
+from types import ModuleType
+from typing import Any, TypeVar
+
+import numpy as np
+import pandas as pd
+
+from attrpriv.data.aggregate import pandas as stats
+from attrpriv.data.aggregate.base import Aggregator, BinStats, Groups
+from attrpriv.data.aggregate.pandas import M
+from attrpriv.data.schema import Schema
+from attrpriv.errors import InputError
+
+T = TypeVar("T")
+
+
+def import_dask() -> tuple[ModuleType, ModuleType]:
+    """``(dask, dask.dataframe)``, or an :class:`InputError` saying how to install them."""
+    try:
+        import dask
+        import dask.dataframe as dd
+    except ImportError as exc:
+        raise InputError(
+            f"the Dask engine needs dask[dataframe] ({exc}); install it with "
+            "pip install 'attrpriv[distributed]'"
+        ) from None
+    return dask, dd
+
+
+def is_dask_frame(data: object) -> bool:
+    """Whether ``data`` is a Dask DataFrame (without importing Dask if it is not loaded)."""
+    dd = sys.modules.get("dask.dataframe")
+    return dd is not None and isinstance(data, dd.DataFrame)
+
+
+class DaskAggregator(Aggregator):
+    """Aggregates of a Dask DataFrame (possibly on a cluster), one pass per statistic.
+
+    Each partition is reduced to a small mergeable statistic by the same code the pandas
+    engine uses (:mod:`attrpriv.data.aggregate.pandas`), so the two agree by construction.
+    """
+
+    def __init__(self, frame: Any, schema: Schema) -> None:
+        super().__init__(schema)
+        self._dask, dd = import_dask()
+        if not isinstance(frame, dd.DataFrame):
+            raise InputError(f"frame must be a dask DataFrame, got {type(frame).__name__}")
+        self._require_present([str(c) for c in frame.columns])
+        self._frame = frame
+
+    def _per_partition(
+        self, columns: Sequence[str], statistic: Callable[[pd.DataFrame], T]
+    ) -> list[T]:
+        """``statistic`` of each partition of ``columns``, computed in one Dask graph."""
+        delayed = self._dask.delayed
+        tasks = [delayed(statistic)(part) for part in self._frame[list(columns)].to_delayed()]
+        return list(self._dask.compute(*tasks))
+
+    def _merged(self, columns: Sequence[str], statistic: Callable[[pd.DataFrame], M]) -> M:
+        """``statistic`` of the whole frame, merged from its partitions."""
+        return stats.merge_all(self._per_partition(columns, statistic))
+
+    def _n_rows(self) -> int:
+        return len(self._frame)
+
+    def _group_counts(self, columns: Sequence[str]) -> Groups:
+        parts = self._per_partition(columns, lambda f: stats.group_counts(f, columns))
+        return Groups.concat(parts, len(columns))
+
+    def _all_group_counts(self, columns: Sequence[str]) -> dict[str, Groups]:
+        parts = self._per_partition(columns, lambda f: stats.all_group_counts(f, columns))
+        return {name: Groups.concat([p[name] for p in parts], 1) for name in columns}
+
+    def _bin_stats(self, column: str, edges: np.ndarray) -> BinStats:
+        return self._merged([column], lambda f: stats.bin_stats(f, column, edges))
+
+    def _means(self, columns: Sequence[str]) -> np.ndarray:
+        return self._merged(columns, lambda f: stats.sums(f, columns)).means()
+
+    def _comoments(self, columns: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
+        result = self._merged(columns, lambda f: stats.moments(f, columns))
+        return result.n, result.comoment
