@@ -20,6 +20,7 @@ COMMANDS = [
     ["release"],
     ["release", "histograms"],
     ["release", "quilt"],
+    ["release", "ddp"],
     ["budget"],
     ["budget", "set"],
     ["budget", "show"],

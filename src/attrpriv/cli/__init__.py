@@ -12,7 +12,13 @@ import click
 import typer
 
 from attrpriv import __version__
-from attrpriv.cli import budget, datasets, release, release_quilt  # noqa: F401 (registers)
+from attrpriv.cli import (  # noqa: F401 (release_* register their commands on release.app)
+    budget,
+    datasets,
+    release,
+    release_ddp,
+    release_quilt,
+)
 from attrpriv.cli._common import err_console, examples
 from attrpriv.errors import InputError
 

@@ -1,5 +1,6 @@
 """release: statistics published under formal guarantees (DP, attribute privacy, Pufferfish)."""
 
+from attrpriv.release.ddp import TabularDDP
 from attrpriv.release.histogram import NEIGHBOURS, LaplaceHistograms
 from attrpriv.release.markov_chain import MarkovChainModel
 from attrpriv.release.markov_quilt import AttributeMarkovQuilt, MarkovQuiltMechanism
@@ -14,6 +15,7 @@ __all__ = [
     "MarkovChainModel",
     "MarkovQuiltMechanism",
     "Quilt",
+    "TabularDDP",
     "best_quilt",
     "max_influence",
     "quilt_scale",

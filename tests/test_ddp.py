@@ -1,0 +1,275 @@
+"""Tabular-DDP: release, composition, ledger, chunking, bad input and the CLI."""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from attrpriv import Categorical, Column, InputError, Integer, Schema, SchemaError
+from attrpriv.cli import main
+from attrpriv.cli import release_ddp as _registers_the_ddp_command  # noqa: F401
+from attrpriv.data.aggregate import aggregator_for
+from attrpriv.dp import BudgetLedger, SeededNumpyNoise
+from attrpriv.errors import BudgetExceededError
+from attrpriv.release.chunking import dependence_chunks, order_chunks
+from attrpriv.release.ddp import TabularDDP, discrete_laplace_mae
+from attrpriv.release.histogram import LaplaceHistograms
+
+# -- the mechanism on data -----------------------------------------------------------------------
+
+SURVEY = Schema(
+    (
+        Column("colour", "feature", Categorical(("red", "green", "blue"))),
+        Column("likes", "sensitive", Categorical(("yes", "no"))),
+        Column("age", "feature", Integer(18, 97)),
+        Column("skip", "ignore", None),
+    )
+)
+
+
+@pytest.fixture
+def survey() -> pd.DataFrame:
+    rng = np.random.default_rng(1)
+    n = 600
+    colour = rng.choice(["red", "green", "blue"], n)
+    likes = np.where((colour == "red") ^ (rng.random(n) < 0.1), "yes", "no")
+    return pd.DataFrame(
+        {"colour": colour, "likes": likes, "age": rng.integers(18, 98, n), "skip": 0}
+    )
+
+
+def seeded(epsilon: float = 1.0, chunk_size: int = 3, **kwargs) -> TabularDDP:
+    return TabularDDP(
+        epsilon, chunk_size, noise=SeededNumpyNoise(5), allow_nonprivate=True, **kwargs
+    )
+
+
+def test_release_is_counts_plus_noise_of_the_recorded_scale(survey: pd.DataFrame) -> None:
+    mechanism = seeded(structure="chow-liu", max_levels=4)
+    result = mechanism.release(survey, SURVEY)
+    record = result.record
+    assert record.definition == "dependent-dp" and record.mechanism == "tabular-ddp"
+    assert list(result.values) == ["colour", "likes", "age"]
+    assert list(result.values["age"].index) == ["18..37", "38..57", "58..77", "78..97"]
+    with aggregator_for(survey, SURVEY) as aggregator:
+        true = np.concatenate(
+            [
+                aggregator.counts("colour").to_numpy(),
+                aggregator.counts("likes").to_numpy(),
+                np.add.reduceat(aggregator.counts("age").to_numpy(), [0, 20, 40, 60]),
+            ]
+        )
+    scale = record.noise["scale"]["likes"]
+    assert set(record.noise["scale"].values()) == {scale}  # one chunk, one scale
+    expected = SeededNumpyNoise(5).discrete_laplace(true, scale)
+    got = np.concatenate([v.to_numpy() for v in result.values.values()])
+    np.testing.assert_array_equal(got, expected)
+    assert record.sensitivity["likes"] == pytest.approx(scale * 1.0)
+    assert any("learned from the private data" in a for a in record.assumptions)
+    assert result.parts["binned"] == {"age": ["18..37", "38..57", "58..77", "78..97"]}
+    json.dumps(result.to_dict())  # plain JSON
+
+
+def test_dependence_raises_the_scale_and_chunks_of_one_are_the_laplace_baseline(survey) -> None:
+    chunked = seeded(1.0, 3, method="pairwise", structure="chow-liu").fit(survey, SURVEY)
+    plan = chunked.noise_[0]
+    assert 2.0 < plan.dependent_sensitivity < plan.row_sensitivity  # colour and likes depend
+    baseline = LaplaceHistograms(1.0, ["colour", "likes", "age"], neighbours="substitute")
+    laplace = baseline.record(3, 1.0, SeededNumpyNoise(0)).noise["scale"]
+    for method in ("quilt", "pairwise"):
+        single = seeded(1.0, 1, method=method).fit(survey, SURVEY)
+        assert [p.scale for p in single.noise_] == pytest.approx([laplace] * 3)
+        assert single.expected_error().gain == pytest.approx(1.0)
+    error = chunked.expected_error()
+    ratio = discrete_laplace_mae(laplace) / discrete_laplace_mae(plan.scale)
+    assert error.laplace_scale == laplace and error.gain == pytest.approx(ratio)
+    assert error.mae == pytest.approx(discrete_laplace_mae(plan.scale))
+    assert chunked.epsilon_if_chunks_dependent() == pytest.approx(1.0)  # one chunk: nothing else
+
+
+def test_expected_error_is_the_discrete_laplace_mean(survey: pd.DataFrame) -> None:
+    draws = SeededNumpyNoise(0).discrete_laplace(np.zeros(200_000, dtype=np.int64), 3.0)
+    assert np.abs(draws).mean() == pytest.approx(discrete_laplace_mae(3.0), rel=0.02)
+    assert discrete_laplace_mae(100.0) == pytest.approx(100.0, rel=1e-3)
+
+
+def test_composition_splits_epsilon_and_bounds_cross_chunk_loss(survey: pd.DataFrame) -> None:
+    mechanism = seeded(0.9, 1).fit(survey, SURVEY)
+    assert [p.epsilon for p in mechanism.noise_] == pytest.approx([0.3, 0.3, 0.3])
+    assert "sequential over 3 chunks" in mechanism.record(SeededNumpyNoise(0)).noise["composition"]
+    assert mechanism.epsilon_if_chunks_dependent() == pytest.approx(0.9)  # k=1 is row-level
+    two = seeded(1.0, 2, structure="chow-liu", method="pairwise").fit(survey, SURVEY)
+    plans = two.noise_
+    worst = plans[1].epsilon + plans[0].row_sensitivity / plans[0].scale
+    assert two.epsilon_if_chunks_dependent() == pytest.approx(max(worst, 0.5 + 2 / plans[1].scale))
+    assert two.epsilon_if_chunks_dependent() > 1.0  # chunk 1's DS is below its row sensitivity
+
+
+def test_changing_epsilon_after_fit_recalibrates_before_release(survey: pd.DataFrame) -> None:
+    mechanism = seeded(1.0, structure="chow-liu").fit(survey, SURVEY)
+    scale = mechanism.noise_[0].scale
+    mechanism.epsilon = 0.25
+    result = mechanism.release(survey, SURVEY)
+    assert result.record.epsilon == 0.25
+    assert result.record.noise["scale"]["likes"] == pytest.approx(4 * scale)  # quilt: exact 1/eps
+
+
+def test_networks_from_public_auxiliary_data(survey: pd.DataFrame, tmp_path: Path) -> None:
+    aux = tmp_path / "public.parquet"
+    survey.iloc[:300].to_parquet(aux)
+    mechanism = seeded(aux=aux, structure="chow-liu").fit(survey, SURVEY)
+    assert mechanism.learned_from_ == "auxiliary" and mechanism.n_learning_rows_ == 300
+    record = mechanism.record(SeededNumpyNoise(0))
+    assert "networks learned from public auxiliary data" in record.assumptions
+
+
+def test_file_input_counts_like_the_frame(survey: pd.DataFrame, tmp_path: Path) -> None:
+    path = tmp_path / "survey.csv"
+    survey.to_csv(path, index=False)
+    from_file = seeded(structure="chow-liu", max_learn_rows=200).release(path, SURVEY)
+    from_frame = seeded(structure="chow-liu").fit(survey, SURVEY)
+    from_frame.noise_ = seeded(structure="chow-liu", max_learn_rows=200).fit(path, SURVEY).noise_
+    released = from_frame.release(survey, SURVEY)
+    assert from_file.parts["n_learning_rows"] == 200
+    for name in ("colour", "likes", "age"):
+        pd.testing.assert_series_equal(from_file.values[name], released.values[name])
+
+
+def test_nonnegative_keeps_the_raw_counts(survey: pd.DataFrame) -> None:
+    result = seeded(0.05, nonnegative=True, structure="chow-liu").release(survey, SURVEY)
+    raw = result.parts["raw_values"]
+    assert any((series < 0).any() for series in raw.values())
+    for name, series in result.values.items():
+        pd.testing.assert_series_equal(series, raw[name].clip(lower=0))
+
+
+def test_ledger_is_charged_before_noise_and_refuses_overspend(survey, tmp_path) -> None:
+    ledger = BudgetLedger(tmp_path / "budget.ledger")
+    ledger.set_budget(1.0)
+    TabularDDP(0.75, 3, structure="chow-liu").release(survey, SURVEY, ledger=ledger, label="ddp")
+    with pytest.raises(BudgetExceededError, match="would exceed the budget"):
+        TabularDDP(0.5, 3, structure="chow-liu").release(survey, SURVEY, ledger=ledger)
+    entries = ledger.entries()
+    assert [e.label for e in entries] == ["ddp"] and entries[0].record.definition == "dependent-dp"
+
+
+def test_refuses_nonprivate_noise_unless_asked(survey: pd.DataFrame) -> None:
+    with pytest.raises(InputError, match="not private"):
+        TabularDDP(1.0, noise=SeededNumpyNoise(0)).release(survey, SURVEY)
+
+
+def block_codes(n: int = 2000) -> pd.DataFrame:
+    """Columns a0, b0, a1, b1, a2, b2: a_t and b_t copies of each other, blocks independent."""
+    rng = np.random.default_rng(3)
+    columns = {}
+    for t in range(3):
+        base = rng.integers(0, 3, n)
+        columns[f"a{t}"] = base
+        columns[f"b{t}"] = np.where(rng.random(n) < 0.9, base, rng.integers(0, 3, n))
+    return pd.DataFrame(columns).iloc[:, [0, 2, 4, 1, 3, 5]]
+
+
+def test_dependence_grouping_puts_dependent_columns_together() -> None:
+    codes = block_codes()
+    assert order_chunks(list(codes.columns), 2) == [("a0", "a1"), ("a2", "b0"), ("b1", "b2")]
+    chunks = dependence_chunks(codes, dict.fromkeys(codes.columns, 3), 2)
+    assert sorted(chunks) == [("a0", "b0"), ("a1", "b1"), ("a2", "b2")]
+
+
+# -- bad input -----------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        ({"epsilon": 0.0}, "epsilon must be > 0"),
+        ({"epsilon": 1.0, "chunk_size": 0}, "chunk_size must be an integer >= 1"),
+        ({"epsilon": 1.0, "method": "exact"}, "method must be one of"),
+        ({"epsilon": 1.0, "structure": "pc"}, "structure must be one of"),
+        ({"epsilon": 1.0, "grouping": "random"}, "grouping must be one of"),
+        ({"epsilon": 1.0, "chunks": [["colour"], []]}, "chunk 2 is empty"),
+        ({"epsilon": 1.0, "chunks": [["colour", "colour"]]}, "'colour' in chunk 1 is repeated"),
+        ({"epsilon": 1.0, "chunks": [["likes"]], "columns": ["likes"]}, "either columns or"),
+        ({"epsilon": 1.0, "columns": []}, "at least one column"),
+        ({"epsilon": 1.0, "columns": ["height"]}, "'height' is not in the schema"),
+        ({"epsilon": 1.0, "columns": ["skip"]}, "'skip' has no domain"),
+        ({"epsilon": 1.0, "structure": "exact", "chunk_size": 5}, "at most 4 columns"),
+        ({"epsilon": 1.0, "max_levels": 1}, "max_levels must be an integer >= 2"),
+    ],
+)
+def test_bad_parameters(survey: pd.DataFrame, kwargs: dict, message: str) -> None:
+    survey = survey.assign(**{f"x{k}": 0 for k in range(3)})
+    schema = Schema(
+        (*SURVEY.columns, *(Column(f"x{k}", "feature", Integer(0, 1)) for k in range(3)))
+    )
+    with pytest.raises(InputError, match=message):
+        TabularDDP(**kwargs).fit(survey, schema)
+
+
+@settings(max_examples=30, deadline=None)
+@given(
+    chunk_size=st.one_of(st.integers(max_value=0), st.floats(allow_nan=True), st.text(max_size=3)),
+    epsilon=st.one_of(st.floats(max_value=0.0), st.just(math.inf), st.just(math.nan)),
+)
+def test_bad_chunk_size_or_epsilon_is_named(chunk_size, epsilon) -> None:
+    frame = pd.DataFrame({"likes": ["yes", "no"]})
+    schema = Schema((Column("likes", "feature", Categorical(("yes", "no"))),))
+    with pytest.raises(InputError, match="chunk_size must be an integer >= 1"):
+        TabularDDP(1.0, chunk_size).fit(frame, schema)
+    with pytest.raises(InputError, match="epsilon must be"):
+        TabularDDP(epsilon, 2).fit(frame, schema)
+
+
+def test_bad_data(survey: pd.DataFrame) -> None:
+    single = Schema((*SURVEY.columns, Column("one", "feature", Categorical(("only",)))))
+    with pytest.raises(InputError, match="'one' has a single level"):
+        TabularDDP(1.0).fit(survey.assign(one="only"), single)
+    with pytest.raises(SchemaError, match="'colour' has value 'purple'"):
+        TabularDDP(1.0).fit(survey.assign(colour="purple"), SURVEY)
+    with pytest.raises(InputError, match="has no rows"):
+        TabularDDP(1.0, aux=survey.iloc[:0]).fit(survey, SURVEY)
+    with pytest.raises(InputError, match="not fitted yet"):
+        TabularDDP(1.0).expected_error()
+    fitted = TabularDDP(1.0, structure="chow-liu").fit(survey, SURVEY)
+    other = Schema((Column("colour", "feature", Categorical(("red", "blue"))), *SURVEY.columns[1:]))
+    with pytest.raises(InputError, match="'colour' differs from the schema"):
+        fitted.release(survey, other)
+
+
+# -- CLI -----------------------------------------------------------------------------------------
+
+
+def test_cli_releases_anes_and_writes_json(capsys, tmp_path: Path) -> None:
+    out = tmp_path / "hist.json"
+    args = ["release", "ddp", "anes96", "--epsilon", "1", "--chunk-size", "4"]
+    code = main([*args, "--structure", "chow-liu", "--aux", "anes96", "--out", str(out)])
+    text = " ".join(capsys.readouterr().out.split())  # rich wraps long lines
+    assert code == 0 and "more accurate" in text and "public auxiliary data" in text
+    payload = json.loads(out.read_text())
+    assert (
+        payload["record"]["definition"] == "dependent-dp" and len(payload["parts"]["chunks"]) == 3
+    )
+    assert payload["parts"]["expected_error"]["gain"] >= 1.0
+    assert "pid" in payload["values"]
+
+
+@pytest.mark.parametrize(
+    ("extra", "message"),
+    [
+        (["--chunk-size", "0"], "chunk_size must be an integer >= 1"),
+        (["--structure", "bogus"], "structure must be one of"),
+        (["--aux", "nowhere.csv"], "neither a bundled dataset nor an existing file"),
+        (["--columns", "pid,colour"], "'colour' is not in the schema"),
+    ],
+)
+def test_cli_bad_input_is_one_line_exit_2(capsys, extra: list[str], message: str) -> None:
+    code = main(["release", "ddp", "anes96", "--epsilon", "1", *extra])
+    err = capsys.readouterr().err
+    assert code == 2 and message in err and err.strip().count("\n") == 0
