@@ -21,6 +21,7 @@ COMMANDS = [
     ["release", "histograms"],
     ["release", "quilt"],
     ["release", "ddp"],
+    ["release", "attribute"],
     ["budget"],
     ["budget", "set"],
     ["budget", "show"],

@@ -443,3 +443,15 @@ def test_constructors_refuse_bad_parts() -> None:
         Schema(())
     with pytest.raises(SchemaError, match="must be finite"):
         Numeric(0, math.inf)
+
+
+def test_yaml_reads_exponent_numbers_and_keeps_yes_no_as_text(tmp_path) -> None:
+    path = tmp_path / "s.yaml"
+    path.write_text(
+        "columns:\n"
+        "  income: {role: feature, domain: {type: numeric, lower: 0, upper: 1e6}}\n"
+        "  answer: {role: sensitive, domain: {type: categorical, categories: [yes, no, on]}}\n"
+    )
+    schema = Schema.load(path)
+    assert schema["income"].domain.upper == 1e6
+    assert schema["answer"].domain.categories == ("yes", "no", "on")

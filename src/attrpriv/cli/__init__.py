@@ -16,6 +16,7 @@ from attrpriv.cli import (  # noqa: F401 (release_* register their commands on r
     budget,
     datasets,
     release,
+    release_attribute,
     release_ddp,
     release_quilt,
 )

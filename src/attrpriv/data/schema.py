@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import math
-import re
 import warnings
 from collections.abc import Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -22,20 +21,8 @@ import pandas as pd
 import yaml
 
 from attrpriv._io import atomic_write_text
+from attrpriv._yaml import load_yaml
 from attrpriv.errors import SchemaError
-
-
-class _Yaml12Loader(yaml.SafeLoader):
-    """Safe YAML with YAML 1.2 booleans: only true/false, so categories yes/no/on/off stay text."""
-
-
-_Yaml12Loader.yaml_implicit_resolvers = {
-    key: [(tag, regexp) for tag, regexp in resolvers if tag != "tag:yaml.org,2002:bool"]
-    for key, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
-}
-_Yaml12Loader.add_implicit_resolver(
-    "tag:yaml.org,2002:bool", re.compile(r"^(?:true|True|TRUE|false|False|FALSE)$"), list("tTfF")
-)
 
 
 class PrivateDomainWarning(UserWarning):
@@ -441,7 +428,7 @@ class Schema:
         except UnicodeDecodeError:
             raise SchemaError(f"schema file {str(target)!r} is not UTF-8 text") from None
         try:
-            spec = json.loads(text) if fmt == "json" else yaml.load(text, Loader=_Yaml12Loader)
+            spec = json.loads(text) if fmt == "json" else load_yaml(text)
         except (json.JSONDecodeError, yaml.YAMLError) as exc:
             first = str(exc).splitlines()[0]
             raise SchemaError(f"schema file {str(target)!r} is not valid {fmt}: {first}") from None

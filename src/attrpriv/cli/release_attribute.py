@@ -1,0 +1,235 @@
+"""``attrpriv release attribute SPEC.yaml``: the attribute-private Gaussian mechanism from a spec.
+
+The YAML spec names the data, the statistics to release, the protected secrets with their
+values, the model Theta of the data, and (epsilon, delta). Paths are relative to the spec file.
+
+.. code-block:: yaml
+
+    data: {dataset: adult, rows: 100, seed: 7}   # or a bundled name, or a CSV/Parquet path
+    statistics: [mean(age), count(sex=Female)]
+    protect:
+      - statistic: share(income=>50K)
+        values: [0.45, 0.55]                     # or interval: [lo, hi], or pairs: [[a, b]]
+    model: {type: resampling, reference: adult, n: 100}
+    epsilon: 1
+    delta: 0.001
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Annotated, Any
+
+import pandas as pd
+import typer
+import yaml
+from rich.table import Table
+
+from attrpriv._yaml import load_yaml
+from attrpriv.cli._common import OUT_HELP, console, examples, resolve_data, write_json
+from attrpriv.cli.release import LedgerOption, app
+from attrpriv.data import datasets as bundled
+from attrpriv.data.schema import Schema
+from attrpriv.dp.ledger import BudgetLedger
+from attrpriv.dp.record import Release
+from attrpriv.errors import InputError
+from attrpriv.release.gaussian import AttributePrivateGaussian
+from attrpriv.release.models import GaussianModel, ThetaModel
+from attrpriv.release.resampling import ResamplingModel
+from attrpriv.release.specs import Secret
+
+_KEYS = {
+    "data",
+    "schema",
+    "statistics",
+    "protect",
+    "model",
+    "epsilon",
+    "delta",
+    "variant",
+    "calibration",
+    "approximation",
+    "eta",
+    "smoothing",
+    "n_eval",
+}
+_OPTIONAL = ("variant", "calibration", "approximation", "eta", "smoothing", "n_eval")
+_MODEL_KEYS = {
+    "resampling": {"type", "reference", "n", "draws", "seed"},
+    "gaussian": {"type", "n", "variables", "mean", "cov", "reference"},
+}
+_SECRET_KEYS = {"statistic", "values", "interval", "pairs", "name"}
+
+
+@app.command(
+    "attribute",
+    epilog=examples(
+        "attrpriv release attribute spec.yaml",
+        "attrpriv release attribute spec.yaml --ledger adult.ledger --out release.json",
+    ),
+)
+def attribute(
+    spec: Annotated[Path, typer.Argument(help="YAML spec: data, statistics, protect, model, ...")],
+    ledger: LedgerOption = None,
+    out: Annotated[Path | None, typer.Option(help=OUT_HELP)] = None,
+) -> None:
+    """Release statistics while hiding whole-dataset secrets (attribute-private Gaussian)."""
+    settings = load_spec(spec)
+    mechanism, data, schema = build(settings, spec.resolve().parent)
+    book = BudgetLedger(ledger) if ledger is not None else None
+    result = mechanism.release(data, schema, ledger=book, label=f"attribute release ({spec.name})")
+    _summary(result)
+    write_json(out, result.to_dict())
+
+
+def load_spec(path: Path) -> dict[str, Any]:
+    """Read a YAML (1.2 booleans) spec and check its top-level keys."""
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except OSError as exc:
+        raise InputError(f"cannot read spec file {str(path)!r}: {exc.strerror}") from None
+    try:
+        spec = load_yaml(text)
+    except yaml.YAMLError as exc:
+        first = str(exc).splitlines()[0]
+        raise InputError(f"spec file {str(path)!r} is not valid YAML: {first}") from None
+    if not isinstance(spec, Mapping):
+        raise InputError(f"spec file {str(path)!r} must hold a mapping of settings")
+    _check_keys(spec, _KEYS, "spec", required={"data", "statistics", "protect", "model"})
+    for key in ("epsilon", "delta"):
+        if key not in spec:
+            raise InputError(f"spec needs {key!r}")
+    return dict(spec)
+
+
+def build(
+    spec: Mapping[str, Any], base: Path
+) -> tuple[AttributePrivateGaussian, pd.DataFrame | Path, Schema]:
+    """The mechanism, the private data and its schema described by a checked spec."""
+    schema_file = _path(spec["schema"], base) if spec.get("schema") is not None else None
+    data, schema = _data(spec["data"], schema_file, base)
+    model = _model(spec["model"], schema, base)
+    protect = spec["protect"]
+    if not isinstance(protect, list) or not protect:
+        raise InputError("spec 'protect' must be a non-empty list of secrets")
+    secrets = [_secret(item) for item in protect]
+    statistics = spec["statistics"]
+    if not isinstance(statistics, list):
+        raise InputError("spec 'statistics' must be a list like [mean(age), count(sex=Female)]")
+    options = {key: spec[key] for key in _OPTIONAL if key in spec}
+    mechanism = AttributePrivateGaussian(
+        statistics, secrets, model, spec["epsilon"], spec["delta"], **options
+    )
+    return mechanism, data, schema
+
+
+def _data(data: Any, schema_file: Path | None, base: Path) -> tuple[pd.DataFrame | Path, Schema]:
+    """A bundled name, a file, or ``{dataset, rows, seed}``: a random subset of a bundled set."""
+    if isinstance(data, str):
+        name = data if data in bundled.names() else str(_path(data, base))
+        return resolve_data(name, schema_file)
+    if not isinstance(data, Mapping):
+        raise InputError("spec 'data' must be a dataset name, a file, or {dataset, rows, seed}")
+    _check_keys(data, {"dataset", "rows", "seed"}, "spec 'data'", required={"dataset", "rows"})
+    frame, schema = bundled.load(str(data["dataset"]))
+    rows = data["rows"]
+    if isinstance(rows, bool) or not isinstance(rows, int) or not 1 <= rows <= len(frame):
+        raise InputError(f"spec data rows must be an integer in [1, {len(frame)}], got {rows!r}")
+    seed = data.get("seed", 0)
+    if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
+        raise InputError(f"spec data seed must be an integer >= 0, got {seed!r}")
+    subset = frame.sample(rows, random_state=seed).reset_index(drop=True)
+    return subset, Schema.load(schema_file) if schema_file is not None else schema
+
+
+def _model(spec: Any, schema: Schema, base: Path) -> ThetaModel:
+    if not isinstance(spec, Mapping) or spec.get("type") not in _MODEL_KEYS:
+        raise InputError(f"spec 'model' must be a mapping with type one of {sorted(_MODEL_KEYS)}")
+    kind = str(spec["type"])
+    _check_keys(spec, _MODEL_KEYS[kind], f"{kind} model", required={"type", "n"})
+    if kind == "resampling":
+        if "reference" not in spec:
+            raise InputError("resampling model needs 'reference' (public data)")
+        reference = _reference(spec["reference"], base)
+        options = {key: spec[key] for key in ("draws", "seed") if key in spec}
+        return ResamplingModel(reference, schema, spec["n"], **options)
+    if "reference" in spec:
+        if "variables" not in spec:
+            raise InputError("gaussian model from reference data needs 'variables'")
+        reference = _reference(spec["reference"], base)
+        return GaussianModel.from_data(reference, schema, spec["variables"], spec["n"])
+    for key in ("variables", "mean", "cov"):
+        if key not in spec:
+            raise InputError(f"gaussian model needs {key!r} (or 'reference' and 'variables')")
+    return GaussianModel(spec["variables"], spec["mean"], spec["cov"], spec["n"])
+
+
+def _reference(source: Any, base: Path) -> pd.DataFrame:
+    """Public reference data: a bundled name or a CSV/Parquet file read into memory."""
+    if not isinstance(source, str):
+        raise InputError("model 'reference' must be a bundled dataset name or a file path")
+    if source in bundled.names():
+        return bundled.load(source).frame
+    path = _path(source, base)
+    if not path.is_file():
+        raise InputError(f"reference data {source!r} is neither a bundled dataset nor a file")
+    if path.suffix.lower() in (".parquet", ".pq"):
+        return pd.read_parquet(path)
+    return pd.read_csv(path)
+
+
+def _secret(item: Any) -> Secret:
+    if not isinstance(item, Mapping):
+        raise InputError("each protected secret must be a mapping with 'statistic' and values")
+    _check_keys(item, _SECRET_KEYS, "protected secret", required={"statistic"})
+    for key in ("values", "interval", "pairs"):
+        if key in item and not isinstance(item[key], list):
+            raise InputError(f"secret {item['statistic']}: {key!r} must be a list")
+    pairs = tuple(tuple(p) if isinstance(p, list) else p for p in item.get("pairs", ()))
+    return Secret(
+        item["statistic"],
+        values=tuple(item.get("values", ())),
+        interval=item.get("interval"),  # a list [lo, hi]; Secret checks and converts it
+        pairs=pairs,
+        name=str(item.get("name", "")),
+    )
+
+
+def _check_keys(spec: Mapping[Any, Any], allowed: set[str], where: str, required: set[str]) -> None:
+    unknown = set(spec) - allowed
+    if unknown:
+        raise InputError(
+            f"{where} has unknown keys {sorted(unknown, key=str)}; expected {sorted(allowed)}"
+        )
+    missing = required - set(spec)
+    if missing:
+        raise InputError(f"{where} needs {sorted(missing)}")
+
+
+def _path(value: Any, base: Path) -> Path:
+    if not isinstance(value, str) or not value:
+        raise InputError(f"expected a file path, got {value!r}")
+    path = Path(value)
+    return path if path.is_absolute() else base / path
+
+
+def _summary(result: Release) -> None:
+    """Noisy answers and noise scales, then the guarantee (never the true answers)."""
+    record, plan = result.record, result.parts["noise_plan"]
+    table = Table("statistic", "released value", "noise std")
+    for (name, value), std in zip(result.values.items(), plan["std"], strict=True):
+        table.add_row(str(name), f"{value:.6g}", f"{std:.4g}")
+    console.print(table)
+    if plan["free"]:
+        console.print("privacy for free: the data's own randomness hides the secrets (no noise)")
+    guarantee = f"({record.epsilon:.4g}, {record.delta:.3g})-{record.definition}"
+    extra = f"; Algorithm 2 lambda_eta={plan['lambda_eta']:.4g}" if plan["approximations"] else ""
+    console.print(
+        f"{guarantee} [{plan['calibration']['method']} calibration{extra}]; "
+        f"sensitivity {record.sensitivity}; protects {record.protects}",
+        markup=False,
+        highlight=False,
+    )
+    for assumption in record.assumptions:
+        console.print(f"assumes: {assumption}", markup=False, highlight=False)

@@ -1,0 +1,82 @@
+"""The calibrated noise of an attribute-private Gaussian release, and how it is sampled."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from attrpriv.release.approx import Approximation
+from attrpriv.release.calibration import Calibration, Constraint, mahalanobis_sq, worst_shift
+from attrpriv.release.specs import Array
+
+
+@dataclass(frozen=True)
+class NoisePlan:
+    """The calibrated noise: covariance, how it is sampled, and the guarantee it gives."""
+
+    covariance: Array
+    basis: Array | None  # None: independent noise per statistic; else rotate into this basis
+    scales: Array  # noise standard deviation per statistic (or per basis direction)
+    calibration: Calibration
+    constraints: tuple[Constraint, ...]
+    sensitivity: dict[str, float]
+    epsilon: float  # the guarantee (epsilon + 2 lambda with Algorithm 2)
+    delta: float
+    lam: float = 0.0
+    approximations: tuple[Approximation, ...] = ()
+    checks: dict[str, Any] = field(default_factory=dict)
+    assumed_gaussian: bool = False  # Algorithm 2 skipped on request: F treated as Gaussian
+    params: tuple[Any, ...] = ()
+
+    @property
+    def free(self) -> bool:
+        """True when the data's own randomness is enough: nothing is added."""
+        return not bool(np.any(self.scales > 0.0))
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "covariance": self.covariance.tolist(),
+            "std": np.sqrt(np.diag(self.covariance)).tolist(),
+            "free": self.free,
+            "calibration": self.calibration.to_dict(),
+            "sensitivity": self.sensitivity,
+            "worst_shift": worst_shift(self.constraints, self.covariance),
+            "shift_without_noise": worst_shift(self.constraints, 0.0 * self.covariance),
+            "pairs": [_summary(c, self.covariance) for c in self.constraints],
+            "epsilon": self.epsilon,
+            "delta": self.delta,
+            "lambda_eta": self.lam,
+            "assumed_gaussian": self.assumed_gaussian,
+            "approximations": [a.to_dict() for a in self.approximations],
+            "model_checks": self.checks,
+        }
+
+
+def _summary(constraint: Constraint, noise: Array) -> dict[str, Any]:
+    """One secret pair: its shift, the data's own spread along it, and the Mahalanobis shift
+    before and after the noise."""
+    d = constraint.shift
+    unit = d / np.linalg.norm(d)
+    return {
+        "pair": constraint.label,
+        "shift": d.tolist(),
+        "sensitivity": float(np.linalg.norm(d)),
+        "conditional_cov": constraint.cov.tolist(),
+        "conditional_std_along_shift": math.sqrt(max(float(unit @ constraint.cov @ unit), 0.0)),
+        "shift_without_noise": math.sqrt(mahalanobis_sq(d, constraint.cov)),
+        "shift_with_noise": math.sqrt(mahalanobis_sq(d, constraint.cov + noise)),
+    }
+
+
+def sampling_basis(cov: Array) -> tuple[Array | None, Array]:
+    """Independent per-statistic noise when ``cov`` is diagonal, else its eigenbasis."""
+    if np.count_nonzero(cov - np.diag(np.diag(cov))) == 0:
+        return None, np.sqrt(np.clip(np.diag(cov), 0.0, None))
+    values, vectors = np.linalg.eigh(cov)
+    return vectors, np.sqrt(np.clip(values, 0.0, None))
+
+
+__all__ = ["NoisePlan", "sampling_basis"]
