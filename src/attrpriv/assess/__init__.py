@@ -1,0 +1,41 @@
+"""assess: which features of a model leak, measured by attacks with their baselines and CIs.
+
+Attacks (each returns a result whose ``score`` is a :class:`Score`: attack rate, baseline rate,
+their difference and its confidence interval): membership inference
+(:func:`loss_threshold_attack`, :class:`ShadowModelAttack`), attribute inference
+(:func:`attribute_inference`), property inference (:func:`property_inference`); the differential
+attack's risk is :func:`auc_difference` of two membership results. See docs/assess/attacks.md.
+"""
+
+from attrpriv.assess.inference import AttributeInferenceResult, attribute_inference
+from attrpriv.assess.membership import (
+    MembershipResult,
+    ShadowModelAttack,
+    auc_difference,
+    loss_threshold_attack,
+    overfitting_gap,
+)
+from attrpriv.assess.models import MODEL_CHOICES, fit_without, load_model, make_model, save_model
+from attrpriv.assess.property import PropertyInferenceResult, property_inference
+from attrpriv.assess.stats import Score, binomial_ci, pool_scores, rate_difference
+
+__all__ = [
+    "MODEL_CHOICES",
+    "AttributeInferenceResult",
+    "MembershipResult",
+    "PropertyInferenceResult",
+    "Score",
+    "ShadowModelAttack",
+    "attribute_inference",
+    "auc_difference",
+    "binomial_ci",
+    "fit_without",
+    "load_model",
+    "loss_threshold_attack",
+    "make_model",
+    "overfitting_gap",
+    "pool_scores",
+    "property_inference",
+    "rate_difference",
+    "save_model",
+]

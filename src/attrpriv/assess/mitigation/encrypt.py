@@ -1,0 +1,110 @@
+"""Deterministic encryption of feature values with AES-SIV (RFC 5297).
+
+Each value's string form is encrypted with AES-SIV, the column name as associated data, and
+written as a URL-safe base64 token. The encryption is deterministic: equal values give equal
+tokens (in the same column, under the same key), so a model can still use the feature as a
+category.
+
+What it protects, honestly: the values at rest and in transit. Someone holding the encrypted
+table without the key sees only which rows share a value and how often each value occurs (the
+frequencies survive, and with them frequency analysis against public marginals). What it does
+NOT protect: what a model learns. A model trained on the tokens learns exactly what it would
+learn from the original categories, so membership, attribute and property inference against
+that model are unchanged, and numeric features lose their order (they become categories).
+Encrypting therefore does not lower any model-based risk score; it is a data-handling control.
+
+Keys never appear in results or in :class:`Applied`: pass ``key=`` (32, 48 or 64 bytes) or let
+the strategy generate one, and read it with :meth:`Encrypt.export_key`.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from cryptography.exceptions import InvalidTag
+from cryptography.hazmat.primitives.ciphers.aead import AESSIV
+
+from attrpriv.assess.mitigation.base import (
+    Strategy,
+    check_feature_names,
+    check_frame,
+    with_values,
+)
+from attrpriv.errors import InputError
+
+KEY_SIZES = (32, 48, 64)  # AES-SIV: two AES-128, -192 or -256 keys
+
+
+class Encrypt(Strategy):
+    """Deterministic AES-SIV encryption of each value's string form, as base64 tokens."""
+
+    name = "encrypt"
+
+    def __init__(self, key: bytes | None = None) -> None:
+        self.key = key
+        self._generated: bytes | None = None
+
+    def __repr__(self) -> str:
+        return "Encrypt(key=<hidden>)"
+
+    def export_key(self) -> bytes:
+        """The key in use (generated on first use when none was given). Keep it secret."""
+        if self.key is not None:
+            return _check_key(self.key)
+        if self._generated is None:
+            self._generated = AESSIV.generate_key(bit_length=512)
+        return self._generated
+
+    def _transform(
+        self, X: pd.DataFrame, features: tuple[str, ...], seed: int, y: pd.Series | None
+    ) -> tuple[pd.DataFrame, dict[str, Any], float | None]:
+        cipher = AESSIV(self.export_key())
+        for feature in features:
+            column = X[feature]
+            tokens = {v: _encrypt(cipher, feature, v) for v in pd.unique(column.dropna())}
+            X[feature] = with_values(column, _mapped(column, tokens), list(tokens.values()))
+        params = {"cipher": "AES-SIV", "key_bits": 8 * len(self.export_key()), "encoding": "base64"}
+        return X, params, None
+
+    def decrypt(self, X: pd.DataFrame, features: Sequence[str]) -> pd.DataFrame:
+        """A new frame with ``features`` decrypted back to the original values' string forms."""
+        frame = check_frame(X)
+        names = check_feature_names(features, frame)
+        cipher, out = AESSIV(self.export_key()), frame.copy(deep=True)
+        for feature in names:
+            column = out[feature]
+            plain = {v: _decrypt(cipher, feature, v) for v in pd.unique(column.dropna())}
+            out[feature] = _mapped(column, plain)
+        return out
+
+
+def _mapped(column: pd.Series, table: dict[Any, str]) -> np.ndarray:
+    """The column's values looked up in ``table`` (missing values stay missing), as objects."""
+    return np.array([None if pd.isna(v) else table[v] for v in column], dtype=object)
+
+
+def _check_key(key: object) -> bytes:
+    if not isinstance(key, bytes) or len(key) not in KEY_SIZES:
+        size = len(key) if isinstance(key, bytes) else type(key).__name__
+        raise InputError(f"key must be {KEY_SIZES} bytes long (AES-SIV), got {size}")
+    return key
+
+
+def _encrypt(cipher: AESSIV, feature: str, value: Any) -> str:
+    token = cipher.encrypt(str(value).encode("utf-8"), [feature.encode("utf-8")])
+    return base64.urlsafe_b64encode(token).decode("ascii")
+
+
+def _decrypt(cipher: AESSIV, feature: str, token: Any) -> str:
+    try:
+        raw = base64.urlsafe_b64decode(str(token).encode("ascii"))
+        return cipher.decrypt(raw, [feature.encode("utf-8")]).decode("utf-8")
+    except (InvalidTag, binascii.Error, ValueError, UnicodeError):
+        raise InputError(
+            f"column {feature!r}: a value is not a token of this key and column"
+        ) from None

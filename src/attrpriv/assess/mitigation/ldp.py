@@ -1,0 +1,292 @@
+"""Local differential privacy on a feature set: randomized response and the Laplace mechanism.
+
+Each record's value of each feature is randomized on its own, before any model sees it, so the
+guarantee holds against everyone, the model trainer included (the local model):
+
+- categorical feature, domain of k values: k-ary randomized response with epsilon
+  (:mod:`attrpriv.assess.mitigation.randomizers`);
+- numeric feature with public bounds [lower, upper]: the value is clipped to the bounds and
+  Laplace noise of scale ``(upper - lower) / epsilon`` is added (exact OpenDP noise).
+
+A record whose m features are randomized gets ``m * epsilon``-local DP over those features
+(basic composition). The domain must be public: from ``domain=``, else from a ``schema=``, else
+(with a :class:`PrivateDomainWarning`) read off the data, which leaks which values occur.
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from attrpriv._checks import check_epsilon, check_finite_number
+from attrpriv.assess.mitigation.base import (
+    Strategy,
+    check_feature_names,
+    check_frame,
+    is_numeric,
+    with_values,
+)
+from attrpriv.assess.mitigation.randomizers import (
+    BitSource,
+    keep_probability,
+    randomized_response,
+    realised_epsilon,
+    replace_probability,
+)
+from attrpriv.data.schema import Categorical, Integer, Numeric, PrivateDomainWarning, Schema
+from attrpriv.dp.ledger import BudgetLedger
+from attrpriv.dp.noise import NoiseSampler, default_sampler, require_private
+from attrpriv.dp.record import PrivacyRecord, Release
+from attrpriv.errors import InputError
+
+MAX_EPSILON = 700.0  # e^epsilon must be a finite float
+
+
+class LocalDPNoise(Strategy):
+    """epsilon-local DP per record and feature: randomized response or clipped Laplace noise.
+
+    Parameters
+    ----------
+    epsilon : privacy loss of each record's value of each feature (finite, > 0).
+    bounds : ``{feature: (lower, upper)}``, public bounds for numeric features.
+    domain : ``{feature: [values]}``, public domains for categorical features.
+    schema : a :class:`Schema` to read bounds and domains from when not given above.
+    noise : a :class:`NoiseSampler`; default exact OpenDP noise.
+    allow_nonprivate : accept a non-private sampler (reproducible tests only).
+    """
+
+    name = "ldp"
+
+    def __init__(
+        self,
+        epsilon: float,
+        *,
+        bounds: Mapping[str, tuple[float, float]] | None = None,
+        domain: Mapping[str, Sequence[Any]] | None = None,
+        schema: Schema | None = None,
+        noise: NoiseSampler | None = None,
+        allow_nonprivate: bool = False,
+    ) -> None:
+        self.epsilon = epsilon
+        self.bounds = bounds
+        self.domain = domain
+        self.schema = schema
+        self.noise = noise
+        self.allow_nonprivate = allow_nonprivate
+
+    def __repr__(self) -> str:
+        return f"LocalDPNoise(epsilon={self.epsilon!r})"
+
+    def release(
+        self,
+        X: pd.DataFrame,
+        features: Sequence[str],
+        *,
+        seed: int = 0,
+        ledger: BudgetLedger | None = None,
+        label: str = "",
+    ) -> Release:
+        """Randomize ``features`` of ``X``: the new frame with its privacy record.
+
+        The ledger is charged (per record, ``len(features) * epsilon``) before any noise.
+        """
+        frame = check_frame(X)
+        names = check_feature_names(features, frame)
+        return self._release(frame.copy(deep=True), names, seed, ledger, label)
+
+    def _transform(
+        self, X: pd.DataFrame, features: tuple[str, ...], seed: int, y: pd.Series | None
+    ) -> tuple[pd.DataFrame, dict[str, Any], float | None]:
+        result = self._release(X, features, seed, None, "")
+        return result.values, dict(result.parts), result.record.epsilon
+
+    def _release(
+        self,
+        X: pd.DataFrame,
+        features: tuple[str, ...],
+        seed: int,
+        ledger: BudgetLedger | None,
+        label: str,
+    ) -> Release:
+        epsilon = check_epsilon(self.epsilon)
+        if epsilon > MAX_EPSILON:
+            raise InputError(f"epsilon must be <= {MAX_EPSILON:g}, got {epsilon}")
+        sampler = self.noise if self.noise is not None else default_sampler()
+        require_private(sampler, allow_nonprivate=self.allow_nonprivate)
+        plans = {f: self._plan(X[f], epsilon, sampler) for f in features}
+        record = self._record(features, epsilon, plans, sampler)
+        if ledger is not None:
+            ledger.charge(record, label=label)
+        bits = BitSource(sampler, seed)
+        for feature, plan in plans.items():
+            X[feature] = _randomize(X[feature], plan, sampler, bits)
+        public = {f: {k: v for k, v in p.items() if k != "values"} for f, p in plans.items()}
+        return Release(X, record, {"features": public})
+
+    def replace_probability(self, epsilon: float, k: int) -> float:
+        """Randomized response's replacement probability for epsilon over k values."""
+        return replace_probability(epsilon, k)
+
+    def laplace_scale(self, epsilon: float, lower: float, upper: float, slack: float) -> float:
+        """Laplace scale for one value clipped to [lower, upper] (plus the sampler's rounding)."""
+        return (upper - lower + slack) / epsilon
+
+    def _plan(self, column: pd.Series, epsilon: float, sampler: NoiseSampler) -> dict[str, Any]:
+        """How one feature is randomized: public parameters only (plus the domain values)."""
+        categorical = self.domain is not None and str(column.name) in self.domain
+        if is_numeric(column) and not categorical:  # a numeric column with domain= is a category
+            lower, upper = self._bounds(column)
+            if column.isna().any():
+                raise InputError(
+                    f"column {column.name!r} has missing values; Laplace noise needs a number "
+                    "in every row (impute first, or make it categorical)"
+                )
+            scale = self.laplace_scale(epsilon, lower, upper, sampler.rounding_slack(1))
+            return {
+                "distribution": "laplace",
+                "lower": lower,
+                "upper": upper,
+                "scale": scale,
+                "sensitivity": upper - lower,
+                "epsilon": epsilon,
+            }
+        values, source = self._domain(column)
+        r = self.replace_probability(epsilon, len(values))
+        return {
+            "distribution": "k-ary randomized response",
+            "k": len(values),
+            "domain_source": source,
+            "replace_probability": r,
+            "keep_probability": 1.0 - r + r / len(values),
+            "nominal_keep_probability": keep_probability(epsilon, len(values)),
+            "epsilon": realised_epsilon(r, len(values)),
+            "sensitivity": 1.0,
+            "values": values,
+        }
+
+    def _bounds(self, column: pd.Series) -> tuple[float, float]:
+        name = str(column.name)
+        if self.bounds is not None and name in self.bounds:
+            pair = self.bounds[name]
+            if isinstance(pair, (str, bytes)) or not isinstance(pair, Sequence) or len(pair) != 2:
+                raise InputError(f"bounds[{name!r}] must be a (lower, upper) pair, got {pair!r}")
+            lower = check_finite_number(pair[0], f"bounds[{name!r}] lower")
+            upper = check_finite_number(pair[1], f"bounds[{name!r}] upper")
+            if lower > upper:
+                raise InputError(f"bounds[{name!r}] lower {lower} is above upper {upper}")
+            return lower, upper
+        if self.schema is not None and name in self.schema:
+            domain = self.schema.domain(name)
+            if isinstance(domain, (Numeric, Integer)):
+                return float(domain.lower), float(domain.upper)
+        raise InputError(
+            f"bounds: numeric feature {name!r} needs public bounds; pass "
+            f"bounds={{{name!r}: (lower, upper)}} or a schema with a numeric domain for it"
+        )
+
+    def _domain(self, column: pd.Series) -> tuple[list[Any], str]:
+        """The public list of values (missing included when declared or observed)."""
+        name, missing = str(column.name), bool(column.isna().any())
+        declared: list[Any] | None = None
+        if self.domain is not None and name in self.domain:
+            declared, source = _check_domain(self.domain[name], name), "domain="
+        elif self.schema is not None and name in self.schema:
+            schema_domain = self.schema.domain(name)
+            if isinstance(schema_domain, (Categorical, Integer)):
+                declared, source = list(schema_domain.categories), "schema"
+                if self.schema[name].nullable:
+                    declared.append(None)
+        if declared is None:
+            warnings.warn(
+                f"LocalDPNoise: the domain of {name!r} is read from the data, which reveals which "
+                "values occur; pass domain= or a schema to keep it public",
+                PrivateDomainWarning,
+                stacklevel=4,
+            )
+            observed = list(pd.unique(column.dropna()))
+            return observed + ([None] if missing else []), "observed (leaks the values present)"
+        outside = ~column.isin([v for v in declared if not _is_missing(v)]) & column.notna()
+        if outside.any() or (missing and not any(_is_missing(v) for v in declared)):
+            bad = column[outside].iloc[0] if outside.any() else None
+            raise InputError(
+                f"column {name!r} has value {bad!r} outside its declared domain "
+                f"({len(declared)} values); add it to domain[{name!r}] (None for missing)"
+            )
+        return declared, source
+
+    def _record(
+        self,
+        features: tuple[str, ...],
+        epsilon: float,
+        plans: Mapping[str, Mapping[str, Any]],
+        sampler: NoiseSampler,
+    ) -> PrivacyRecord:
+        assumptions = [] if sampler.private else ["noise sampler is not private"]
+        assumptions.append(
+            "columns outside the feature set are kept as they are: what they reveal about "
+            "the randomized values (through correlation) is not protected"
+        )
+        assumptions += [
+            f"domain of {f!r} read from the data"
+            for f, p in plans.items()
+            if "observed" in str(p.get("domain_source", ""))
+        ]
+        noise = {f: {k: v for k, v in p.items() if k != "values"} for f, p in plans.items()}
+        return PrivacyRecord(
+            mechanism="local-dp-noise",
+            definition="dp",
+            epsilon=epsilon * len(features),
+            delta=0.0,
+            protects=(
+                f"each record's values of {list(features)}: any two values it could hold give "
+                f"outputs within a factor e^{epsilon:g} per feature (local DP, no trusted curator)"
+            ),
+            sensitivity={f: float(p["sensitivity"]) for f, p in plans.items()},
+            noise={"per_feature": noise, **sampler.describe()},
+            assumptions=tuple(assumptions),
+        )
+
+
+def _check_domain(values: object, name: str) -> list[Any]:
+    if isinstance(values, (str, bytes)) or not isinstance(values, Sequence) or not values:
+        raise InputError(f"domain[{name!r}] must be a non-empty list of values, got {values!r}")
+    listed = list(values)
+    try:
+        distinct = len(set(listed))
+    except TypeError:
+        raise InputError(f"domain[{name!r}] values must be hashable (text, numbers)") from None
+    if distinct != len(listed):
+        raise InputError(f"domain[{name!r}] has duplicate values")
+    return listed
+
+
+def _is_missing(value: object) -> bool:
+    return value is None or (isinstance(value, float) and np.isnan(value))
+
+
+def _randomize(
+    column: pd.Series, plan: Mapping[str, Any], sampler: NoiseSampler, bits: BitSource
+) -> Any:
+    """One feature's randomized values (a new array; the column is not touched)."""
+    if plan["distribution"] == "laplace":
+        clipped = np.clip(column.to_numpy(dtype=float), plan["lower"], plan["upper"])
+        return sampler.laplace(clipped, plan["scale"])
+    values: list[Any] = plan["values"]
+    missing_code = next((i for i, v in enumerate(values) if _is_missing(v)), -1)
+    lookup = {v: i for i, v in enumerate(values) if not _is_missing(v)}
+    codes = np.array([missing_code if pd.isna(v) else lookup[v] for v in column], dtype=np.int64)
+    noisy = randomized_response(codes, len(values), plan["replace_probability"], bits)
+    table = np.empty(len(values), dtype=object)
+    table[:] = [None if _is_missing(v) else v for v in values]
+    declared = [v for v in values if not _is_missing(v)]
+    drawn = table[noisy]
+    if is_numeric(column) and missing_code < 0:  # integer codes with a declared domain
+        try:
+            return drawn.astype(column.dtype)
+        except (TypeError, ValueError):  # the domain has values of another type: keep objects
+            return drawn
+    return with_values(column, drawn, declared)

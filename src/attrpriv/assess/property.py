@@ -1,0 +1,271 @@
+"""Property inference: does a model reveal a statistic of a feature over its training set?
+
+The distinguishing game of Ganju et al. (CCS 2018) and Suri & Evans (PETS 2022): the training set
+was drawn from one of two worlds whose property of ``feature`` differs -- its mean (``low`` vs
+``high``) or the share of one ``category`` -- and the attacker, who can query the model on records
+of its choosing and knows the training algorithm, must tell which. We play it with shadow models:
+``n_shadows`` training sets per world are resampled from the data so that the property takes the
+world's value, a clone of the estimator is trained on each, and its outputs on a fixed query set
+become one example for a meta-classifier (logistic regression on the standardised log outputs).
+It is trained on ``n_shadows`` shadows per world and scored on ``n_shadows`` fresh ones per world:
+its accuracy there is the attack rate. (Cross-validation over one set of shadows is biased below
+0.5 under the null when there are few shadows and many query outputs: leaving a shadow out moves
+its own world's mean away from it. Fresh test shadows make each guess an independent trial.)
+
+The baseline is not 0.5. Resampling a finite pool to a low or high share concentrates each
+world's training sets on different records, and a meta-classifier can tell the worlds apart by
+*which records* were used even when the feature carries no information at all (measured by
+``benchmarks/assess_attacks.py`` on Adult: mean accuracy 0.62 over 10 seeds for a random column
+that the shadows never see; larger samples make it worse, up to 1.0). So the same game is played
+again as a control, with the feature's values shuffled across records (same marginal, same
+sampling fractions, no link to anything; mean control accuracy 0.60 in that measurement): the
+score is the attack's accuracy minus the control's, with Newcombe's CI for independent samples
+(each test shadow's guess counted as one trial).
+
+Resampling: a share is set by drawing ``round(share * m)`` records of the category and the rest
+from the others; a mean by exponential tilting (weights ``exp(lambda z)`` on the standardised
+feature, ``lambda`` solved so the weighted mean is the target), then drawing ``m`` records with
+those weights, with replacement. The realised values are reported in ``parts``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from scipy.optimize import brentq
+from sklearn.linear_model import LogisticRegression
+from sklearn.pipeline import make_pipeline
+from sklearn.preprocessing import StandardScaler
+
+from attrpriv._checks import check_choice, check_finite_number, check_positive_int
+from attrpriv.assess.inference import feature_kind
+from attrpriv.assess.models import fit_without, predict_outputs, task_of
+from attrpriv.assess.stats import Score, rate_difference
+from attrpriv.errors import InputError
+
+__all__ = ["PropertyInferenceResult", "property_inference"]
+
+
+@dataclass(frozen=True)
+class PropertyInferenceResult:
+    """The property game's outcome: meta-classifier accuracy against 0.5, and how it was set."""
+
+    feature: str
+    property: str
+    category: str | None
+    low: float
+    high: float
+    n_shadows: int
+    score: Score
+    parts: dict[str, float] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "feature": self.feature,
+            "property": self.property,
+            "category": self.category,
+            "low": self.low,
+            "high": self.high,
+            "n_shadows": self.n_shadows,
+            "score": self.score.to_dict(),
+            "parts": dict(self.parts),
+        }
+
+
+def property_inference(
+    estimator: Any,
+    X: pd.DataFrame,
+    y: Any,
+    feature: str,
+    *,
+    property: str = "mean",
+    category: Any = None,
+    low: float,
+    high: float,
+    n_shadows: int = 8,
+    seed: int = 0,
+    confidence: float = 0.95,
+    sample_size: int | None = None,
+    n_queries: int = 100,
+    drop: Sequence[str] = (),
+) -> PropertyInferenceResult:
+    """Can the property of ``feature`` (its mean, or ``category``'s share) be told low vs high?
+
+    Each game trains ``n_shadows`` meta-training and ``n_shadows`` meta-test shadows per world,
+    and there are two games (attack, control): ``8 * n_shadows`` fits of ``estimator`` in all,
+    each on ``sample_size`` records (default: see :func:`_sample_size`; a larger one strengthens
+    the resampling artefact until the control saturates and nothing can be told).
+    ``drop``: columns the shadows are trained without (e.g. the feature itself, to see whether
+    its property still shows through correlated features).
+    """
+    frame, labels = _frame_labels(X, y, feature)
+    prop = check_choice(property, "property", ("mean", "share"))
+    n_shadows = check_positive_int(n_shadows, "n_shadows", minimum=2)
+    n_queries = check_positive_int(n_queries, "n_queries")
+    values = _property_values(frame[feature], prop, category)
+    low, high = _bounds(values, prop, low, high)
+    if len(frame) - n_queries < 20:
+        raise InputError(f"X holds {len(frame)} records: too few for {n_queries} query records")
+    rng = np.random.default_rng(seed)
+    order = rng.permutation(len(frame))
+    queries, pool = order[:n_queries], order[n_queries:]
+    m = _sample_size(sample_size, values[pool], prop, low, high)
+    game = _Game(
+        estimator, frame, labels, queries, pool, tuple(drop), n_shadows, m, prop, low, high
+    )
+    attack, realised = game.play(values, rng)
+    control, _ = game.play(rng.permutation(values), rng)
+    score = rate_difference(attack, control, confidence, paired=False)
+    parts = {
+        "control_accuracy": float(control.mean()),
+        "realised_low": realised[0],
+        "realised_high": realised[1],
+        "sample_size": float(game.sample_size),
+        "n_queries": float(n_queries),
+    }
+    name = None if category is None else str(category)
+    return PropertyInferenceResult(feature, prop, name, low, high, n_shadows, score, parts)
+
+
+@dataclass(frozen=True)
+class _Game:
+    """One distinguishing game: shadows per world, their outputs on the queries, the guesses."""
+
+    estimator: Any
+    frame: pd.DataFrame
+    labels: np.ndarray
+    queries: np.ndarray
+    pool: np.ndarray
+    drop: tuple[str, ...]
+    n_shadows: int
+    sample_size: int
+    prop: str
+    low: float
+    high: float
+
+    def play(
+        self, values: np.ndarray, rng: np.random.Generator
+    ) -> tuple[np.ndarray, tuple[float, float]]:
+        """Hits of the meta-classifier on fresh test shadows, and each world's mean property."""
+        outputs, worlds, realised = [], [], []
+        for _split in ("train", "test"):
+            for world, target in ((0, self.low), (1, self.high)):
+                for _ in range(self.n_shadows):
+                    rows = self.pool[
+                        _draw(values[self.pool], self.prop, target, self.sample_size, rng)
+                    ]
+                    outputs.append(self._outputs(rows))
+                    worlds.append(world)
+                    realised.append((world, float(values[rows].mean())))
+        features, truth = np.vstack(outputs), np.array(worlds)
+        half = 2 * self.n_shadows
+        meta = make_pipeline(StandardScaler(), LogisticRegression(C=0.1, max_iter=2000))
+        meta.fit(features[:half], truth[:half])
+        hits = np.asarray(meta.predict(features[half:]) == truth[half:])
+        means = tuple(float(np.mean([v for w, v in realised if w == k])) for k in (0, 1))
+        return hits, (means[0], means[1])
+
+    def _outputs(self, rows: np.ndarray) -> np.ndarray:
+        """A shadow's answers on the queries: log-probabilities, or a regressor's predictions."""
+        shadow = fit_without(self.estimator, self.frame.iloc[rows], self.labels[rows], self.drop)
+        outputs = predict_outputs(shadow, self.frame.iloc[self.queries])
+        if task_of(shadow) == "classification":
+            outputs = np.log(np.clip(outputs, 1e-6, None))
+        return outputs.ravel()
+
+
+def _frame_labels(X: Any, y: Any, feature: str) -> tuple[pd.DataFrame, np.ndarray]:
+    if not isinstance(X, pd.DataFrame):
+        raise InputError(f"X must be a pandas DataFrame, got {type(X).__name__}")
+    if feature not in X.columns:
+        raise InputError(f"feature {feature!r} is not a column of X ({list(X.columns)})")
+    labels = np.asarray(y)
+    if labels.shape != (len(X),):
+        raise InputError(f"y has shape {labels.shape}, expected ({len(X)},)")
+    return X.reset_index(drop=True), labels
+
+
+def _property_values(column: pd.Series, prop: str, category: Any) -> np.ndarray:
+    """Per-record values whose mean is the property: the feature, or 1 for ``category``."""
+    if prop == "share":
+        if category is None:
+            raise InputError("property='share' needs category=<the value whose share is inferred>")
+        hits = column.astype(object) == category
+        if not hits.any():
+            raise InputError(f"category {category!r} does not occur in feature {column.name!r}")
+        return np.asarray(hits.to_numpy(dtype=float))
+    if feature_kind(column) != "continuous":
+        raise InputError(f"property='mean' needs a numeric feature; {column.name!r} is not")
+    if column.isna().any():
+        raise InputError(f"feature {column.name!r} has missing values; fill or drop them first")
+    return column.to_numpy(dtype=float)
+
+
+def _bounds(values: np.ndarray, prop: str, low: object, high: object) -> tuple[float, float]:
+    lo, hi = check_finite_number(low, "low"), check_finite_number(high, "high")
+    if not lo < hi:
+        raise InputError(f"low must be < high, got low={lo}, high={hi}")
+    floor, ceiling = (0.0, 1.0) if prop == "share" else (float(values.min()), float(values.max()))
+    if lo < floor or hi > ceiling or (prop == "mean" and not floor < lo < hi < ceiling):
+        raise InputError(
+            f"low and high must lie within the feature's {prop} range [{floor:g}, {ceiling:g}], "
+            f"got {lo:g} and {hi:g}"
+        )
+    return lo, hi
+
+
+def _sample_size(
+    sample_size: int | None, values: np.ndarray, prop: str, low: float, high: float
+) -> int:
+    """The shadows' training-set size: given, or at most a tenth of what the pool can supply.
+
+    The cap keeps each world's samples from concentrating on the same few records (the artefact
+    the control measures): for a share, ``min(n_category / high, n_rest / (1 - low)) / 10``;
+    for a mean, a tenth of the smaller effective sample size ``1 / sum(w^2)`` of the two
+    tilted weightings. Never more than a third of the pool or 2000, never less than 50.
+    """
+    if sample_size is not None:
+        return check_positive_int(sample_size, "sample_size", minimum=10)
+    if prop == "share":
+        inside = float(values.sum())
+        capacity = min(inside / high, (values.size - inside) / (1.0 - low))
+    else:
+        capacity = min(1.0 / float(np.sum(_tilt(values, t) ** 2)) for t in (low, high))
+    return int(max(50, min(capacity / 10, values.size // 3, 2000)))
+
+
+def _draw(values: np.ndarray, prop: str, target: float, m: int, rng: np.random.Generator) -> Any:
+    """Indices (into ``values``) of a sample of size ``m`` whose property is about ``target``."""
+    if prop == "share":
+        inside, outside = np.flatnonzero(values == 1.0), np.flatnonzero(values == 0.0)
+        k = round(target * m)
+        if (k and not inside.size) or (m - k and not outside.size):
+            raise InputError("cannot reach the share: one side of the category has no records")
+        chosen = [
+            rng.choice(inside, size=k, replace=k > inside.size),
+            rng.choice(outside, size=m - k, replace=m - k > outside.size),
+        ]
+        return rng.permutation(np.concatenate(chosen))
+    return rng.choice(values.size, size=m, replace=True, p=_tilt(values, target))
+
+
+def _tilt(values: np.ndarray, target: float) -> np.ndarray:
+    """Weights ``exp(lambda z)``, z the standardised values, whose weighted mean is ``target``."""
+    spread = float(values.std()) or 1.0
+    z = (values - values.mean()) / spread
+
+    def weights(lam: float) -> np.ndarray:
+        w = np.exp(lam * z - np.max(lam * z))
+        return np.asarray(w / w.sum())
+
+    def gap(lam: float) -> float:
+        return float(weights(lam) @ values) - target
+
+    lam = (
+        brentq(gap, -50.0, 50.0) if gap(-50.0) < 0 < gap(50.0) else (50.0 if gap(0) < 0 else -50.0)
+    )
+    return weights(float(lam))
