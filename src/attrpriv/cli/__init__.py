@@ -19,6 +19,7 @@ from attrpriv.cli import (  # noqa: F401 (release_* register their commands on r
     release_attribute,
     release_ddp,
     release_quilt,
+    sanitize,
 )
 from attrpriv.cli._common import err_console, examples
 from attrpriv.errors import InputError
@@ -38,6 +39,7 @@ app = typer.Typer(
 )
 app.add_typer(datasets.app)
 app.add_typer(release.app)
+app.add_typer(sanitize.app)
 app.add_typer(budget.app)
 
 _state = {"debug": False}

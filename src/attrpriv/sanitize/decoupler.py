@@ -1,0 +1,312 @@
+"""The global decoupler: a beta-VAE whose latent splits into sensitive and non-sensitive parts.
+
+Equation 5 of Decouple-and-Sample (the seed): minimise over encoder, decoder and aligner
+
+    alpha1 * L1 + alpha2 * L2 + alpha3 * L3 - alpha4 * min_v L4
+
+with L1 the negative beta-ELBO, L2 the aligner's cross-entropy predicting y_S from z_S,
+L3 the distance correlation between z_S and z_NS over the batch, and L4 the adversary's
+cross-entropy predicting y_S from z_NS. The min-max is done by alternating updates: on each
+batch the adversary takes one step minimising L4 on the detached z_NS, then the encoder,
+decoder and aligner take one step on the objective, in which -alpha4 * L4 pushes z_NS to
+defeat the updated adversary.
+Trained on auxiliary (public) data only; it gives no formal guarantee by itself.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import torch
+from torch import nn
+
+from attrpriv._checks import check_choice, check_non_negative, check_positive, check_positive_int
+from attrpriv.data.schema import Schema
+from attrpriv.errors import InputError
+from attrpriv.sanitize import networks as nets
+from attrpriv.sanitize.images import as_images, bernoulli_nll
+from attrpriv.sanitize.tabular import TabularCodec, modelled_columns
+
+PARAMS = ("kind", "latent_dim", "sensitive_dim", "beta", "alphas", "hidden", "epochs",
+          "batch_size", "lr", "seed", "progress")  # fmt: skip
+
+
+@contextmanager
+def _deterministic(seed: int) -> Iterator[None]:
+    """Seed torch and switch on deterministic kernels, restoring the global flag afterwards."""
+    previous, threads = torch.are_deterministic_algorithms_enabled(), torch.get_num_threads()
+    torch.use_deterministic_algorithms(True)
+    torch.set_num_threads(1)  # small networks: one thread is fastest and avoids contention
+    torch.manual_seed(seed)
+    try:
+        yield
+    finally:
+        torch.use_deterministic_algorithms(previous)
+        torch.set_num_threads(threads)
+
+
+class GlobalDecoupler:
+    """beta-VAE + aligner + adversary + distance correlation (equation 5 of the seed).
+
+    Parameters follow the paper: ``latent_dim`` m = 32, ``sensitive_dim`` k = 8, ``beta`` = 5,
+    ``alphas`` = (alpha1, alpha2, alpha3, alpha4) = (1, 1, 100, 1). An alpha of 0 removes that
+    component (the paper's ablation).
+    """
+
+    def __init__(
+        self,
+        *,
+        kind: str = "tabular",
+        latent_dim: int = 32,
+        sensitive_dim: int = 8,
+        beta: float = 5.0,
+        alphas: tuple[float, float, float, float] = (1.0, 1.0, 100.0, 1.0),
+        hidden: int = 128,
+        epochs: int = 30,
+        batch_size: int = 256,
+        lr: float = 1e-3,
+        seed: int = 0,
+        progress: bool = True,
+    ) -> None:
+        self.kind = kind
+        self.latent_dim = latent_dim
+        self.sensitive_dim = sensitive_dim
+        self.beta = beta
+        self.alphas = alphas
+        self.hidden = hidden
+        self.epochs = epochs
+        self.batch_size = batch_size
+        self.lr = lr
+        self.seed = seed
+        self.progress = progress
+
+    def get_params(self) -> dict[str, Any]:
+        """Constructor parameters, as given (scikit-learn style)."""
+        return {name: getattr(self, name) for name in PARAMS}
+
+    def _check_params(self) -> None:
+        check_choice(self.kind, "kind", ("tabular", "image"))
+        m = check_positive_int(self.latent_dim, "latent_dim", minimum=2)
+        k = check_positive_int(self.sensitive_dim, "sensitive_dim")
+        if k >= m:
+            raise InputError(f"sensitive_dim must be < latent_dim ({m}), got {k}")
+        check_non_negative(self.beta, "beta")
+        if len(tuple(self.alphas)) != 4:
+            raise InputError(f"alphas must be 4 numbers (alpha1..alpha4), got {self.alphas!r}")
+        for i, a in enumerate(self.alphas, start=1):
+            check_non_negative(a, f"alphas[{i}]")
+        check_positive_int(self.hidden, "hidden")
+        check_positive_int(self.epochs, "epochs")
+        check_positive_int(self.batch_size, "batch_size", minimum=2)
+        check_positive(self.lr, "lr")
+        check_positive_int(self.seed, "seed", minimum=0)
+
+    # ----------------------------------------------------------------- data
+    def _labels(self, X: Any, y_s: Any) -> tuple[np.ndarray, tuple[str, ...]]:
+        """Codes of y_S in self.classes_, and the excluded column name (if y_s names one).
+
+        A Series named after a column of ``X`` counts as that column: it is not modelled.
+        """
+        if isinstance(y_s, pd.Series) and isinstance(X, pd.DataFrame) and y_s.name in X.columns:
+            if not y_s.equals(X[y_s.name]):
+                raise InputError(f"y_s is named {y_s.name!r} but differs from that column of X")
+            y_s = str(y_s.name)
+        if isinstance(y_s, str) and (not isinstance(X, pd.DataFrame) or y_s not in X.columns):
+            raise InputError(f"sensitive column {y_s!r} is not a column of the data")
+        exclude: tuple[str, ...] = (y_s,) if isinstance(y_s, str) else ()
+        values = X[y_s] if exclude else pd.Series(np.asarray(y_s))
+        self.sensitive_column_: str | None = exclude[0] if exclude else None
+        if len(values) != len(X):
+            raise InputError(f"y_s has {len(values)} labels for {len(X)} rows")
+        if values.isna().any():
+            raise InputError(
+                "y_s has missing labels; every auxiliary row needs its sensitive label"
+            )
+        classes = sorted(values.unique(), key=str)
+        if len(classes) < 2:
+            raise InputError(f"y_s needs at least 2 classes, got {classes}")
+        self.classes_ = np.asarray(classes, dtype=object)
+        codes = pd.Categorical(values, categories=classes).codes.astype(np.int64)
+        return codes, exclude
+
+    def _to_matrix(self, X: Any) -> np.ndarray:
+        if self.kind == "image":
+            return as_images(X)
+        if not isinstance(X, pd.DataFrame):
+            raise InputError(f"tabular decoupler needs a pandas DataFrame, got {type(X).__name__}")
+        return self.codec_.encode(X)
+
+    # ----------------------------------------------------------------- networks
+    def _build(self, in_dim: int, n_classes: int, side: int) -> None:
+        m, k, h = self.latent_dim, self.sensitive_dim, self.hidden
+        if self.kind == "image":
+            self.encoder_: nn.Module = nets.image_encoder(h, m, side)
+            self.decoder_: nn.Module = nets.ImageDecoder(h, m, side)
+        else:
+            self.encoder_ = nets.tabular_encoder(in_dim, h, m)
+            self.decoder_ = nets.mlp(m, h, in_dim)
+        self.aligner_: nn.Module = nets.mlp(k, h // 2, n_classes)
+        self.adversary_: nn.Module = nets.mlp(m - k, h // 2, n_classes)
+        self.in_dim_, self.n_classes_, self.side_ = in_dim, n_classes, side
+
+    def _modules(self) -> dict[str, nn.Module]:
+        return {"encoder": self.encoder_, "decoder": self.decoder_,
+                "aligner": self.aligner_, "adversary": self.adversary_}  # fmt: skip
+
+    def _recon(self, out: torch.Tensor, target: torch.Tensor) -> torch.Tensor:
+        if self.kind == "image":
+            return bernoulli_nll(out, target)
+        return self.codec_.reconstruction_loss(out, target)
+
+    # ----------------------------------------------------------------- training
+    def fit(self, X: Any, y_s: Any, *, schema: Schema | None = None) -> GlobalDecoupler:
+        """Train on auxiliary (public) data. ``y_s``: labels, or the name of a column of ``X``."""
+        self._check_params()
+        codes, exclude = self._labels(X, y_s)
+        if self.kind == "tabular":
+            if schema is None:
+                raise InputError("a tabular decoupler needs schema= (roles and public domains)")
+            self.codec_ = TabularCodec(schema, modelled_columns(schema, exclude))
+        matrix = self._to_matrix(X)
+        if len(matrix) < 2:
+            raise InputError(f"need at least 2 rows to train, got {len(matrix)}")
+        side = matrix.shape[-1] if self.kind == "image" else 0
+        with _deterministic(self.seed):
+            self._build(int(np.prod(matrix.shape[1:])), len(self.classes_), side)
+            self.history_ = self._train(torch.from_numpy(matrix), torch.from_numpy(codes))
+        return self
+
+    def _train(self, x: torch.Tensor, y: torch.Tensor) -> list[dict[str, float]]:
+        main = [self.encoder_, self.decoder_, self.aligner_]
+        optimizer = torch.optim.Adam(
+            [p for mod in main for p in mod.parameters()], lr=float(self.lr)
+        )
+        adv_optimizer = torch.optim.Adam(self.adversary_.parameters(), lr=float(self.lr))
+        gen = torch.Generator().manual_seed(int(self.seed))
+        history: list[dict[str, float]] = []
+        with _progress(self.progress, int(self.epochs)) as advance:
+            for epoch in range(int(self.epochs)):
+                order = torch.randperm(len(x), generator=gen)
+                sums: dict[str, float] = {}
+                for start in range(0, len(x) - 1, int(self.batch_size)):
+                    idx = order[start : start + int(self.batch_size)]
+                    parts = self._step(x[idx], y[idx], gen, adv_optimizer)
+                    optimizer.zero_grad()
+                    parts.pop("objective").backward()  # type: ignore[no-untyped-call]
+                    optimizer.step()
+                    for key, val in parts.items():
+                        sums[key] = sums.get(key, 0.0) + float(val) * len(idx)
+                row = {key: val / len(x) for key, val in sums.items()} | {"epoch": epoch + 1}
+                history.append(row)
+                advance(row)
+        return history
+
+    def _step(
+        self, x: torch.Tensor, y: torch.Tensor, gen: torch.Generator, adv_opt: torch.optim.Optimizer
+    ) -> dict[str, torch.Tensor]:
+        """The four losses of equation 5 on one batch, and their weighted sum.
+
+        The inner min_v L4 is an adversary step on the detached z_NS first (alternating
+        updates); the encoder then gets -alpha4 * L4 against the updated adversary.
+        """
+        k = self.sensitive_dim
+        ce = nn.functional.cross_entropy
+        mu, logvar = self.encoder_(x)
+        z = mu + torch.exp(0.5 * logvar) * torch.randn(mu.shape, generator=gen)
+        adv_opt.zero_grad()
+        ce(self.adversary_(z[:, k:].detach()), y).backward()  # type: ignore[no-untyped-call]
+        adv_opt.step()
+        recon = self._recon(self.decoder_(z), x).mean()
+        kl = nets.kl_standard_normal(mu, logvar).mean()
+        l1 = recon + float(self.beta) * kl
+        l2 = ce(self.aligner_(z[:, :k]), y)
+        l3 = nets.distance_correlation(z[:, :k], z[:, k:])
+        l4 = ce(self.adversary_(z[:, k:]), y)
+        a1, a2, a3, a4 = (float(a) for a in self.alphas)
+        objective = a1 * l1 + a2 * l2 + a3 * l3 - a4 * l4
+        return {"objective": objective, "reconstruction": recon.detach(), "kl": kl.detach(),
+                "aligner": l2.detach(), "dcorr": l3.detach(), "adversary": l4.detach()}  # fmt: skip
+
+    # ----------------------------------------------------------------- use
+    def _require_fitted(self) -> None:
+        if not hasattr(self, "encoder_"):
+            raise InputError("this GlobalDecoupler is not fitted yet: call fit() or load()")
+
+    def encode(self, X: Any) -> tuple[np.ndarray, np.ndarray]:
+        """Posterior means, split into (z_S (n, k), z_NS (n, m - k))."""
+        self._require_fitted()
+        x = torch.from_numpy(self._to_matrix(X))
+        with torch.no_grad():
+            mu = self.encoder_(x)[0].numpy().astype(np.float64)
+        return mu[:, : self.sensitive_dim], mu[:, self.sensitive_dim :]
+
+    def decode(self, z_s: Any, z_ns: Any) -> pd.DataFrame | np.ndarray:
+        """Latents -> data: a DataFrame in the schema's domains, or images in [0, 1]."""
+        self._require_fitted()
+        zs, zn = np.asarray(z_s, dtype=np.float32), np.asarray(z_ns, dtype=np.float32)
+        k, m = self.sensitive_dim, self.latent_dim
+        if (
+            zs.ndim != 2
+            or zn.ndim != 2
+            or zs.shape[1] != k
+            or zn.shape[1] != m - k
+            or len(zs) != len(zn)
+        ):
+            raise InputError(
+                f"decode needs z_s (n, {k}) and z_ns (n, {m - k}), got {zs.shape}, {zn.shape}"
+            )
+        if not (np.all(np.isfinite(zs)) and np.all(np.isfinite(zn))):
+            raise InputError("latents must be finite")
+        with torch.no_grad():
+            out = self.decoder_(torch.from_numpy(np.concatenate([zs, zn], axis=1))).numpy()
+        if self.kind == "image":
+            return np.asarray(1.0 / (1.0 + np.exp(-out)), dtype=np.float32)
+        return self.codec_.decode(out)
+
+    def predict_sensitive(self, X: Any) -> np.ndarray:
+        """The aligner's guess of y_S from z_S (a diagnostic of how much z_S carries)."""
+        z_s, _ = self.encode(X)
+        with torch.no_grad():
+            logits = self.aligner_(torch.from_numpy(z_s.astype(np.float32)))
+        return np.asarray(self.classes_[logits.argmax(-1).numpy()])
+
+    # ----------------------------------------------------------------- files
+    def save(self, directory: str | Path) -> Path:
+        """Write weights (torch state dicts) and a JSON config to ``directory``; never pickle."""
+        self._require_fitted()
+        from attrpriv.sanitize._store import save_decoupler
+
+        return save_decoupler(self, Path(directory))
+
+    @classmethod
+    def load(cls, directory: str | Path) -> GlobalDecoupler:
+        """Read a decoupler written by :meth:`save` (weights loaded with ``weights_only=True``)."""
+        from attrpriv.sanitize._store import load_decoupler
+
+        return load_decoupler(cls, Path(directory))
+
+
+@contextmanager
+def _progress(enabled: bool, total: int) -> Iterator[Any]:
+    """A rich progress bar showing the epoch's losses, or a no-op."""
+    if not enabled:
+        yield lambda row: None
+        return
+    from rich.progress import Progress
+
+    with Progress(transient=True) as bar:
+        task = bar.add_task("decoupler", total=total)
+
+        def advance(row: dict[str, float]) -> None:
+            shown = " ".join(
+                f"{key}={row[key]:.3g}"
+                for key in ("reconstruction", "aligner", "dcorr", "adversary")
+            )
+            bar.update(task, advance=1, description=f"decoupler {shown}")
+
+        yield advance

@@ -1,0 +1,58 @@
+"""Small grey-scale images <-> tensors for the decoupler, and MNIST-5k's sensitive attribute.
+
+MNIST has no sensitive attribute, so the library generates one deterministically: the stroke
+thickness class, ``1`` ("thick") when the mean pixel intensity of the digit exceeds
+:data:`THICKNESS_THRESHOLD`, else ``0`` ("thin"). The threshold is a fixed public constant
+(it is the median mean intensity of the bundled MNIST-5k, 0.1283, rounded), not re-read from
+whatever data is passed, so the label of an image never depends on other images.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import torch
+from torch.nn import functional
+
+from attrpriv.errors import InputError
+
+THICKNESS_THRESHOLD = 0.128
+
+
+def as_images(X: Any) -> np.ndarray:
+    """(n, h, w) or (n, 1, h, w) floats in [0, 1] -> float32 (n, 1, h, w), h == w divisible by 4."""
+    arr = np.asarray(X, dtype=np.float32)
+    if arr.ndim == 3:
+        arr = arr[:, None]
+    if arr.ndim != 4 or arr.shape[1] != 1 or arr.shape[2] != arr.shape[3] or arr.shape[2] % 4:
+        raise InputError(
+            f"images must have shape (n, h, w) or (n, 1, h, w) with h == w divisible by 4, "
+            f"got {np.shape(X)}"
+        )
+    if not np.all(np.isfinite(arr)) or arr.min() < 0.0 or arr.max() > 1.0:
+        raise InputError("images must hold finite pixel values in [0, 1]")
+    return arr
+
+
+def thickness_labels(X: Any) -> np.ndarray:
+    """The generated sensitive attribute: 1 if mean intensity > THICKNESS_THRESHOLD, else 0."""
+    images = as_images(X)
+    mass = images.reshape(len(images), -1).mean(1)
+    return np.asarray(mass > THICKNESS_THRESHOLD, dtype=np.int64)
+
+
+def mnist_images(frame: object) -> tuple[np.ndarray, np.ndarray]:
+    """Bundled MNIST-5k frame -> (images (n, 28, 28) in [0, 1], digit labels)."""
+    import pandas as pd
+
+    if not isinstance(frame, pd.DataFrame) or "label" not in frame.columns:
+        raise InputError("expected the mnist_5k frame with pixel_* columns and 'label'")
+    pixels = frame[[f"pixel_{i}" for i in range(784)]].to_numpy(dtype=np.float32) / 255.0
+    return pixels.reshape(-1, 28, 28), frame["label"].to_numpy(dtype=np.int64)
+
+
+def bernoulli_nll(logits: torch.Tensor, target: torch.Tensor) -> torch.Tensor:
+    """Per-image negative log-likelihood of a per-pixel Bernoulli likelihood."""
+    loss = functional.binary_cross_entropy_with_logits(logits, target, reduction="none")
+    return loss.flatten(1).sum(-1)
