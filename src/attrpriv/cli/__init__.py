@@ -13,6 +13,7 @@ import typer
 
 from attrpriv import __version__
 from attrpriv.cli import (  # noqa: F401 (release_* register their commands on release.app)
+    assess,
     budget,
     datasets,
     release,
@@ -38,6 +39,7 @@ app = typer.Typer(
     add_completion=False,
 )
 app.add_typer(datasets.app)
+app.add_typer(assess.app)
 app.add_typer(release.app)
 app.add_typer(sanitize.app)
 app.add_typer(budget.app)

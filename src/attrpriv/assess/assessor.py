@@ -1,0 +1,387 @@
+"""FeatureRiskAssessor: which feature sets make a model leak, and what to do about them.
+
+The steps of the spec (FIG. 2): take a model and a dataset (202), select target feature sets
+(204), run the differential inference attack -- the same membership attack against the model
+trained on all features and against the model retrained without the set -- plus feature-level
+attacks and the overfitting and utility tests (206), score and rank the sets against a threshold
+(208), and mitigate the riskiest set, retrain and re-assess until every score is under the
+threshold (210). See docs/assess/risk-scores.md.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from sklearn.base import clone
+
+from attrpriv._checks import (
+    check_choice,
+    check_positive_int,
+    check_probability,
+)
+from attrpriv.assess import _grid
+from attrpriv.assess.feature_sets import resolve_feature_sets
+from attrpriv.assess.mitigation import Mitigation
+from attrpriv.assess.models import MODEL_CHOICES, task_of
+from attrpriv.assess.parallel import BACKENDS, check_n_jobs, run_tasks
+from attrpriv.assess.report import MitigationPath, MitigationStep, RiskReport, set_label
+from attrpriv.assess.scoring import ATTACKS, ScoreWeights
+from attrpriv.errors import InputError
+
+__all__ = ["MEMBERSHIP_ATTACKS", "FeatureRiskAssessor"]
+
+MEMBERSHIP_ATTACKS = ("loss", "shadow")
+FeatureSetSpec = str | Sequence[Sequence[str]]
+FAMILIES = ("singles", "pairs", "power", "preselect")
+
+
+class FeatureRiskAssessor:
+    """Assess the privacy risk of each target feature set of a model by retraining without it.
+
+    Parameters (stored as given, checked in :meth:`assess`):
+
+    - ``estimator``: an unfitted (or fitted: it is cloned) scikit-learn classifier, regressor or
+      pipeline that can be refit on a subset of the columns (e.g. ``make_model("hgb")``).
+    - ``feature_sets``: ``"singles"``, ``"pairs"``, ``"power:K"``, ``"preselect:BY:K"`` or
+      explicit sets (see :func:`~attrpriv.assess.feature_sets.resolve_feature_sets`).
+    - ``attacks``: among ``"membership"`` (the differential attack), ``"attribute"``,
+      ``"property"``.
+    - ``threshold``: a modified score above it flags the set (step 208).
+    - ``weights``: :class:`~attrpriv.assess.scoring.ScoreWeights` of the overall/modified scores.
+    - ``n_repeats``: seeds (split + training seed ``seed + i``) the attacks are repeated over.
+    - ``test_size``: share of the rows held out (the non-members and the utility test).
+    - ``membership_attack``: ``"loss"`` (loss threshold) or ``"shadow"`` (Shokri et al.).
+    - ``n_shadows``: shadow models of the shadow membership attack, and per world (low/high)
+      of the property game.
+    - ``attack_model``: the learner of the attribute attack and its baselines (a built-in
+      model name; ``"logreg"`` is the fast choice).
+    - ``max_attack_rows``: at most this many members (and as many non-members) are attacked.
+    - ``n_boot``: bootstrap resamples of each attack's AUC CI and of the paired differences.
+    - ``backend``/``n_jobs``/``progress``: how the retrainings run (sequential, joblib, dask).
+
+    Learned: ``report_`` (the last :class:`RiskReport`), ``feature_names_in_``, and after
+    :meth:`mitigate`, ``mitigated_`` (the mitigated copy of X).
+    """
+
+    def __init__(
+        self,
+        estimator: Any,
+        *,
+        feature_sets: FeatureSetSpec = "singles",
+        attacks: Sequence[str] = ("membership", "attribute"),
+        threshold: float = 0.05,
+        weights: ScoreWeights = ScoreWeights(),  # noqa: B008 - frozen, immutable
+        n_repeats: int = 3,
+        test_size: float = 0.3,
+        membership_attack: str = "loss",
+        n_shadows: int = 4,
+        attack_model: str = "hgb",
+        max_attack_rows: int | None = 2000,
+        n_boot: int = 1000,
+        confidence: float = 0.95,
+        backend: str = "joblib",
+        n_jobs: int = 2,
+        progress: bool = False,
+        seed: int = 0,
+    ) -> None:
+        self.estimator = estimator
+        self.feature_sets = feature_sets
+        self.attacks = attacks
+        self.threshold = threshold
+        self.weights = weights
+        self.n_repeats = n_repeats
+        self.test_size = test_size
+        self.membership_attack = membership_attack
+        self.n_shadows = n_shadows
+        self.attack_model = attack_model
+        self.max_attack_rows = max_attack_rows
+        self.n_boot = n_boot
+        self.confidence = confidence
+        self.backend = backend
+        self.n_jobs = n_jobs
+        self.progress = progress
+        self.seed = seed
+
+    # -- public API ------------------------------------------------------------------------------
+
+    def assess(self, X: pd.DataFrame | np.ndarray, y: pd.Series | np.ndarray) -> RiskReport:
+        """Score every target feature set (steps 202-208) and rank them, riskiest first."""
+        self._check_params()
+        frame, target = _check_data(X, y)
+        self.feature_names_in_ = np.asarray(frame.columns, dtype=object)
+        self.report_ = self._assess(frame, target, self._resolve(self.feature_sets, frame))
+        return self.report_
+
+    def mitigate(
+        self,
+        X: pd.DataFrame | np.ndarray,
+        y: pd.Series | np.ndarray,
+        strategies: Sequence[Mitigation],
+        max_steps: int = 5,
+    ) -> RiskReport:
+        """Assess, then mitigate the riskiest flagged set, retrain and re-assess (step 210).
+
+        Each time a set is the riskiest flagged one it gets the next strategy in ``strategies``
+        (an escalation ladder, e.g. generalize, then local-DP noise, then drop), applied to its
+        original values. Stops when no set is flagged, no strategy is left for the flagged sets,
+        or after ``max_steps`` mitigations. Returns the first assessment with the path in
+        ``mitigation``; the mitigated data is in ``mitigated_``.
+        """
+        self._check_params()
+        max_steps = check_positive_int(max_steps, "max_steps")
+        if isinstance(strategies, (str, bytes)) or not strategies:
+            raise InputError("strategies must be a non-empty sequence of Mitigation objects")
+        for strategy in strategies:
+            if not callable(getattr(strategy, "apply", None)):
+                raise InputError(f"strategy {strategy!r} has no apply(X, features, seed=) method")
+        frame, target = _check_data(X, y)
+        self.feature_names_in_ = np.asarray(frame.columns, dtype=object)
+        first, path, mitigated = self._loop(frame, target, list(strategies), max_steps)
+        self.mitigated_ = mitigated
+        self.report_ = RiskReport(first.settings, first.model, first.feature_sets, path)
+        return self.report_
+
+    # -- steps -----------------------------------------------------------------------------------
+
+    def _resolve(
+        self, spec: FeatureSetSpec, X: pd.DataFrame, *, strict: bool = True
+    ) -> list[tuple[str, ...]]:
+        """Target feature sets on the columns of ``X``.
+
+        ``strict=False`` (the mitigation loop, after a drop): explicit sets lose the columns
+        that are gone, and sets left empty (or covering every column) are skipped.
+        """
+        if isinstance(spec, str) and spec.strip().split(":")[0].strip().lower() in FAMILIES:
+            return resolve_feature_sets(spec, X, seed=int(self.seed))
+        if strict:
+            return resolve_feature_sets(spec, X, seed=int(self.seed))
+        groups = [g.split(",") for g in spec.split(";")] if isinstance(spec, str) else spec
+        kept = [tuple(f.strip() for f in g if f.strip() in X.columns) for g in groups]
+        present = [list(g) for g in dict.fromkeys(kept) if g and len(g) < X.shape[1]]
+        return resolve_feature_sets(present, X, seed=int(self.seed)) if present else []
+
+    def _assess(self, X: pd.DataFrame, y: pd.Series, sets: list[tuple[str, ...]]) -> RiskReport:
+        """Run the grid of retrainings and attacks on ``X`` and build the ranked report."""
+        attacks = tuple(self.attacks)
+        data = _grid.GridData(
+            X=X,
+            y=y,
+            estimator=self.estimator,
+            classification=task_of(self.estimator) == "classification",
+            test_size=float(self.test_size),
+            membership="membership" in attacks,
+            membership_attack=self.membership_attack,
+            n_shadows=int(self.n_shadows),
+            attack_model=self.attack_model,
+            max_attack_rows=self.max_attack_rows,
+            n_boot=int(self.n_boot),
+            confidence=float(self.confidence),
+            seed=int(self.seed),
+        )
+        repeats = range(int(self.n_repeats))
+        full = self._run(data, [_grid.Task("full", r) for r in repeats], "training full models")
+        features = list(dict.fromkeys(f for group in sets for f in group))
+        tasks = [
+            _grid.Task("without", r, group, reference=full[r].membership)
+            for group in sets
+            for r in repeats
+        ]
+        for kind in ("attribute", "property"):
+            if kind in attacks:
+                tasks += [
+                    _grid.Task(kind, r, (f,), full[r].model) for f in features for r in repeats
+                ]
+        results = self._run(data, tasks, f"retraining without {len(sets)} feature sets")
+        outcomes = _grid.Outcomes.collect(full, tasks, results)
+        weights, threshold = self.weights, float(self.threshold)
+        risks = [_grid.set_risk(g, outcomes, data, weights, threshold) for g in sets]
+        model = _grid.model_summary(full, data)
+        return RiskReport(self.settings(), model, _grid.rank(risks))
+
+    def _loop(
+        self, X: pd.DataFrame, y: pd.Series, strategies: list[Mitigation], max_steps: int
+    ) -> tuple[RiskReport, MitigationPath, pd.DataFrame]:
+        """The mitigation loop; see :meth:`mitigate`."""
+        report = first = self._assess(X, y, self._resolve(self.feature_sets, X))
+        base = first.model.utility_test
+        steps = [_step(0, None, None, report, base)]
+        levels: dict[tuple[str, ...], int] = {}  # set -> index of its current strategy
+        current, stopped = X, ""
+        for step in range(1, max_steps + 1):
+            if not report.flagged:
+                break
+            ladder = [
+                r.features
+                for r in report.flagged
+                if levels.get(r.features, -1) + 1 < len(strategies)
+            ]
+            if not ladder:
+                stopped = "no strategy left for the flagged feature sets"
+                break
+            target = ladder[0]
+            levels[target] = levels.get(target, -1) + 1
+            try:
+                candidate, records = _apply(X, y, levels, strategies, int(self.seed))
+            except InputError as exc:
+                stopped = f"could not mitigate {set_label(target)}: {exc}"
+                break
+            if candidate.shape[1] < 2:
+                stopped = f"mitigating {set_label(target)} would leave fewer than 2 columns"
+                break
+            current = candidate
+            sets = self._resolve(self.feature_sets, current, strict=False)
+            report = self._assess(current, y, sets)
+            applied = records.get(target, {})
+            steps.append(
+                _step(step, target, strategies[levels[target]].name, report, base, applied)
+            )
+        if not stopped:
+            stopped = (
+                "every score is under the threshold"
+                if not report.flagged
+                else f"max_steps ({max_steps}) reached"
+            )
+        return first, MitigationPath(tuple(steps), stopped, float(self.threshold)), current
+
+    def _run(self, data: _grid.GridData, tasks: list[_grid.Task], what: str) -> list[Any]:
+        return run_tasks(
+            _grid.run_task,
+            data,
+            tasks,
+            backend=self.backend,
+            n_jobs=self.n_jobs,
+            progress=self.progress,
+            description=what,
+        )
+
+    def settings(self) -> dict[str, Any]:
+        """The parameters, as the report records them."""
+        return {
+            "estimator": describe(self.estimator),
+            "feature_sets": self.feature_sets,
+            "attacks": list(self.attacks),
+            "threshold": float(self.threshold),
+            "weights": self.weights.to_dict(),
+            "n_repeats": int(self.n_repeats),
+            "test_size": float(self.test_size),
+            "membership_attack": self.membership_attack,
+            "n_shadows": int(self.n_shadows),
+            "attack_model": self.attack_model,
+            "max_attack_rows": self.max_attack_rows,
+            "n_boot": int(self.n_boot),
+            "confidence": float(self.confidence),
+            "seed": int(self.seed),
+        }
+
+    def _check_params(self) -> None:
+        """Validate every parameter at the boundary (one-line InputError each)."""
+        if not callable(getattr(self.estimator, "fit", None)):
+            raise InputError(f"estimator must be a scikit-learn estimator, got {self.estimator!r}")
+        try:
+            clone(self.estimator)
+        except (TypeError, RuntimeError) as exc:
+            raise InputError(f"estimator cannot be cloned and retrained: {exc}") from None
+        attacks = self.attacks
+        if isinstance(attacks, str) or not attacks or len(set(attacks)) != len(attacks):
+            raise InputError(
+                f"attacks must be distinct names among {list(ATTACKS)}, got {attacks!r}"
+            )
+        for attack in attacks:
+            check_choice(attack, "attacks", ATTACKS)
+        if not isinstance(self.weights, ScoreWeights):
+            raise InputError(f"weights must be a ScoreWeights, got {type(self.weights).__name__}")
+        if not any(self.weights.attack_weight(a) > 0 for a in attacks):
+            raise InputError(f"weights give every requested attack {list(attacks)} weight 0")
+        check_probability(self.threshold, "threshold", open_interval=False)
+        check_positive_int(self.n_repeats, "n_repeats")
+        check_probability(self.test_size, "test_size")
+        check_choice(self.membership_attack, "membership_attack", MEMBERSHIP_ATTACKS)
+        check_positive_int(self.n_shadows, "n_shadows", minimum=2)
+        check_choice(self.attack_model, "attack_model", MODEL_CHOICES)
+        if self.max_attack_rows is not None:
+            check_positive_int(self.max_attack_rows, "max_attack_rows", minimum=10)
+        check_positive_int(self.n_boot, "n_boot", minimum=100)
+        check_probability(self.confidence, "confidence")
+        check_choice(self.backend, "backend", BACKENDS)
+        check_n_jobs(self.n_jobs)
+        check_positive_int(self.seed, "seed", minimum=0)
+
+
+def describe(estimator: Any) -> str:
+    """A short, stable description: a pipeline's step types, then its final estimator's repr."""
+    steps = getattr(estimator, "steps", None)
+    if steps:
+        parts = [type(step).__name__ for _, step in steps[:-1]] + [repr(steps[-1][1])]
+    else:
+        parts = [repr(estimator)]
+    return " | ".join(" ".join(part.split()) for part in parts)
+
+
+def _apply(
+    X: pd.DataFrame,
+    y: pd.Series,
+    levels: dict[tuple[str, ...], int],
+    strategies: Sequence[Mitigation],
+    seed: int,
+) -> tuple[pd.DataFrame, dict[tuple[str, ...], dict[str, Any]]]:
+    """Replay the current strategy of every mitigated set on the original data, in order.
+
+    Returns the mitigated frame and, per set, what its strategy recorded (``applied_``: its
+    parameters and, for local DP, epsilon; never data values).
+    """
+    frame, records = X, {}
+    for features, level in levels.items():
+        present = [f for f in features if f in frame.columns]
+        if present:
+            strategy = strategies[level]
+            frame = strategy.apply(frame, present, seed=seed, y=y)
+            to_dict = getattr(getattr(strategy, "applied_", None), "to_dict", None)
+            records[features] = dict(to_dict()) if callable(to_dict) else {}
+    return frame, records
+
+
+def _step(
+    step: int,
+    target: tuple[str, ...] | None,
+    strategy: str | None,
+    report: RiskReport,
+    base_utility: float,
+    applied: dict[str, Any] | None = None,
+) -> MitigationStep:
+    """The state after one pass of the loop (utility of the model on all current features)."""
+    return MitigationStep(
+        step=step,
+        feature_set=target,
+        strategy=strategy,
+        utility=report.model.utility_test,
+        utility_paid=base_utility - report.model.utility_test,
+        max_score=report.max_score,
+        flagged=tuple(r.features for r in report.flagged),
+        scores={r.label: r.modified for r in report.feature_sets},
+        applied=applied or {},
+    )
+
+
+def _check_data(X: Any, y: Any) -> tuple[pd.DataFrame, pd.Series]:
+    """X as a DataFrame with >= 2 named columns, y as a Series of the same length, no missing y."""
+    if isinstance(X, np.ndarray) and X.ndim == 2:
+        X = pd.DataFrame(X, columns=[f"x{i}" for i in range(X.shape[1])])
+    if not isinstance(X, pd.DataFrame):
+        raise InputError(f"X must be a pandas DataFrame or a 2-d array, got {type(X).__name__}")
+    if X.shape[1] < 2:
+        raise InputError(f"X needs at least 2 columns (one is dropped at a time), got {X.shape[1]}")
+    if not all(isinstance(c, str) for c in X.columns) or X.columns.has_duplicates:
+        raise InputError("X must have distinct string column names")
+    if not isinstance(y, pd.Series) and np.asarray(y).ndim != 1:
+        raise InputError(f"y must be 1-d, got shape {np.asarray(y).shape}")
+    target = y if isinstance(y, pd.Series) else pd.Series(np.asarray(y))
+    if len(target) != len(X):
+        raise InputError(f"y must be 1-d with one value per row of X ({len(X)}), got {len(target)}")
+    if target.isna().any():
+        raise InputError(f"y has {int(target.isna().sum())} missing values; drop those rows first")
+    if len(X) < 40:
+        raise InputError(f"X needs at least 40 rows to split into train and test, got {len(X)}")
+    return X.reset_index(drop=True), target.reset_index(drop=True)

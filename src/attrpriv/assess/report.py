@@ -1,0 +1,351 @@
+"""What an assessment returns: a ranked :class:`RiskReport`, JSON in and out.
+
+The report holds aggregates only (rates, scores, ROC points, utility), never a data row, so it
+can be shared with people who may not see the data.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from numpy.typing import ArrayLike
+
+from attrpriv._io import atomic_write_json, to_jsonable
+from attrpriv.assess.scoring import score_from_dict
+from attrpriv.assess.stats import Score
+from attrpriv.errors import InputError
+
+__all__ = [
+    "FeatureSetRisk",
+    "MembershipSummary",
+    "MitigationPath",
+    "MitigationStep",
+    "ModelSummary",
+    "RiskReport",
+    "RocCurve",
+    "set_label",
+]
+
+FORMAT = "attrpriv.assess.RiskReport/1"
+
+
+def set_label(features: Sequence[str]) -> str:
+    """A feature set as one readable key: ``"age+sex"``."""
+    return "+".join(features)
+
+
+def _scores(spec: Mapping[str, Any]) -> dict[str, Score]:
+    return {name: score_from_dict(value) for name, value in spec.items()}
+
+
+@dataclass(frozen=True)
+class RocCurve:
+    """A ROC curve (false / true positive rates), thinned to at most ``max_points`` points."""
+
+    fpr: tuple[float, ...]
+    tpr: tuple[float, ...]
+
+    @classmethod
+    def from_arrays(cls, fpr: ArrayLike, tpr: ArrayLike, max_points: int = 200) -> RocCurve:
+        """Keep the end points and evenly spaced points in between (for plots and JSON)."""
+        f = np.asarray(fpr, dtype=float)
+        t = np.asarray(tpr, dtype=float)
+        if f.shape != t.shape or f.ndim != 1:
+            raise InputError(f"fpr and tpr must be 1-d of one length, got {f.shape}, {t.shape}")
+        if f.size > max_points:
+            keep = np.unique(np.linspace(0, f.size - 1, max_points).round().astype(int))
+            f, t = f[keep], t[keep]
+        return cls(tuple(float(v) for v in f), tuple(float(v) for v in t))
+
+    def to_dict(self) -> dict[str, list[float]]:
+        return {"fpr": list(self.fpr), "tpr": list(self.tpr)}
+
+    @classmethod
+    def from_dict(cls, spec: Mapping[str, Any]) -> RocCurve:
+        return cls(tuple(map(float, spec["fpr"])), tuple(map(float, spec["tpr"])))
+
+
+@dataclass(frozen=True)
+class MembershipSummary:
+    """One model's membership attack, averaged over the repeats (ROC from the first repeat)."""
+
+    score: Score
+    auc: float
+    advantage: float
+    tpr_at_1pct_fpr: float
+    tpr_at_01pct_fpr: float
+    roc: RocCurve
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "score": self.score.to_dict(),
+            "auc": self.auc,
+            "advantage": self.advantage,
+            "tpr_at_1pct_fpr": self.tpr_at_1pct_fpr,
+            "tpr_at_01pct_fpr": self.tpr_at_01pct_fpr,
+            "roc": self.roc.to_dict(),
+        }
+
+    @classmethod
+    def from_dict(cls, spec: Mapping[str, Any]) -> MembershipSummary:
+        return cls(
+            score_from_dict(spec["score"]),
+            float(spec["auc"]),
+            float(spec["advantage"]),
+            float(spec["tpr_at_1pct_fpr"]),
+            float(spec["tpr_at_01pct_fpr"]),
+            RocCurve.from_dict(spec["roc"]),
+        )
+
+
+def _membership(spec: Mapping[str, Any] | None) -> MembershipSummary | None:
+    return None if spec is None else MembershipSummary.from_dict(spec)
+
+
+@dataclass(frozen=True)
+class ModelSummary:
+    """The model trained on all features: its utility, overfitting gap and membership attack."""
+
+    metric: str
+    utility_train: float
+    utility_test: float
+    membership: MembershipSummary | None
+
+    @property
+    def gap(self) -> float:
+        """The overfitting test: train metric minus test metric."""
+        return self.utility_train - self.utility_test
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "metric": self.metric,
+            "utility_train": self.utility_train,
+            "utility_test": self.utility_test,
+            "gap": self.gap,
+            "membership": None if self.membership is None else self.membership.to_dict(),
+        }
+
+    @classmethod
+    def from_dict(cls, spec: Mapping[str, Any]) -> ModelSummary:
+        return cls(
+            str(spec["metric"]),
+            float(spec["utility_train"]),
+            float(spec["utility_test"]),
+            _membership(spec["membership"]),
+        )
+
+
+@dataclass(frozen=True)
+class FeatureSetRisk:
+    """Every score of one target feature set, with the parts it came from.
+
+    ``attacks``: ``"membership"`` is the differential score (full model vs without the set);
+    ``"attribute"``/``"property"`` are the feature-level attacks (the riskiest feature of the
+    set). ``per_feature``: feature-level scores of each feature. ``overfitting``: gap with the
+    set minus gap without it. ``importance``: test metric with the set minus without it.
+    """
+
+    features: tuple[str, ...]
+    attacks: Mapping[str, Score]
+    overall: float
+    overall_ci: tuple[float, float]
+    modified: float
+    overfitting: float
+    importance: float
+    utility_without: float
+    flags: Mapping[str, bool]
+    rank: int
+    membership_without: MembershipSummary | None = None
+    per_feature: Mapping[str, Mapping[str, Score]] = field(default_factory=dict)
+
+    @property
+    def label(self) -> str:
+        return set_label(self.features)
+
+    @property
+    def flagged(self) -> bool:
+        """True when the modified score (the one the mitigation loop acts on) is over threshold."""
+        return bool(self.flags.get("modified", False))
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "features": list(self.features),
+            "label": self.label,
+            "rank": self.rank,
+            "attacks": {k: v.to_dict() for k, v in self.attacks.items()},
+            "overall": self.overall,
+            "overall_ci": list(self.overall_ci),
+            "modified": self.modified,
+            "overfitting": self.overfitting,
+            "importance": self.importance,
+            "utility_without": self.utility_without,
+            "flags": dict(self.flags),
+            "membership_without": (
+                None if self.membership_without is None else self.membership_without.to_dict()
+            ),
+            "per_feature": {
+                f: {k: v.to_dict() for k, v in s.items()} for f, s in self.per_feature.items()
+            },
+        }
+
+    @classmethod
+    def from_dict(cls, spec: Mapping[str, Any]) -> FeatureSetRisk:
+        low, high = spec["overall_ci"]
+        return cls(
+            features=tuple(spec["features"]),
+            attacks=_scores(spec["attacks"]),
+            overall=float(spec["overall"]),
+            overall_ci=(float(low), float(high)),
+            modified=float(spec["modified"]),
+            overfitting=float(spec["overfitting"]),
+            importance=float(spec["importance"]),
+            utility_without=float(spec["utility_without"]),
+            flags={str(k): bool(v) for k, v in spec["flags"].items()},
+            rank=int(spec["rank"]),
+            membership_without=_membership(spec["membership_without"]),
+            per_feature={f: _scores(s) for f, s in spec["per_feature"].items()},
+        )
+
+
+@dataclass(frozen=True)
+class MitigationStep:
+    """One pass of the loop: what was mitigated (none at step 0), then the re-assessed state."""
+
+    step: int
+    feature_set: tuple[str, ...] | None
+    strategy: str | None
+    utility: float
+    utility_paid: float
+    max_score: float
+    flagged: tuple[tuple[str, ...], ...]
+    scores: Mapping[str, float]
+    applied: Mapping[str, Any] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "step": self.step,
+            "feature_set": None if self.feature_set is None else list(self.feature_set),
+            "strategy": self.strategy,
+            "utility": self.utility,
+            "utility_paid": self.utility_paid,
+            "max_score": self.max_score,
+            "flagged": [list(s) for s in self.flagged],
+            "scores": dict(self.scores),
+            "applied": to_jsonable(dict(self.applied)),
+        }
+
+    @classmethod
+    def from_dict(cls, spec: Mapping[str, Any]) -> MitigationStep:
+        target = spec["feature_set"]
+        return cls(
+            step=int(spec["step"]),
+            feature_set=None if target is None else tuple(target),
+            strategy=spec["strategy"],
+            utility=float(spec["utility"]),
+            utility_paid=float(spec["utility_paid"]),
+            max_score=float(spec["max_score"]),
+            flagged=tuple(tuple(s) for s in spec["flagged"]),
+            scores={str(k): float(v) for k, v in spec["scores"].items()},
+            applied=dict(spec.get("applied", {})),
+        )
+
+
+@dataclass(frozen=True)
+class MitigationPath:
+    """The mitigation loop (step 210): the steps, and why it stopped."""
+
+    steps: tuple[MitigationStep, ...]
+    stopped: str
+    threshold: float
+
+    @property
+    def final(self) -> MitigationStep:
+        return self.steps[-1]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "steps": [s.to_dict() for s in self.steps],
+            "stopped": self.stopped,
+            "threshold": self.threshold,
+        }
+
+    @classmethod
+    def from_dict(cls, spec: Mapping[str, Any]) -> MitigationPath:
+        steps = tuple(MitigationStep.from_dict(s) for s in spec["steps"])
+        return cls(steps, str(spec["stopped"]), float(spec["threshold"]))
+
+
+@dataclass(frozen=True)
+class RiskReport:
+    """The assessment: settings, the full model, the feature sets ranked riskiest first."""
+
+    settings: Mapping[str, Any]
+    model: ModelSummary
+    feature_sets: tuple[FeatureSetRisk, ...]
+    mitigation: MitigationPath | None = None
+
+    @property
+    def threshold(self) -> float:
+        return float(self.settings["threshold"])
+
+    @property
+    def flagged(self) -> tuple[FeatureSetRisk, ...]:
+        """Feature sets whose modified score exceeds the threshold, riskiest first."""
+        return tuple(r for r in self.feature_sets if r.flagged)
+
+    @property
+    def max_score(self) -> float:
+        """The largest modified score (``-inf`` when no feature set was assessed)."""
+        return max((r.modified for r in self.feature_sets), default=float("-inf"))
+
+    def __getitem__(self, features: str | Sequence[str]) -> FeatureSetRisk:
+        """The risk of one feature set, by label (``"age+sex"``) or by its features."""
+        label = features if isinstance(features, str) else set_label(features)
+        for risk in self.feature_sets:
+            if risk.label == label:
+                return risk
+        raise InputError(f"feature set {label!r} was not assessed")
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "format": FORMAT,
+            "settings": to_jsonable(dict(self.settings)),
+            "model": self.model.to_dict(),
+            "feature_sets": [r.to_dict() for r in self.feature_sets],
+            "mitigation": None if self.mitigation is None else self.mitigation.to_dict(),
+        }
+
+    def to_json(self) -> str:
+        return json.dumps(self.to_dict(), indent=2)
+
+    def save(self, path: str | Path) -> Path:
+        """Write the JSON form atomically."""
+        return atomic_write_json(path, self.to_dict())
+
+    @classmethod
+    def from_dict(cls, spec: Mapping[str, Any]) -> RiskReport:
+        if spec.get("format") != FORMAT:
+            raise InputError(f"not an attrpriv risk report (format {spec.get('format')!r})")
+        try:
+            mitigation = spec["mitigation"]
+            return cls(
+                settings=dict(spec["settings"]),
+                model=ModelSummary.from_dict(spec["model"]),
+                feature_sets=tuple(FeatureSetRisk.from_dict(r) for r in spec["feature_sets"]),
+                mitigation=None if mitigation is None else MitigationPath.from_dict(mitigation),
+            )
+        except (KeyError, TypeError, ValueError) as exc:
+            raise InputError(f"malformed risk report: {type(exc).__name__}: {exc}") from None
+
+    @classmethod
+    def from_json(cls, text: str) -> RiskReport:
+        return cls.from_dict(json.loads(text))
+
+    @classmethod
+    def load(cls, path: str | Path) -> RiskReport:
+        return cls.from_json(Path(path).read_text(encoding="utf-8"))

@@ -1,0 +1,163 @@
+"""Risk scores of a feature set: the differential score, the overall and the modified score.
+
+Everything here is a small pure function over :class:`~attrpriv.assess.stats.Score` values, so a
+score can always be traced back to the attack rates it came from (docs/assess/risk-scores.md):
+
+- :func:`differential_score` -- claim 1: the same membership attack on the model trained on all
+  features (``attack``) and on the model retrained without the set (``baseline``); risk =
+  ``attack - baseline`` (AUC) per seed, pooled over seeds.
+- :func:`overall_score` -- a weighted mean of the attacks' differences (step 208), with an
+  approximate CI.
+- :func:`modified_score` -- the overall score, plus the set's contribution to overfitting, minus
+  its contribution to utility (claim 4; "probative" features weigh against treating them as risky).
+- :func:`score_flags` -- which of these exceed the threshold.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict, dataclass, replace
+from typing import Any
+
+from scipy import stats
+
+from attrpriv._checks import check_non_negative, check_probability
+from attrpriv.assess.stats import Score, pool_scores
+from attrpriv.errors import InputError
+
+__all__ = [
+    "ATTACKS",
+    "ScoreWeights",
+    "differential_score",
+    "modified_score",
+    "overall_score",
+    "score_flags",
+    "score_from_dict",
+]
+
+ATTACKS = ("membership", "attribute", "property")
+
+
+@dataclass(frozen=True)
+class ScoreWeights:
+    """User-set weights of the overall and modified scores (all >= 0).
+
+    ``membership``, ``attribute``, ``property``: weights of each attack's difference in the
+    overall score (a weighted mean over the attacks that ran). ``overfitting``: weight of the
+    set's contribution to the train-test gap (adds to the risk). ``utility``: weight of the set's
+    importance (test-metric drop when removed; subtracts from the risk).
+    """
+
+    membership: float = 1.0
+    attribute: float = 1.0
+    property: float = 1.0
+    overfitting: float = 0.5
+    utility: float = 0.5
+
+    def __post_init__(self) -> None:
+        for name, value in asdict(self).items():
+            object.__setattr__(self, name, check_non_negative(value, f"weights.{name}"))
+
+    def attack_weight(self, attack: str) -> float:
+        """The weight of one attack's difference in the overall score."""
+        if attack not in ATTACKS:
+            raise InputError(f"attack must be one of {list(ATTACKS)}, got {attack!r}")
+        return float(getattr(self, attack))
+
+    def to_dict(self) -> dict[str, float]:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, spec: Mapping[str, Any]) -> ScoreWeights:
+        unknown = set(spec) - set(cls.__dataclass_fields__)
+        if unknown:
+            raise InputError(
+                f"unknown score weights {sorted(unknown)}; expected {list(asdict(cls()))}"
+            )
+        return cls(**dict(spec))
+
+
+def score_from_dict(spec: Mapping[str, Any]) -> Score:
+    """Rebuild a :class:`Score` from its ``to_dict()`` form (JSON round trip)."""
+    low, high = spec["ci"]
+    return Score(
+        attack=float(spec["attack"]),
+        baseline=float(spec["baseline"]),
+        difference=float(spec["difference"]),
+        ci=(float(low), float(high)),
+        n=int(spec["n"]),
+        confidence=float(spec.get("confidence", 0.95)),
+        method=str(spec.get("method", "")),
+    )
+
+
+def _z(confidence: float) -> float:
+    return float(stats.norm.ppf(1.0 - (1.0 - confidence) / 2.0))
+
+
+def _se(score: Score) -> float:
+    """Standard error read back from a score's CI (half-width / z)."""
+    return (score.ci[1] - score.ci[0]) / 2.0 / _z(score.confidence)
+
+
+def differential_score(per_seed: Sequence[Score], confidence: float = 0.95) -> Score:
+    """Claim 1's risk score, pooled over the repeats (seeds).
+
+    ``per_seed[i]`` is one repeat's paired comparison of the same membership attack on the same
+    member/non-member records: ``attack`` = its AUC against the model trained on all features,
+    ``baseline`` = its AUC against the model retrained without the set, with a paired-bootstrap
+    CI of the difference (:func:`attrpriv.assess.membership.auc_difference`). The repeats are
+    pooled with Rubin's rules (:func:`attrpriv.assess.stats.pool_scores`), so the CI holds both
+    the sampling error of the attacked records and the variation over splits and training seeds.
+    """
+    confidence = check_probability(confidence, "confidence")
+    if not per_seed:
+        raise InputError("differential_score needs at least one repeat, got none")
+    if len(per_seed) == 1:
+        return per_seed[0]
+    pooled = pool_scores(per_seed, confidence)
+    return replace(pooled, method=f"paired-bootstrap, {pooled.method}")
+
+
+def overall_score(
+    attacks: Mapping[str, Score], weights: ScoreWeights
+) -> tuple[float, tuple[float, float]]:
+    """Weighted mean of the attacks' differences, with an approximate CI.
+
+    ``overall = sum_k w_k d_k / sum_k w_k`` over the attacks that ran (differences are used
+    as they are, negative ones included: clipping at 0 would bias noise upwards). The CI treats
+    the attacks as independent: ``overall +- z sqrt(sum_k (w_k / W)^2 se_k^2)``.
+    """
+    weighted = {k: weights.attack_weight(k) for k in attacks if weights.attack_weight(k) > 0}
+    if not weighted:
+        raise InputError(
+            f"weights give no attack a weight > 0 among those that ran ({sorted(attacks)})"
+        )
+    total = sum(weighted.values())
+    value = sum(w * attacks[k].difference for k, w in weighted.items()) / total
+    confidence = min(attacks[k].confidence for k in weighted)
+    variance = sum((w / total) ** 2 * _se(attacks[k]) ** 2 for k, w in weighted.items())
+    half = _z(confidence) * math.sqrt(variance)
+    return value, (value - half, value + half)
+
+
+def modified_score(
+    overall: float, overfitting: float, importance: float, weights: ScoreWeights
+) -> float:
+    """``overall + w_overfitting * overfitting - w_utility * importance`` (claim 4).
+
+    ``overfitting``: how much the set widens the train-test gap (gap with it minus gap without
+    it). ``importance``: how much the test metric drops when the set is removed.
+    """
+    return overall + weights.overfitting * overfitting - weights.utility * importance
+
+
+def score_flags(
+    attacks: Mapping[str, Score], overall: float, modified: float, threshold: float
+) -> dict[str, bool]:
+    """Which scores exceed the threshold: each attack's difference, overall, modified."""
+    flags = {name: score.difference > threshold for name, score in attacks.items()}
+    flags["overall"] = overall > threshold
+    flags["modified"] = modified > threshold
+    return flags

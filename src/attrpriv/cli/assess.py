@@ -1,0 +1,223 @@
+"""``attrpriv assess``: which features of a model leak, and what to do about them."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Any
+
+import numpy as np
+import pandas as pd
+import typer
+from rich.table import Table
+
+from attrpriv._checks import check_choice, check_positive_int
+from attrpriv.assess.assessor import MEMBERSHIP_ATTACKS, FeatureRiskAssessor
+from attrpriv.assess.mitigation import STRATEGY_FORMS, Mitigation, parse_strategy
+from attrpriv.assess.models import MODEL_CHOICES, load_model, make_model
+from attrpriv.assess.parallel import BACKENDS
+from attrpriv.assess.report import RiskReport
+from attrpriv.cli._common import OUT_HELP, console, examples, group, split_names, write_json
+from attrpriv.data import datasets as bundled
+from attrpriv.data.schema import Role, Schema
+from attrpriv.errors import InputError
+from attrpriv.report import write_html
+
+app = group("assess", "Which features of a model leak, and what to do about them.")
+
+TASKS = ("auto", "classification", "regression")
+
+
+def load_frame(
+    data: str, schema_file: Path | None, target: str
+) -> tuple[pd.DataFrame, pd.Series, Schema | None]:
+    """Features, target and schema (if any) of a bundled dataset or a CSV/Parquet file.
+
+    Columns whose schema role is ``ignore`` (e.g. sampling weights) are left out; the target
+    column must exist and have no missing values.
+    """
+    schema = Schema.load(schema_file) if schema_file is not None else None
+    if data in bundled.names():
+        dataset = bundled.load(data)
+        frame, schema = dataset.frame, schema or dataset.schema
+    else:
+        path = Path(data)
+        if not path.is_file():
+            raise InputError(
+                f"data {data!r} is neither a bundled dataset ({', '.join(bundled.names())}) "
+                "nor an existing file"
+            )
+        frame = pd.read_parquet(path) if path.suffix in (".parquet", ".pq") else pd.read_csv(path)
+    if target not in frame.columns:
+        shown = ", ".join(map(str, frame.columns[:15]))
+        raise InputError(f"--target column {target!r} is not in the data; columns: {shown}")
+    ignored = set(schema.with_role(Role.IGNORE)) if schema is not None else set()
+    features = [c for c in frame.columns if c != target and c not in ignored]
+    y = frame[target]
+    if y.isna().any():
+        raise InputError(f"--target column {target!r} has {int(y.isna().sum())} missing values")
+    return frame[features], y, schema
+
+
+def infer_task(y: pd.Series) -> str:
+    """Regression for a numeric target with more than 20 distinct values, else classification."""
+    numeric = pd.api.types.is_numeric_dtype(y) and not pd.api.types.is_bool_dtype(y)
+    return "regression" if numeric and y.nunique() > 20 else "classification"
+
+
+def build_estimator(
+    model: str, model_file: Path | None, trust: list[str], task: str, seed: int
+) -> Any:
+    """A built-in model, or a model from a skops file (ONNX is query-only: refused here)."""
+    if model_file is None:
+        return make_model(model, task=task, seed=seed)
+    estimator = load_model(model_file, trusted=trust)
+    if not callable(getattr(estimator, "fit", None)):
+        raise InputError(
+            f"--model-file {str(model_file)!r} is query-only (ONNX); the differential attack "
+            "retrains the model: give a skops file, or --model"
+        )
+    return estimator
+
+
+def build_strategies(
+    text: str | None, ldp_epsilon: float, schema: Schema | None
+) -> list[Mitigation]:
+    """Mitigation strategies from ``--mitigate``, in the given (escalation) order.
+
+    A bare ``ldp`` takes ``--ldp-epsilon``; the schema gives local DP its public domains.
+    """
+    names = split_names(text) or []
+    specs = [f"ldp:{ldp_epsilon!r}" if n.strip().lower() == "ldp" else n for n in names]
+    return [parse_strategy(spec, schema=schema) for spec in specs]
+
+
+def summary_table(report: RiskReport, limit: int = 20) -> Table:
+    """The ranked feature sets as a rich table."""
+    attacks = [
+        a
+        for a in ("membership", "attribute", "property")
+        if any(a in r.attacks for r in report.feature_sets)
+    ]
+    table = Table("rank", "feature set", *attacks, "overall", "modified", "flagged")
+    for risk in report.feature_sets[:limit]:
+        cells = [
+            f"{risk.attacks[a].difference:+.3f}" if a in risk.attacks else "-" for a in attacks
+        ]
+        table.add_row(
+            str(risk.rank),
+            risk.label,
+            *cells,
+            f"{risk.overall:+.3f}",
+            f"{risk.modified:+.3f}",
+            "[red]yes[/red]" if risk.flagged else "no",
+        )
+    return table
+
+
+def _print(report: RiskReport) -> None:
+    model = report.model
+    console.print(
+        f"model: test {model.metric} {model.utility_test:.3f}, train-test gap {model.gap:+.3f}"
+        + (f", membership AUC {model.membership.auc:.3f}" if model.membership else "")
+    )
+    console.print(summary_table(report))
+    shown = ", ".join(r.label for r in report.flagged) or "none"
+    console.print(f"flagged (modified score > {report.threshold:g}): {shown}")
+    if report.mitigation is not None:
+        for step in report.mitigation.steps[1:]:
+            console.print(
+                f"step {step.step}: {step.strategy} {'+'.join(step.feature_set or ())} -> "
+                f"largest score {step.max_score:+.3f}, test {model.metric} {step.utility:.3f} "
+                f"(paid {step.utility_paid:+.3f})"
+            )
+        console.print(f"mitigation stopped: {report.mitigation.stopped}")
+
+
+@app.command(
+    "run",
+    epilog=examples(
+        "attrpriv assess run german_credit --target credit_risk --model logreg --repeats 2",
+        "attrpriv assess run adult --target income --model hgb --feature-sets singles "
+        "--max-rows 5000 --threshold 0.02 --out report.json --html report.html",
+        "attrpriv assess run adult --target income --feature-sets 'age,sex;race' "
+        "--mitigate generalize,drop --max-steps 3",
+    ),
+)
+def run(
+    data: Annotated[str, typer.Argument(help="Bundled dataset name, or a CSV/Parquet file.")],
+    target: Annotated[str, typer.Option(help="The column the model predicts.")],
+    model: Annotated[
+        str, typer.Option(help=f"Built-in model: {', '.join(MODEL_CHOICES)}.")
+    ] = "hgb",
+    model_file: Annotated[
+        Path | None, typer.Option(help="A .skops model to clone and retrain (never a pickle).")
+    ] = None,
+    trust: Annotated[
+        list[str] | None, typer.Option(help="A type to trust in --model-file (repeatable).")
+    ] = None,
+    task: Annotated[str, typer.Option(help="auto, classification or regression.")] = "auto",
+    feature_sets: Annotated[
+        str, typer.Option(help="singles | pairs | power:K[:N] | preselect:BY[:K] | 'a,b;c'.")
+    ] = "singles",
+    attacks: Annotated[
+        str, typer.Option(help="Comma-separated: membership, attribute, property.")
+    ] = "membership,attribute",
+    threshold: Annotated[
+        float, typer.Option(help="Flag sets whose modified score exceeds it.")
+    ] = 0.05,
+    mitigate: Annotated[
+        str | None,
+        typer.Option(help=f"Comma-separated escalation ladder of {STRATEGY_FORMS}."),
+    ] = None,
+    max_steps: Annotated[int, typer.Option(help="At most this many mitigation steps.")] = 5,
+    ldp_epsilon: Annotated[float, typer.Option(help="Epsilon of a bare 'ldp' strategy.")] = 1.0,
+    repeats: Annotated[int, typer.Option(help="Seeds each attack is repeated over.")] = 3,
+    test_size: Annotated[float, typer.Option(help="Share of rows held out.")] = 0.3,
+    membership_attack: Annotated[
+        str, typer.Option(help=f"{' or '.join(MEMBERSHIP_ATTACKS)}.")
+    ] = "loss",
+    n_boot: Annotated[int, typer.Option(help="Bootstrap resamples of each CI.")] = 1000,
+    max_rows: Annotated[
+        int | None, typer.Option(help="Use a random sample of this many rows.")
+    ] = None,
+    schema: Annotated[
+        Path | None, typer.Option(help="Schema file: its ignored columns are left out.")
+    ] = None,
+    seed: Annotated[int, typer.Option(help="Seed of splits, models and attacks.")] = 0,
+    jobs: Annotated[int, typer.Option(help="Worker processes (-1: one per CPU).")] = 2,
+    backend: Annotated[str, typer.Option(help=f"{', '.join(BACKENDS)}.")] = "joblib",
+    out: Annotated[Path | None, typer.Option(help=OUT_HELP)] = None,
+    html: Annotated[Path | None, typer.Option(help="Write the HTML report to this file.")] = None,
+) -> None:
+    """Differential inference attacks per feature set, risk scores, threshold, mitigation."""
+    check_choice(task, "--task", TASKS)
+    X, y, resolved_schema = load_frame(data, schema, target)
+    strategies = build_strategies(mitigate, ldp_epsilon, resolved_schema)
+    if max_rows is not None and check_positive_int(max_rows, "--max-rows") < len(X):
+        rows = np.sort(np.random.default_rng(seed).choice(len(X), size=max_rows, replace=False))
+        X, y = X.iloc[rows], y.iloc[rows]
+    resolved = infer_task(y) if task == "auto" else task
+    estimator = build_estimator(model, model_file, trust or [], resolved, seed)
+    assessor = FeatureRiskAssessor(
+        estimator,
+        feature_sets=feature_sets,
+        attacks=tuple(split_names(attacks) or ()),
+        threshold=threshold,
+        n_repeats=repeats,
+        test_size=test_size,
+        membership_attack=membership_attack,
+        n_boot=n_boot,
+        backend=backend,
+        n_jobs=jobs,
+        progress=True,
+        seed=seed,
+    )
+    if strategies:
+        report = assessor.mitigate(X, y, strategies, max_steps=max_steps)
+    else:
+        report = assessor.assess(X, y)
+    _print(report)
+    write_json(out, report.to_dict())
+    if html is not None:
+        write_html(report, html, title=f"Feature privacy risk: {data} -> {target}")
+        console.print(f"[dim]wrote {html}[/dim]")

@@ -1,0 +1,195 @@
+"""HTML report of a feature risk assessment: one self-contained file, figures inlined as PNG.
+
+The page shows the ranked table, each set's risk with error bars, the ROC curves of the
+membership attack with and without the riskiest sets, and the mitigation loop's utility-vs-risk
+path. It is rendered from the :class:`~attrpriv.assess.report.RiskReport` alone, which holds
+aggregates only, so no data row can reach it.
+"""
+
+from __future__ import annotations
+
+import base64
+import io
+from collections.abc import Sequence
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import jinja2
+import numpy as np
+from matplotlib.figure import Figure
+
+from attrpriv._io import atomic_write_text
+from attrpriv.assess.report import FeatureSetRisk, MitigationPath, RiskReport
+
+__all__ = ["render_html", "write_html"]
+
+TEMPLATE = "risk_report.html.j2"
+ATTACK_COLOURS = {"membership": "#1f77b4", "attribute": "#ff7f0e", "property": "#2ca02c"}
+MAX_ROWS_IN_FIGURE = 25
+ROC_SETS = 3
+
+
+def _png(figure: Figure) -> str:
+    """A figure as a base64 PNG (for an ``<img src="data:image/png;base64,...">``)."""
+    buffer = io.BytesIO()
+    figure.savefig(buffer, format="png", dpi=96, bbox_inches="tight")
+    return base64.b64encode(buffer.getvalue()).decode("ascii")
+
+
+def _interval(
+    axes: Any, y: np.ndarray, points: Sequence[tuple[float, tuple[float, float]]], **style: Any
+) -> None:
+    """Horizontal error bars: each point with its (low, high) interval, at heights ``y``."""
+    x = np.array([value for value, _ in points])
+    err = np.array([[value - low, high - value] for value, (low, high) in points]).T
+    axes.errorbar(x, y, xerr=err.reshape(2, -1), capsize=2, **style)
+
+
+def risk_figure(risks: Sequence[FeatureSetRisk], threshold: float) -> Figure:
+    """Forest plot: each set's attack differences and overall score with their CIs."""
+    shown = list(risks[:MAX_ROWS_IN_FIGURE])[::-1]  # riskiest at the top
+    figure = Figure(figsize=(8, 1.2 + 0.42 * max(len(shown), 1)))
+    axes = figure.add_subplot()
+    rows = np.arange(len(shown), dtype=float)
+    series = [a for a in ATTACK_COLOURS if any(a in r.attacks for r in shown)]
+    offsets = np.linspace(-0.27, 0.27, len(series) + 1)
+    for offset, attack in zip(offsets, series, strict=False):
+        picked = [(i, r.attacks[attack]) for i, r in enumerate(shown) if attack in r.attacks]
+        _interval(
+            axes,
+            rows[[i for i, _ in picked]] + offset,
+            [(s.difference, s.ci) for _, s in picked],
+            fmt="o",
+            ms=4,
+            color=ATTACK_COLOURS[attack],
+            label=f"{attack} (attack - baseline)",
+        )
+    overall = [(r.overall, r.overall_ci) for r in shown]
+    _interval(axes, rows + offsets[-1], overall, fmt="s", ms=5, color="black", label="overall")
+    modified = [r.modified for r in shown]
+    axes.scatter(modified, rows, marker="D", s=28, facecolors="none", edgecolors="crimson",
+                 label="modified", zorder=3)  # fmt: skip
+    axes.axvline(threshold, color="crimson", linestyle="--", linewidth=1, label="threshold")
+    axes.axvline(0.0, color="grey", linewidth=0.8)
+    axes.set_yticks(rows, [r.label for r in shown])
+    axes.set_xlabel("risk score (rate difference)")
+    axes.legend(loc="lower right", fontsize="small")
+    axes.grid(axis="x", alpha=0.3)
+    return figure
+
+
+def roc_figure(report: RiskReport) -> Figure | None:
+    """ROC of the membership attack on the full model and without each of the riskiest sets."""
+    membership = report.model.membership
+    if membership is None:
+        return None
+    figure = Figure(figsize=(10, 4.2))
+    linear, logged = figure.subplots(1, 2)
+    curves = [("all features", membership.roc, "black")]
+    colours = ("#d62728", "#1f77b4", "#2ca02c")
+    for risk, colour in zip(report.feature_sets[:ROC_SETS], colours, strict=False):
+        if risk.membership_without is not None:
+            curves.append((f"without {risk.label}", risk.membership_without.roc, colour))
+    for axes, log in ((linear, False), (logged, True)):
+        for name, roc, colour in curves:
+            fpr, tpr = np.asarray(roc.fpr), np.asarray(roc.tpr)
+            if log:
+                keep = (fpr > 0) & (tpr > 0)
+                fpr, tpr = fpr[keep], tpr[keep]
+            axes.plot(fpr, tpr, color=colour, label=name, linewidth=1.4)
+        reference = np.logspace(-3, 0, 50) if log else np.linspace(0, 1, 2)
+        axes.plot(reference, reference, color="grey", linestyle=":", label="random guess")
+        axes.set_xlabel("false positive rate")
+        axes.set_ylabel("true positive rate")
+        if log:
+            axes.set_xscale("log")
+            axes.set_yscale("log")
+            axes.set_xlim(1e-3, 1)
+            axes.set_ylim(1e-3, 1)
+            axes.set_title("log scale (low FPR)")
+        else:
+            axes.set_title("membership attack ROC")
+            axes.legend(fontsize="small", loc="lower right")
+    return figure
+
+
+def path_figure(path: MitigationPath, metric: str) -> Figure:
+    """The mitigation loop: utility against the largest risk score, one point per step."""
+    figure = Figure(figsize=(7, 4.2))
+    axes = figure.add_subplot()
+    risk = [s.max_score for s in path.steps]
+    utility = [s.utility for s in path.steps]
+    axes.plot(risk, utility, marker="o", color="#1f77b4")
+    for step in path.steps:
+        text = "start" if step.strategy is None else f"{step.step}: {step.strategy}"
+        axes.annotate(
+            text,
+            (step.max_score, step.utility),
+            textcoords="offset points",
+            xytext=(5, 5),
+            fontsize="small",
+        )
+    axes.axvline(path.threshold, color="crimson", linestyle="--", linewidth=1, label="threshold")
+    axes.set_xlabel("largest modified risk score")
+    axes.set_ylabel(f"test {metric} of the model")
+    axes.set_title("mitigation loop: utility vs risk")
+    axes.legend(fontsize="small")
+    axes.grid(alpha=0.3)
+    return figure
+
+
+def _figures(report: RiskReport) -> dict[str, str]:
+    figures: dict[str, str] = {}
+    if report.feature_sets:
+        figures["risk"] = _png(risk_figure(report.feature_sets, report.threshold))
+    roc = roc_figure(report)
+    if roc is not None:
+        figures["roc"] = _png(roc)
+    if report.mitigation is not None:
+        figures["path"] = _png(path_figure(report.mitigation, report.model.metric))
+    return figures
+
+
+def _environment() -> jinja2.Environment:
+    env = jinja2.Environment(
+        loader=jinja2.FunctionLoader(_template_source),
+        autoescape=True,
+        undefined=jinja2.StrictUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
+    )
+    env.filters["num"] = _num
+    env.filters["ci"] = lambda ci: f"[{_num(ci[0])}, {_num(ci[1])}]"
+    return env
+
+
+def _template_source(name: str) -> str:
+    return resources.files("attrpriv.report").joinpath("templates", name).read_text("utf-8")
+
+
+def _num(value: Any, digits: int = 3) -> str:
+    if value is None:
+        return "-"
+    number = float(value)
+    return f"{number:+.{digits}f}" if number < 0 else f"{number:.{digits}f}"
+
+
+def render_html(report: RiskReport, *, title: str = "Feature privacy risk") -> str:
+    """The report as one self-contained HTML page."""
+    attacks = [a for a in ATTACK_COLOURS if any(a in r.attacks for r in report.feature_sets)]
+    template = _environment().get_template(TEMPLATE)
+    return template.render(
+        title=title,
+        report=report,
+        attacks=attacks,
+        figures=_figures(report),
+        settings=dict(report.settings),
+    )
+
+
+def write_html(
+    report: RiskReport, path: str | Path, *, title: str = "Feature privacy risk"
+) -> Path:
+    """Render and write the page atomically."""
+    return atomic_write_text(path, render_html(report, title=title))

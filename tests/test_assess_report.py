@@ -1,0 +1,188 @@
+"""Risk scores, the RiskReport JSON round trip, and the HTML report (figures, no data rows)."""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from collections.abc import Iterator
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from threadpoolctl import threadpool_limits
+
+from attrpriv import datasets
+from attrpriv.assess.assessor import FeatureRiskAssessor
+from attrpriv.assess.mitigation import Drop
+from attrpriv.assess.models import make_model
+from attrpriv.assess.report import RiskReport, RocCurve
+from attrpriv.assess.scoring import (
+    ScoreWeights,
+    differential_score,
+    modified_score,
+    overall_score,
+    score_flags,
+)
+from attrpriv.assess.stats import Score
+from attrpriv.errors import InputError
+from attrpriv.report import render_html, write_html
+
+FEATURES = ["duration_months", "credit_amount", "age", "purpose", "savings", "foreign_worker"]
+
+
+@pytest.fixture(autouse=True, scope="module")
+def one_thread_per_process() -> Iterator[None]:
+    """Native thread pools oversubscribe a busy 2-core machine badly (OpenMP in HGB)."""
+    with threadpool_limits(1):
+        yield
+
+
+def score(difference: float, half: float = 0.02, attack: float = 0.6) -> Score:
+    return Score(
+        attack, attack - difference, difference, (difference - half, difference + half), 100
+    )
+
+
+# -- scores ---------------------------------------------------------------------------------------
+
+
+def test_overall_is_the_weighted_mean_of_the_differences_with_a_combined_ci() -> None:
+    attacks = {"membership": score(0.10, 0.04), "attribute": score(0.02, 0.02)}
+    weights = ScoreWeights(membership=3.0, attribute=1.0)
+    value, (low, high) = overall_score(attacks, weights)
+    assert value == pytest.approx((3 * 0.10 + 0.02) / 4)
+    # se_k = half / z; combined half-width = z * sqrt(sum (w_k / W)^2 se_k^2)
+    assert (high - low) / 2 == pytest.approx(math.hypot(0.75 * 0.04, 0.25 * 0.02))
+
+
+def test_a_zero_weight_leaves_an_attack_out_and_no_weight_at_all_is_refused() -> None:
+    attacks = {"membership": score(0.10), "attribute": score(0.30)}
+    value, _ = overall_score(attacks, ScoreWeights(attribute=0.0))
+    assert value == pytest.approx(0.10)
+    with pytest.raises(InputError, match="no attack a weight"):
+        overall_score({"property": score(0.1)}, ScoreWeights(property=0.0))
+
+
+def test_modified_score_adds_overfitting_and_subtracts_importance() -> None:
+    weights = ScoreWeights(overfitting=2.0, utility=0.5)
+    assert modified_score(0.1, 0.03, 0.04, weights) == pytest.approx(0.1 + 0.06 - 0.02)
+
+
+def test_flags_mark_every_score_over_the_threshold() -> None:
+    flags = score_flags({"membership": score(0.08), "attribute": score(0.01)}, 0.045, 0.06, 0.05)
+    assert flags == {"membership": True, "attribute": False, "overall": False, "modified": True}
+
+
+def test_differential_score_pools_the_repeats() -> None:
+    single = score(0.05)
+    assert differential_score([single]) is single
+    pooled = differential_score([score(0.04), score(0.06)])
+    assert pooled.difference == pytest.approx(0.05)
+    assert pooled.ci[0] < 0.04 and pooled.ci[1] > 0.06  # between-seed spread widens it
+    assert pooled.method.startswith("paired-bootstrap")
+    with pytest.raises(InputError, match="at least one repeat"):
+        differential_score([])
+
+
+@given(bad=st.floats(max_value=-1e-9, allow_nan=False, allow_infinity=False))
+def test_negative_weights_are_refused(bad: float) -> None:
+    with pytest.raises(InputError, match=r"weights\.utility must be >= 0"):
+        ScoreWeights(utility=bad)
+
+
+def test_weights_round_trip_and_refuse_unknown_names() -> None:
+    weights = ScoreWeights(membership=2.0, overfitting=0.0)
+    assert ScoreWeights.from_dict(weights.to_dict()) == weights
+    with pytest.raises(InputError, match="unknown score weights"):
+        ScoreWeights.from_dict({"membersihp": 1.0})
+
+
+def test_roc_curve_is_thinned_but_keeps_its_end_points() -> None:
+    fpr = np.linspace(0, 1, 1001)
+    roc = RocCurve.from_arrays(fpr, np.sqrt(fpr), max_points=50)
+    assert len(roc.fpr) <= 50 and roc.fpr[0] == 0.0 and roc.fpr[-1] == 1.0
+
+
+# -- a real report: German credit, logistic regression, one mitigation step ----------------------
+
+
+@pytest.fixture(scope="module")
+def credit() -> tuple[pd.DataFrame, pd.Series]:
+    frame = datasets.load("german_credit").frame
+    return frame[FEATURES], frame["credit_risk"]
+
+
+@pytest.fixture(scope="module")
+def report(credit: tuple[pd.DataFrame, pd.Series]) -> RiskReport:
+    X, y = credit
+    assessor = FeatureRiskAssessor(
+        make_model("logreg"),
+        feature_sets=[["credit_amount"], ["age"], ["purpose", "savings"]],
+        attacks=("membership", "attribute"),
+        threshold=0.0,
+        attack_model="logreg",
+        n_repeats=2,
+        n_boot=100,
+        backend="sequential",
+    )
+    return assessor.mitigate(X, y, [Drop()], max_steps=1)
+
+
+def test_report_holds_every_part_of_every_score(report: RiskReport) -> None:
+    assert [r.rank for r in report.feature_sets] == [1, 2, 3]
+    modified = [r.modified for r in report.feature_sets]
+    assert modified == sorted(modified, reverse=True)
+    for risk in report.feature_sets:
+        assert set(risk.attacks) == {"membership", "attribute"}
+        membership = risk.attacks["membership"]
+        assert membership.difference == pytest.approx(membership.attack - membership.baseline)
+        assert risk.importance == pytest.approx(report.model.utility_test - risk.utility_without)
+        assert set(risk.per_feature) == set(risk.features)
+        best = max(risk.per_feature.values(), key=lambda s: s["attribute"].difference)
+        assert risk.attacks["attribute"] == best["attribute"]
+        assert risk.flagged == (risk.modified > report.threshold)
+    path = report.mitigation
+    assert path is not None and path.steps[0].strategy is None
+    assert path.steps[0].max_score == pytest.approx(report.max_score)
+    assert len(path.steps) <= 2
+
+
+def test_json_round_trip(report: RiskReport, tmp_path: Path) -> None:
+    text = report.to_json()
+    again = RiskReport.from_json(text)
+    assert again.to_json() == text
+    assert again["age"].attacks["membership"] == report["age"].attacks["membership"]
+    saved = report.save(tmp_path / "report.json")
+    assert RiskReport.load(saved).to_dict() == json.loads(text)
+    with pytest.raises(InputError, match="not an attrpriv risk report"):
+        RiskReport.from_dict({"format": "something else"})
+    with pytest.raises(InputError, match="was not assessed"):
+        report["telephone"]
+
+
+def test_html_has_the_figures_and_no_data_row(
+    report: RiskReport, credit: tuple[pd.DataFrame, pd.Series], tmp_path: Path
+) -> None:
+    page = write_html(report, tmp_path / "report.html").read_text(encoding="utf-8")
+    images = re.findall(r'src="data:image/png;base64,([A-Za-z0-9+/=]+)"', page)
+    assert len(images) == 3  # risk per set, ROC with/without, mitigation path
+    assert all(len(image) > 1000 for image in images)
+    for heading in (
+        "Feature sets, riskiest first",
+        "Membership attack with and without",
+        "Mitigation loop",
+    ):
+        assert heading in page
+    assert "purpose+savings" in page
+    text = re.sub(r"data:image/png;base64,[A-Za-z0-9+/=]+", "", page)
+    X, _ = credit
+    amounts = X["credit_amount"].astype(str)
+    rare = amounts[~amounts.duplicated(keep=False)].head(20)  # values that identify one record
+    assert len(rare) == 20
+    for value in rare:
+        assert not re.search(rf"\b{value}\b", text), value
+    assert render_html(report) == render_html(RiskReport.from_json(report.to_json()))

@@ -1,0 +1,270 @@
+"""FeatureRiskAssessor end to end on real data: ranking, backends, mitigation loop, checks.
+
+The leaking feature is a record identifier left in the training data (a classic mistake): a
+one-hot logistic regression learns one weight per training record, so its members get a low
+loss and the loss-threshold membership attack finds them. Dropping the identifier removes the
+leak; a random coin column leaks nothing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import numpy as np
+import pandas as pd
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from sklearn.compose import ColumnTransformer, make_column_selector
+from sklearn.linear_model import LogisticRegression
+from sklearn.pipeline import Pipeline, make_pipeline
+from sklearn.preprocessing import OneHotEncoder, StandardScaler
+from threadpoolctl import threadpool_limits
+
+from attrpriv import datasets
+from attrpriv.assess.assessor import FeatureRiskAssessor
+from attrpriv.assess.mitigation import Drop, Encrypt
+from attrpriv.assess.models import make_model
+from attrpriv.assess.parallel import run_tasks
+from attrpriv.assess.report import RiskReport
+from attrpriv.errors import InputError
+
+SETS = [["record_id"], ["coin"]]
+
+
+@pytest.fixture(autouse=True, scope="module")
+def one_thread_per_process() -> Iterator[None]:
+    """Native thread pools oversubscribe a busy 2-core machine badly (OpenMP in HGB)."""
+    with threadpool_limits(1):
+        yield
+
+
+def memorizer() -> Pipeline:
+    """One-hot (every category kept) + weakly regularised logistic regression."""
+    prepare = ColumnTransformer(
+        [
+            (
+                "cat",
+                OneHotEncoder(handle_unknown="ignore"),
+                make_column_selector(dtype_include=["object", "string"]),
+            ),
+            ("num", StandardScaler(), make_column_selector(dtype_include="number")),
+        ]
+    )
+    return make_pipeline(prepare, LogisticRegression(C=10.0, max_iter=2000))
+
+
+@pytest.fixture(scope="module")
+def leaky() -> tuple[pd.DataFrame, pd.Series]:
+    frame = datasets.load("adult").frame.sample(800, random_state=1).reset_index(drop=True)
+    rng = np.random.default_rng(1)
+    X = frame[["age", "education_num", "hours_per_week", "sex"]].astype({"sex": object})
+    X["record_id"] = [f"id{i:04d}" for i in rng.permutation(len(X))]
+    X["coin"] = rng.integers(0, 2, len(X))
+    return X, frame["income"]
+
+
+def assessor(**kwargs: object) -> FeatureRiskAssessor:
+    params: dict[str, object] = {
+        "feature_sets": SETS,
+        "attacks": ("membership",),
+        "n_repeats": 2,
+        "n_boot": 100,
+        "backend": "sequential",
+    }
+    params.update(kwargs)
+    return FeatureRiskAssessor(memorizer(), **params)  # type: ignore[arg-type]
+
+
+@pytest.fixture(scope="module")
+def leak_report(leaky: tuple[pd.DataFrame, pd.Series]) -> RiskReport:
+    X, y = leaky
+    before = X.copy()
+    report = assessor().assess(X, y)
+    pd.testing.assert_frame_equal(X, before)  # the input is never modified
+    return report
+
+
+def test_a_record_identifier_ranks_above_a_noise_column(leak_report: RiskReport) -> None:
+    first, second = leak_report.feature_sets
+    assert first.features == ("record_id",) and second.features == ("coin",)
+    leak, noise = first.attacks["membership"], second.attacks["membership"]
+    assert leak.ci[0] > 0.03  # the model without the identifier is clearly harder to attack
+    assert noise.ci[0] < 0.0 < noise.ci[1]  # the coin makes no detectable difference
+    assert first.flagged and not second.flagged
+    assert first.overfitting > 0.05  # the identifier is where the model overfits
+    # the parts add up: the full model's attack rate is the report's membership AUC
+    assert leak.attack == pytest.approx(leak_report.model.membership.auc)
+    assert leak.baseline == pytest.approx(first.membership_without.auc)
+
+
+def test_joblib_processes_give_the_same_report(
+    leaky: tuple[pd.DataFrame, pd.Series], leak_report: RiskReport
+) -> None:
+    X, y = leaky
+    parallel = assessor(backend="joblib", n_jobs=2).assess(X, y)
+    assert parallel.to_dict() == leak_report.to_dict()
+
+
+def test_dask_local_cluster_gives_the_same_report(leaky: tuple[pd.DataFrame, pd.Series]) -> None:
+    distributed = pytest.importorskip("distributed")
+    X, y = leaky
+    tiny = {"feature_sets": [["coin"]], "n_repeats": 1}
+    expected = assessor(**tiny).assess(X, y)
+    with (
+        distributed.LocalCluster(n_workers=1, processes=False, dashboard_address=None) as cluster,
+        distributed.Client(cluster),
+    ):
+        got = assessor(backend="dask", **tiny).assess(X, y)
+    assert got.to_dict() == expected.to_dict()
+
+
+def test_mitigation_drops_the_leak_and_stops_under_the_threshold(
+    leaky: tuple[pd.DataFrame, pd.Series],
+) -> None:
+    X, y = leaky
+    risk = assessor(threshold=0.05)
+    report = risk.mitigate(X, y, [Drop()], max_steps=3)
+    path = report.mitigation
+    assert path is not None
+    start, step = path.steps[0], path.steps[1]
+    assert start.flagged == (("record_id",),)
+    assert (step.feature_set, step.strategy) == (("record_id",), "drop")
+    assert step.max_score < start.max_score
+    assert path.stopped == "every score is under the threshold" and len(path.steps) == 2
+    assert step.utility_paid == pytest.approx(start.utility - step.utility)
+    assert "record_id" not in risk.mitigated_.columns and "record_id" in X.columns
+    assert report.feature_sets[0].features == ("record_id",)  # the first assessment
+
+
+def test_encryption_does_not_lower_the_risk_and_the_loop_stops(
+    leaky: tuple[pd.DataFrame, pd.Series],
+) -> None:
+    """Deterministic encryption keeps one token per value: the model learns the same thing."""
+    X, y = leaky
+    path = assessor(threshold=0.05).mitigate(X, y, [Encrypt()], max_steps=3).mitigation
+    assert path is not None
+    assert [s.strategy for s in path.steps] == [None, "encrypt"]
+    assert ("record_id",) in path.final.flagged
+    assert path.stopped == "no strategy left for the flagged feature sets"
+    assert path.final.applied["params"]["cipher"] == "AES-SIV"
+
+
+def test_the_loop_stops_at_max_steps(leaky: tuple[pd.DataFrame, pd.Series]) -> None:
+    X, y = leaky
+    path = assessor(threshold=0.05, n_repeats=1).mitigate(X, y, [Encrypt()], max_steps=1)
+    assert path.mitigation is not None
+    assert path.mitigation.stopped == "max_steps (1) reached"
+    assert len(path.mitigation.steps) == 2
+
+
+def test_shadow_attack_and_regression_run_through_the_same_grid() -> None:
+    frame = datasets.load("german_credit").frame
+    X = frame[["duration_months", "age", "purpose", "savings"]]
+    risk = FeatureRiskAssessor(
+        make_model("logreg", task="regression"),
+        feature_sets=[["duration_months"]],
+        attacks=("membership", "attribute"),
+        membership_attack="shadow",
+        n_shadows=2,
+        attack_model="logreg",
+        n_repeats=1,
+        n_boot=100,
+        backend="sequential",
+    )
+    report = risk.assess(X, frame["credit_amount"])
+    assert report.model.metric == "r2"
+    (only,) = report.feature_sets
+    assert 0.0 <= only.attacks["membership"].attack <= 1.0
+    assert set(only.per_feature["duration_months"]) == {"attribute"}
+
+
+def test_property_attack_scores_a_mean_and_a_share() -> None:
+    frame = datasets.load("german_credit").frame
+    X = frame[["duration_months", "age", "purpose", "foreign_worker"]]
+    risk = FeatureRiskAssessor(
+        make_model("logreg"),
+        feature_sets=[["age"], ["foreign_worker"]],
+        attacks=("property",),
+        n_shadows=2,
+        n_repeats=1,
+        backend="sequential",
+    )
+    report = risk.assess(X, frame["credit_risk"])
+    for risk_of_set in report.feature_sets:
+        game = risk_of_set.attacks["property"]
+        assert set(risk_of_set.attacks) == {"property"}
+        assert game.n == 4  # 2 fresh test shadows per world, one guess each
+        assert game.difference == pytest.approx(game.attack - game.baseline)
+        assert risk_of_set.overall == pytest.approx(game.difference)
+    assert report.model.membership is None
+
+
+# -- parameter and input checks ------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def small() -> tuple[pd.DataFrame, pd.Series]:
+    frame = datasets.load("german_credit").frame.head(100)
+    return frame[["age", "purpose"]], frame["credit_risk"]
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        ({"n_repeats": 0}, "n_repeats must be an integer >= 1"),
+        ({"attacks": ("membership", "membership")}, "attacks must be distinct"),
+        ({"attacks": ("leakage",)}, "attacks must be one of"),
+        ({"backend": "spark"}, "backend must be one of"),
+        ({"test_size": 1.0}, r"test_size must be in \(0, 1\)"),
+        ({"membership_attack": "lira"}, "membership_attack must be one of"),
+        ({"weights": {"membership": 1.0}}, "weights must be a ScoreWeights"),
+        ({"n_jobs": 0}, "n_jobs must be an integer >= 1"),
+        ({"n_boot": 10}, "n_boot must be an integer >= 100"),
+        ({"attack_model": "svm"}, "attack_model must be one of"),
+        ({"feature_sets": [["height"]]}, "unknown column 'height'"),
+    ],
+)
+def test_bad_parameters_are_refused(
+    small: tuple[pd.DataFrame, pd.Series], kwargs: dict[str, object], message: str
+) -> None:
+    with pytest.raises(InputError, match=message):
+        FeatureRiskAssessor(make_model("logreg"), **kwargs).assess(*small)  # type: ignore[arg-type]
+
+
+@settings(max_examples=25, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    threshold=st.floats(allow_nan=False).filter(lambda t: not 0.0 <= t <= 1.0)
+    | st.sampled_from([float("nan"), float("inf")])
+)
+def test_a_threshold_outside_0_1_is_refused(
+    small: tuple[pd.DataFrame, pd.Series], threshold: float
+) -> None:
+    with pytest.raises(InputError, match="threshold must"):
+        FeatureRiskAssessor(make_model("logreg"), threshold=threshold).assess(*small)
+
+
+def test_bad_data_is_refused(small: tuple[pd.DataFrame, pd.Series]) -> None:
+    X, y = small
+    risk = FeatureRiskAssessor(make_model("logreg"))
+    with pytest.raises(InputError, match="at least 2 columns"):
+        risk.assess(X[["age"]], y)
+    with pytest.raises(InputError, match="one value per row"):
+        risk.assess(X, y.iloc[:50])
+    with pytest.raises(InputError, match="missing values"):
+        risk.assess(X, y.astype(object).where(y.index > 0))
+    with pytest.raises(InputError, match="scikit-learn estimator"):
+        FeatureRiskAssessor(object()).assess(X, y)
+    with pytest.raises(InputError, match="non-empty sequence of Mitigation"):
+        risk.mitigate(X, y, [])
+
+
+def _square(offset: int, value: int) -> int:
+    return offset + value * value
+
+
+@pytest.mark.parametrize("backend", ["sequential", "joblib"])
+def test_run_tasks_keeps_the_order_of_the_tasks(backend: str) -> None:
+    assert run_tasks(_square, 1, list(range(7)), backend=backend, n_jobs=2) == [
+        1 + v * v for v in range(7)
+    ]
