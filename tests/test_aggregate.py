@@ -23,6 +23,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+import attrpriv.data
 from attrpriv.data.aggregate import (
     Aggregator,
     DaskAggregator,
@@ -546,7 +547,7 @@ def test_missing_dask_is_a_clear_error(
 
 
 # -- a real dataset ------------------------------------------------------------------------------
-ADULT = Path(__file__).resolve().parents[2] / "shared" / "data" / "adult.data.gz"
+ADULT = Path(attrpriv.data.__file__).parent / "files" / "adult.data.gz"  # the bundled raw file
 ADULT_COLUMNS = ["age", "workclass", "fnlwgt", "education", "education-num", "marital-status",
                  "occupation", "relationship", "race", "sex", "capital-gain", "capital-loss",
                  "hours-per-week", "native-country", "income"]  # fmt: skip
@@ -581,7 +582,6 @@ ADULT_SCHEMA = Schema(
 )
 
 
-@pytest.mark.skipif(not ADULT.exists(), reason="shared Adult data not available")
 def test_adult_duckdb_agrees_with_pandas(tmp_path: Path) -> None:
     frame = pd.read_csv(
         ADULT, header=None, names=ADULT_COLUMNS, skipinitialspace=True, na_values="?"
