@@ -8,6 +8,7 @@ leak; a random coin column leaks nothing.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterator
 
 import numpy as np
@@ -198,6 +199,19 @@ def test_property_attack_scores_a_mean_and_a_share() -> None:
         assert game.difference == pytest.approx(game.attack - game.baseline)
         assert risk_of_set.overall == pytest.approx(game.difference)
     assert report.model.membership is None
+
+
+def test_an_identifier_is_not_attribute_attacked(leaky: tuple[pd.DataFrame, pd.Series]) -> None:
+    """No other record shows an identifier's value: the attack is skipped, and said so."""
+    X, y = leaky
+    report = assessor(attacks=("attribute",), attack_model="logreg", n_repeats=1).assess(X, y)
+    identifier, coin = report["record_id"], report["coin"]
+    assert identifier.attacks == {} and math.isnan(identifier.modified)
+    assert not identifier.flagged and identifier.rank == 2
+    assert set(coin.attacks) == {"attribute"} and report.max_score == coin.modified
+    (note,) = report.notes
+    assert "'record_id'" in note and "100%" in note
+    assert RiskReport.from_json(report.to_json()).to_json() == report.to_json()
 
 
 # -- parameter and input checks ------------------------------------------------------------------

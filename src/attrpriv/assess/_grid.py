@@ -9,7 +9,7 @@ for one repeat. Every task rebuilds its split from ``seed + repeat``, so it is a
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -26,31 +26,19 @@ from attrpriv.assess.membership import (
 )
 from attrpriv.assess.models import fit_without
 from attrpriv.assess.property import property_inference
-from attrpriv.assess.report import FeatureSetRisk, MembershipSummary, ModelSummary, RocCurve
-from attrpriv.assess.scoring import (
-    ScoreWeights,
-    differential_score,
-    modified_score,
-    overall_score,
-    score_flags,
-)
-from attrpriv.assess.stats import Score, pool_scores
+from attrpriv.assess.stats import Score
 from attrpriv.errors import InputError
 
 __all__ = [
     "AUX_SHARE",
     "GridData",
     "ModelOutcome",
-    "Outcomes",
     "Task",
+    "identifier_like",
     "make_split",
-    "model_summary",
     "property_spec",
-    "rank",
     "reseeded",
     "run_task",
-    "set_risk",
-    "summarize_membership",
 ]
 
 AUX_SHARE = 0.5  # share of the rows held out as the attacker's data for shadow models
@@ -212,6 +200,30 @@ def _retrain(data: GridData, task: Task) -> ModelOutcome:
     )
 
 
+IDENTIFIER_SHARE = 0.5  # a categorical feature with more singleton values is identifier-like
+
+
+def identifier_like(X: pd.DataFrame, features: Sequence[str]) -> dict[str, float]:
+    """Categorical features most of whose values occur once, with that share.
+
+    Attribute inference learns a feature's values from other records; a value that occurs once
+    cannot be learned, so on an identifier the attack and its baselines all score about 0, at
+    the cost of a classifier with one class per record. Such features are not attacked.
+    """
+    found = {}
+    for feature in features:
+        values = X[feature].dropna()
+        if pd.api.types.is_numeric_dtype(values) and not isinstance(
+            values.dtype, pd.CategoricalDtype
+        ):
+            continue
+        counts = values.value_counts()
+        share = float(counts[counts == 1].sum()) / max(len(values), 1)
+        if share > IDENTIFIER_SHARE:
+            found[feature] = share
+    return found
+
+
 def property_spec(values: pd.Series) -> dict[str, Any]:
     """The property a property-inference attack tries to tell apart, read off the feature.
 
@@ -271,106 +283,3 @@ def run_task(data: GridData, task: Task) -> ModelOutcome | Score:
     if task.kind in ("full", "without"):
         return _retrain(data, task)
     return _feature_attack(data, task)
-
-
-# -- from outcomes to the ranked report ----------------------------------------------------------
-
-
-def _pool(scores: Sequence[Score], confidence: float) -> Score:
-    return scores[0] if len(scores) == 1 else pool_scores(scores, confidence)
-
-
-def summarize_membership(
-    outcomes: Sequence[ModelOutcome], confidence: float
-) -> MembershipSummary | None:
-    """One model's membership attack over the repeats: pooled score, mean metrics, first ROC."""
-    results = [o.membership for o in outcomes if o.membership is not None]
-    if not results:
-        return None
-    return MembershipSummary(
-        score=_pool([r.score for r in results], confidence),
-        auc=float(np.mean([r.auc for r in results])),
-        advantage=float(np.mean([r.advantage for r in results])),
-        tpr_at_1pct_fpr=float(np.mean([r.tpr_at_1pct_fpr for r in results])),
-        tpr_at_01pct_fpr=float(np.mean([r.tpr_at_01pct_fpr for r in results])),
-        roc=RocCurve.from_arrays(results[0].fpr, results[0].tpr),
-    )
-
-
-def _mean(outcomes: Sequence[ModelOutcome], attribute: str) -> float:
-    return float(np.mean([getattr(o, attribute) for o in outcomes]))
-
-
-@dataclass(frozen=True, eq=False)
-class Outcomes:
-    """The grid's results, grouped by (kind, features) in repeat order."""
-
-    full: list[ModelOutcome]
-    grouped: dict[tuple[str, tuple[str, ...]], list[Any]]
-
-    @classmethod
-    def collect(
-        cls, full: list[ModelOutcome], tasks: Sequence[Task], results: Sequence[Any]
-    ) -> Outcomes:
-        grouped: dict[tuple[str, tuple[str, ...]], list[Any]] = {}
-        for task, result in zip(tasks, results, strict=True):
-            grouped.setdefault((task.kind, task.features), []).append(result)
-        return cls(full, grouped)
-
-
-def set_risk(
-    group: tuple[str, ...],
-    outcomes: Outcomes,
-    data: GridData,
-    weights: ScoreWeights,
-    threshold: float,
-) -> FeatureSetRisk:
-    """Every score of one feature set (rank filled in by :func:`rank`)."""
-    full = outcomes.full
-    without: list[ModelOutcome] = outcomes.grouped[("without", group)]
-    attacks: dict[str, Score] = {}
-    paired = [o.differential for o in without if o.differential is not None]
-    if paired:
-        attacks["membership"] = differential_score(paired, data.confidence)
-    per_feature: dict[str, dict[str, Score]] = {f: {} for f in group}
-    for kind in ("attribute", "property"):
-        for f in group:
-            if (kind, (f,)) in outcomes.grouped:
-                per_feature[f][kind] = _pool(outcomes.grouped[(kind, (f,))], data.confidence)
-        present = [per_feature[f][kind] for f in group if kind in per_feature[f]]
-        if present:
-            attacks[kind] = max(present, key=lambda s: s.difference)
-    overall, overall_ci = overall_score(attacks, weights)
-    overfitting = _mean(full, "gap") - _mean(without, "gap")
-    importance = _mean(full, "utility_test") - _mean(without, "utility_test")
-    modified = modified_score(overall, overfitting, importance, weights)
-    return FeatureSetRisk(
-        features=group,
-        attacks=attacks,
-        overall=overall,
-        overall_ci=overall_ci,
-        modified=modified,
-        overfitting=overfitting,
-        importance=importance,
-        utility_without=_mean(without, "utility_test"),
-        flags=score_flags(attacks, overall, modified, threshold),
-        rank=0,
-        membership_without=summarize_membership(without, data.confidence),
-        per_feature=per_feature,
-    )
-
-
-def rank(risks: Sequence[FeatureSetRisk]) -> tuple[FeatureSetRisk, ...]:
-    """Riskiest first by modified score (ties by label), ranks 1..n."""
-    ordered = sorted(risks, key=lambda r: (-r.modified, r.label))
-    return tuple(replace(r, rank=i) for i, r in enumerate(ordered, start=1))
-
-
-def model_summary(full: Sequence[ModelOutcome], data: GridData) -> ModelSummary:
-    """The model on all features: mean train/test metric and its membership attack."""
-    return ModelSummary(
-        metric="accuracy" if data.classification else "r2",
-        utility_train=_mean(full, "utility_train"),
-        utility_test=_mean(full, "utility_test"),
-        membership=summarize_membership(full, data.confidence),
-    )

@@ -11,6 +11,7 @@ threshold (210). See docs/assess/risk-scores.md.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
@@ -22,7 +23,7 @@ from attrpriv._checks import (
     check_positive_int,
     check_probability,
 )
-from attrpriv.assess import _grid
+from attrpriv.assess import _grid, _summary
 from attrpriv.assess.feature_sets import resolve_feature_sets
 from attrpriv.assess.mitigation import Mitigation
 from attrpriv.assess.models import MODEL_CHOICES, task_of
@@ -141,7 +142,7 @@ class FeatureRiskAssessor:
         self.feature_names_in_ = np.asarray(frame.columns, dtype=object)
         first, path, mitigated = self._loop(frame, target, list(strategies), max_steps)
         self.mitigated_ = mitigated
-        self.report_ = RiskReport(first.settings, first.model, first.feature_sets, path)
+        self.report_ = replace(first, mitigation=path)
         return self.report_
 
     # -- steps -----------------------------------------------------------------------------------
@@ -189,17 +190,24 @@ class FeatureRiskAssessor:
             for group in sets
             for r in repeats
         ]
+        skipped = _grid.identifier_like(X, features) if "attribute" in attacks else {}
         for kind in ("attribute", "property"):
             if kind in attacks:
+                attacked = [f for f in features if kind != "attribute" or f not in skipped]
                 tasks += [
-                    _grid.Task(kind, r, (f,), full[r].model) for f in features for r in repeats
+                    _grid.Task(kind, r, (f,), full[r].model) for f in attacked for r in repeats
                 ]
         results = self._run(data, tasks, f"retraining without {len(sets)} feature sets")
-        outcomes = _grid.Outcomes.collect(full, tasks, results)
+        outcomes = _summary.Outcomes.collect(full, tasks, results)
         weights, threshold = self.weights, float(self.threshold)
-        risks = [_grid.set_risk(g, outcomes, data, weights, threshold) for g in sets]
-        model = _grid.model_summary(full, data)
-        return RiskReport(self.settings(), model, _grid.rank(risks))
+        risks = [_summary.set_risk(g, outcomes, data, weights, threshold) for g in sets]
+        notes = tuple(
+            f"attribute inference skipped for {f!r}: {share:.0%} of its values occur once "
+            "(an identifier: no other record shows its value)"
+            for f, share in skipped.items()
+        )
+        model = _summary.model_summary(full, data)
+        return RiskReport(self.settings(), model, _summary.rank(risks), notes=notes)
 
     def _loop(
         self, X: pd.DataFrame, y: pd.Series, strategies: list[Mitigation], max_steps: int

@@ -7,6 +7,7 @@ can be shared with people who may not see the data.
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -282,12 +283,16 @@ class MitigationPath:
 
 @dataclass(frozen=True)
 class RiskReport:
-    """The assessment: settings, the full model, the feature sets ranked riskiest first."""
+    """The assessment: settings, the full model, the feature sets ranked riskiest first.
+
+    ``notes``: what was left out and why (e.g. an identifier-like feature not attacked).
+    """
 
     settings: Mapping[str, Any]
     model: ModelSummary
     feature_sets: tuple[FeatureSetRisk, ...]
     mitigation: MitigationPath | None = None
+    notes: tuple[str, ...] = ()
 
     @property
     def threshold(self) -> float:
@@ -300,8 +305,9 @@ class RiskReport:
 
     @property
     def max_score(self) -> float:
-        """The largest modified score (``-inf`` when no feature set was assessed)."""
-        return max((r.modified for r in self.feature_sets), default=float("-inf"))
+        """The largest modified score (``-inf`` when no feature set has one)."""
+        scores = [r.modified for r in self.feature_sets if not math.isnan(r.modified)]
+        return max(scores, default=float("-inf"))
 
     def __getitem__(self, features: str | Sequence[str]) -> FeatureSetRisk:
         """The risk of one feature set, by label (``"age+sex"``) or by its features."""
@@ -318,6 +324,7 @@ class RiskReport:
             "model": self.model.to_dict(),
             "feature_sets": [r.to_dict() for r in self.feature_sets],
             "mitigation": None if self.mitigation is None else self.mitigation.to_dict(),
+            "notes": list(self.notes),
         }
 
     def to_json(self) -> str:
@@ -338,6 +345,7 @@ class RiskReport:
                 model=ModelSummary.from_dict(spec["model"]),
                 feature_sets=tuple(FeatureSetRisk.from_dict(r) for r in spec["feature_sets"]),
                 mitigation=None if mitigation is None else MitigationPath.from_dict(mitigation),
+                notes=tuple(str(n) for n in spec.get("notes", ())),
             )
         except (KeyError, TypeError, ValueError) as exc:
             raise InputError(f"malformed risk report: {type(exc).__name__}: {exc}") from None

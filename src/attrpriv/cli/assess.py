@@ -121,6 +121,8 @@ def _print(report: RiskReport) -> None:
         + (f", membership AUC {model.membership.auc:.3f}" if model.membership else "")
     )
     console.print(summary_table(report))
+    for note in report.notes:
+        console.print(f"note: {note}", markup=False)
     shown = ", ".join(r.label for r in report.flagged) or "none"
     console.print(f"flagged (modified score > {report.threshold:g}): {shown}")
     if report.mitigation is not None:
