@@ -20,6 +20,7 @@ from sklearn.compose import ColumnTransformer, make_column_selector
 from sklearn.linear_model import LogisticRegression
 from sklearn.pipeline import Pipeline, make_pipeline
 from sklearn.preprocessing import OneHotEncoder, StandardScaler
+from sklearn.svm import SVC, LinearSVC
 from threadpoolctl import threadpool_limits
 
 from attrpriv import datasets
@@ -271,6 +272,38 @@ def test_bad_data_is_refused(small: tuple[pd.DataFrame, pd.Series]) -> None:
         FeatureRiskAssessor(object()).assess(X, y)
     with pytest.raises(InputError, match="non-empty sequence of Mitigation"):
         risk.mitigate(X, y, [])
+    with pytest.raises(InputError, match="single class 'good'"):
+        risk.assess(X, pd.Series(["good"] * len(X)))
+    with pytest.raises(InputError, match="class 'bad' of y has 1 row"):
+        risk.assess(X, pd.Series(["good"] * (len(X) - 1) + ["bad"]))
+
+
+def test_an_estimator_without_predict_proba_is_refused(
+    small: tuple[pd.DataFrame, pd.Series],
+) -> None:
+    X, y = small
+    with pytest.raises(InputError, match=r"LinearSVC has no predict_proba.*CalibratedClassifierCV"):
+        FeatureRiskAssessor(LinearSVC()).assess(X[["age"]].assign(age2=X["age"] ** 2), y)
+    hidden = make_pipeline(StandardScaler(), SVC(probability=False))
+    with pytest.raises(InputError, match="Pipeline has no predict_proba"):
+        FeatureRiskAssessor(hidden).mitigate(X, y, [Drop()])
+
+
+@pytest.mark.parametrize(
+    ("rows", "kwargs", "message"),
+    [
+        (60, {"membership_attack": "shadow"}, "shadow-model attack gets 15 of the 60 rows"),
+        (45, {"attacks": ("attribute",)}, "attribute inference gets 14 of the 45 rows"),
+        (100, {"attacks": ("property",)}, "property inference gets 70 of the 100 rows"),
+    ],
+)
+def test_too_few_rows_for_an_attack_are_refused(
+    small: tuple[pd.DataFrame, pd.Series], rows: int, kwargs: dict[str, object], message: str
+) -> None:
+    X, y = small
+    risk = FeatureRiskAssessor(make_model("logreg"), **kwargs)  # type: ignore[arg-type]
+    with pytest.raises(InputError, match=message):
+        risk.assess(X.head(rows), y.head(rows))
 
 
 def _square(offset: int, value: int) -> int:

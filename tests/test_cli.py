@@ -175,3 +175,17 @@ def test_unexpected_failure_exits_1_with_debug_hint(capsys, monkeypatch) -> None
     assert code == 1 and "disk on fire" in err and "--debug" in err
     with pytest.raises(RuntimeError):
         main(["--debug", "release", "histograms", "adult", "--epsilon", "1"])
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["assess", "run"], "Missing argument"),
+        (["assess", "run", "adult", "--target", "income", "--sets", "x"], "No such option"),
+        (["release", "histograms", "adult", "--epsilon", "one"], "Invalid value"),
+    ],
+)
+def test_usage_errors_exit_2_without_a_traceback(capsys, args: list[str], message: str) -> None:
+    code, _, err = run(capsys, *args)
+    assert code == 2
+    assert message in err and "unexpected failure" not in err and "Traceback" not in err

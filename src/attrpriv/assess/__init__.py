@@ -5,8 +5,12 @@ their difference and its confidence interval): membership inference
 (:func:`loss_threshold_attack`, :class:`ShadowModelAttack`), attribute inference
 (:func:`attribute_inference`), property inference (:func:`property_inference`); the differential
 attack's risk is :func:`auc_difference` of two membership results. See docs/assess/attacks.md.
+
+The whole audit (steps 202-210 of the spec) is :class:`FeatureRiskAssessor`, which returns a
+:class:`RiskReport`; the mitigation strategies are in :mod:`attrpriv.assess.mitigation`.
 """
 
+from attrpriv.assess.assessor import FeatureRiskAssessor
 from attrpriv.assess.inference import AttributeInferenceResult, attribute_inference
 from attrpriv.assess.membership import (
     MembershipResult,
@@ -17,14 +21,19 @@ from attrpriv.assess.membership import (
 )
 from attrpriv.assess.models import MODEL_CHOICES, fit_without, load_model, make_model, save_model
 from attrpriv.assess.property import PropertyInferenceResult, property_inference
+from attrpriv.assess.report import RiskReport
+from attrpriv.assess.scoring import ScoreWeights
 from attrpriv.assess.stats import Score, binomial_ci, pool_scores, rate_difference
 
 __all__ = [
     "MODEL_CHOICES",
     "AttributeInferenceResult",
+    "FeatureRiskAssessor",
     "MembershipResult",
     "PropertyInferenceResult",
+    "RiskReport",
     "Score",
+    "ScoreWeights",
     "ShadowModelAttack",
     "attribute_inference",
     "auc_difference",

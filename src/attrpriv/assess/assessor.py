@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-from sklearn.base import clone
+from sklearn.base import clone, is_classifier
 
 from attrpriv._checks import (
     check_choice,
@@ -25,6 +25,7 @@ from attrpriv._checks import (
 )
 from attrpriv.assess import _grid, _summary
 from attrpriv.assess.feature_sets import resolve_feature_sets
+from attrpriv.assess.inference import MIN_RECORDS
 from attrpriv.assess.mitigation import Mitigation
 from attrpriv.assess.models import MODEL_CHOICES, task_of
 from attrpriv.assess.parallel import BACKENDS, check_n_jobs, run_tasks
@@ -37,6 +38,8 @@ __all__ = ["MEMBERSHIP_ATTACKS", "FeatureRiskAssessor"]
 MEMBERSHIP_ATTACKS = ("loss", "shadow")
 FeatureSetSpec = str | Sequence[Sequence[str]]
 FAMILIES = ("singles", "pairs", "power", "preselect")
+MIN_SHADOW_ROWS = 20  # training rows of each shadow model
+MIN_PROPERTY_ROWS = 120  # the property game's 100 query records + 20 to draw shadow datasets from
 
 
 class FeatureRiskAssessor:
@@ -111,7 +114,8 @@ class FeatureRiskAssessor:
     def assess(self, X: pd.DataFrame | np.ndarray, y: pd.Series | np.ndarray) -> RiskReport:
         """Score every target feature set (steps 202-208) and rank them, riskiest first."""
         self._check_params()
-        frame, target = _check_data(X, y)
+        frame, target = _check_data(X, y, task_of(self.estimator) == "classification")
+        self._check_rows(len(frame))
         self.feature_names_in_ = np.asarray(frame.columns, dtype=object)
         self.report_ = self._assess(frame, target, self._resolve(self.feature_sets, frame))
         return self.report_
@@ -138,7 +142,8 @@ class FeatureRiskAssessor:
         for strategy in strategies:
             if not callable(getattr(strategy, "apply", None)):
                 raise InputError(f"strategy {strategy!r} has no apply(X, features, seed=) method")
-        frame, target = _check_data(X, y)
+        frame, target = _check_data(X, y, task_of(self.estimator) == "classification")
+        self._check_rows(len(frame))
         self.feature_names_in_ = np.asarray(frame.columns, dtype=object)
         first, path, mitigated = self._loop(frame, target, list(strategies), max_steps)
         self.mitigated_ = mitigated
@@ -284,6 +289,32 @@ class FeatureRiskAssessor:
             "seed": int(self.seed),
         }
 
+    def _check_rows(self, n_rows: int) -> None:
+        """Enough rows for each attack, counted as the grid splits them (one line if not).
+
+        The shadow attack holds out half the rows as the attacker's and trains each shadow on
+        half of those; the rest splits into train (members, the property game's data) and test.
+        """
+        shadow = "membership" in self.attacks and self.membership_attack == "shadow"
+        kept = n_rows - int(np.ceil(n_rows * _grid.AUX_SHARE)) if shadow else n_rows
+        test = int(np.ceil(kept * self.test_size))
+        needs = {
+            "the shadow-model attack": (shadow, (n_rows - kept) // 2, MIN_SHADOW_ROWS),
+            "attribute inference": (
+                "attribute" in self.attacks,
+                min(kept - test, test),
+                MIN_RECORDS,
+            ),
+            "property inference": ("property" in self.attacks, kept - test, MIN_PROPERTY_ROWS),
+        }
+        for attack, (used, rows, minimum) in needs.items():
+            if used and rows < minimum:
+                raise InputError(
+                    f"{attack} gets {rows} of the {n_rows} rows after the splits (test share "
+                    f"{self.test_size:g}{', half held out for the shadows' if shadow else ''}) "
+                    f"and needs at least {minimum}: give more rows"
+                )
+
     def _check_params(self) -> None:
         """Validate every parameter at the boundary (one-line InputError each)."""
         if not callable(getattr(self.estimator, "fit", None)):
@@ -292,6 +323,12 @@ class FeatureRiskAssessor:
             clone(self.estimator)
         except (TypeError, RuntimeError) as exc:
             raise InputError(f"estimator cannot be cloned and retrained: {exc}") from None
+        if is_classifier(self.estimator) and not hasattr(self.estimator, "predict_proba"):
+            raise InputError(
+                f"estimator {type(self.estimator).__name__} has no predict_proba: the attacks read "
+                "class probabilities; use a probabilistic model or wrap it in "
+                "sklearn.calibration.CalibratedClassifierCV"
+            )
         attacks = self.attacks
         if isinstance(attacks, str) or not attacks or len(set(attacks)) != len(attacks):
             raise InputError(
@@ -373,8 +410,11 @@ def _step(
     )
 
 
-def _check_data(X: Any, y: Any) -> tuple[pd.DataFrame, pd.Series]:
-    """X as a DataFrame with >= 2 named columns, y as a Series of the same length, no missing y."""
+def _check_data(X: Any, y: Any, classification: bool) -> tuple[pd.DataFrame, pd.Series]:
+    """X as a DataFrame with >= 2 named columns, y as a Series of the same length, no missing y.
+
+    A classification target needs two classes, each with two rows (for the stratified split).
+    """
     if isinstance(X, np.ndarray) and X.ndim == 2:
         X = pd.DataFrame(X, columns=[f"x{i}" for i in range(X.shape[1])])
     if not isinstance(X, pd.DataFrame):
@@ -392,4 +432,15 @@ def _check_data(X: Any, y: Any) -> tuple[pd.DataFrame, pd.Series]:
         raise InputError(f"y has {int(target.isna().sum())} missing values; drop those rows first")
     if len(X) < 40:
         raise InputError(f"X needs at least 40 rows to split into train and test, got {len(X)}")
+    if classification:
+        counts = target.value_counts()
+        if len(counts) < 2:
+            raise InputError(
+                f"y has the single class {counts.index[0]!r}; a classifier needs at least 2 classes"
+            )
+        if counts.iloc[-1] < 2:
+            raise InputError(
+                f"class {counts.index[-1]!r} of y has 1 row; each class needs at least 2 rows "
+                "for the stratified train/test split"
+            )
     return X.reset_index(drop=True), target.reset_index(drop=True)

@@ -165,7 +165,7 @@ def _inputs(X: Any, y: Any, feature: str) -> tuple[pd.DataFrame, np.ndarray]:
     if labels.shape != (len(X),):
         raise InputError(f"y has shape {labels.shape}, expected ({len(X)},)")
     if len(X) < MIN_RECORDS:
-        raise InputError(f"X must hold at least {MIN_RECORDS} records, got {len(X)}")
+        raise InputError(f"attribute inference needs at least {MIN_RECORDS} records, got {len(X)}")
     if X[feature].isna().any():
         raise InputError(f"feature {feature!r} has missing values; drop or fill those records")
     return X.reset_index(drop=True), labels

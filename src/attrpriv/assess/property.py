@@ -109,7 +109,10 @@ def property_inference(
     values = _property_values(frame[feature], prop, category)
     low, high = _bounds(values, prop, low, high)
     if len(frame) - n_queries < 20:
-        raise InputError(f"X holds {len(frame)} records: too few for {n_queries} query records")
+        raise InputError(
+            f"property inference needs at least {n_queries + 20} records ({n_queries} query "
+            f"records + 20 for the shadow datasets), got {len(frame)}"
+        )
     rng = np.random.default_rng(seed)
     order = rng.permutation(len(frame))
     queries, pool = order[:n_queries], order[n_queries:]

@@ -8,7 +8,6 @@ from __future__ import annotations
 import sys
 from typing import Annotated
 
-import click
 import typer
 
 from attrpriv import __version__
@@ -24,6 +23,12 @@ from attrpriv.cli import (  # noqa: F401 (release_* register their commands on r
 )
 from attrpriv.cli._common import err_console, examples
 from attrpriv.errors import InputError
+
+# typer >= 0.2x vendors click (typer._click); older versions raise click's own classes. Both
+# are found through the public typer.BadParameter, so click need not be installed.
+CLICK_ERRORS: tuple[type[Exception], ...] = tuple(
+    c for c in typer.BadParameter.__mro__ if c.__name__ == "ClickException"
+)
 
 app = typer.Typer(
     name="attrpriv",
@@ -71,12 +76,12 @@ def main(argv: list[str] | None = None) -> int:
     except InputError as exc:
         err_console.print(f"error: {exc}", markup=False, highlight=False, soft_wrap=True)
         return 2
-    except click.exceptions.ClickException as exc:
-        exc.show()
-        return exc.exit_code
-    except click.exceptions.Exit as exc:
-        return exc.exit_code
-    except click.exceptions.Abort:
+    except CLICK_ERRORS as exc:
+        exc.show()  # type: ignore[attr-defined]
+        return int(exc.exit_code)  # type: ignore[attr-defined]
+    except typer.Exit as exc:
+        return int(exc.exit_code)
+    except typer.Abort:
         err_console.print("aborted", markup=False)
         return 1
     except Exception as exc:
