@@ -5,17 +5,22 @@ torch (the ``sanitize`` extra) is imported only when a command runs.
 
 from __future__ import annotations
 
+import zipfile
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
+import numpy as np
 import pandas as pd
 import typer
 
+from attrpriv._checks import check_epsilon
 from attrpriv._io import atomic_path
 from attrpriv.cli._common import OUT_HELP, console, examples, group, resolve_data, write_json
+from attrpriv.data import datasets as bundled
 from attrpriv.errors import InputError
 
 if TYPE_CHECKING:
+    from attrpriv.sanitize.decoupler import GlobalDecoupler
     from attrpriv.sanitize.samplers import DPObfuscation, DPSampling, Suppression
 
 app = group(
@@ -25,6 +30,14 @@ app = group(
 SchemaOption = Annotated[Path | None, typer.Option("--schema", help="Schema file for a data file.")]
 SeedOption = Annotated[int, typer.Option(help="Seed of training / sampling.")]
 MECHANISMS = ("suppression", "dp-obfuscation", "dp-sampling")
+# Training settings that differ between tables and images (benchmarks/decoupler.py); an option
+# left out takes its data kind's value.
+KIND_DEFAULTS: dict[str, dict[str, Any]] = {
+    "tabular": {"epochs": 15, "beta": 0.5, "lr": 3e-3, "batch_size": 128},
+    "image": {"epochs": 5, "beta": 1.0, "lr": 1e-3, "batch_size": 64},
+}
+IMAGE_DATASET = "mnist_5k"  # bundled image data; its sensitive label "thickness" is generated
+TABLE_SUFFIXES = (".parquet", ".pq", ".csv")
 
 
 def _require_torch() -> None:
@@ -45,6 +58,73 @@ def _frame(data: str, schema_file: Path | None) -> tuple[pd.DataFrame, Any]:
     return loaded, schema
 
 
+def _is_images(data: str) -> bool:
+    """Image data: the bundled MNIST-5k or an ``.npz`` file; anything else is a table."""
+    return data == IMAGE_DATASET or data.lower().endswith(".npz")
+
+
+def _image_data(data: str) -> tuple[np.ndarray, dict[str, np.ndarray]]:
+    """Images (n, h, w) in [0, 1] and their 1-D label arrays, by name.
+
+    ``mnist_5k``: the digits, with ``label`` (the digit) and the generated ``thickness``. An
+    ``.npz`` file: its ``images`` array and every other array as labels (no pickled objects).
+    """
+    from attrpriv.sanitize.images import mnist_images, thickness_labels
+
+    if data == IMAGE_DATASET:
+        images, digits = mnist_images(bundled.load(IMAGE_DATASET).frame)
+        return images, {"thickness": thickness_labels(images), "label": digits}
+    if not Path(data).is_file():
+        raise InputError(f"image data {data!r} is neither {IMAGE_DATASET!r} nor an existing file")
+    try:
+        with np.load(data, allow_pickle=False) as archive:
+            arrays = {name: archive[name] for name in archive.files}
+    except (OSError, ValueError, zipfile.BadZipFile) as exc:
+        raise InputError(f"{data!r} is not a readable .npz file of arrays: {exc}") from None
+    images = arrays.pop("images", None)
+    if images is None or images.ndim != 3:
+        found = "no 'images' array" if images is None else f"'images' of shape {images.shape}"
+        raise InputError(f"{data!r} must hold an 'images' array of shape (n, h, w); found {found}")
+    for name, values in arrays.items():
+        if values.shape != (len(images),):
+            raise InputError(
+                f"label array {name!r} of {data!r} must be 1-D with one label per image "
+                f"({len(images)}), got shape {values.shape}"
+            )
+    return images, arrays
+
+
+def _take(
+    images: np.ndarray, labels: dict[str, np.ndarray], rows: int | None, seed: int
+) -> tuple[np.ndarray, dict[str, np.ndarray]]:
+    """A seeded sample of ``rows`` images and their labels (all of them without ``rows``)."""
+    if rows is None or rows >= len(images):
+        return images, labels
+    index = np.random.default_rng(seed).choice(len(images), size=rows, replace=False)
+    return images[index], {name: values[index] for name, values in labels.items()}
+
+
+def _label(labels: dict[str, np.ndarray], name: str | None, data: str) -> np.ndarray:
+    """The label array ``name`` of image data ``data``; the error lists the arrays present."""
+    if name is None:
+        raise InputError("the decoupler names no sensitive label array: fit it with 'sanitize fit'")
+    if name not in labels:
+        raise InputError(
+            f"image data {data!r} has no label array {name!r}; it has {sorted(labels)}"
+        )
+    return labels[name]
+
+
+def _check_kind(model: GlobalDecoupler, decoupler: Path, data: str) -> None:
+    """The decoupler and the data must both be tables or both be images."""
+    kind = "image" if _is_images(data) else "tabular"
+    if model.kind != kind:
+        raise InputError(
+            f"decoupler {str(decoupler)!r} was trained on {model.kind} data, "
+            f"but {data!r} is {kind} data"
+        )
+
+
 def _alphas(text: str) -> tuple[float, float, float, float]:
     try:
         values = tuple(float(v) for v in text.split(","))
@@ -60,41 +140,73 @@ def _alphas(text: str) -> tuple[float, float, float, float]:
         "attrpriv sanitize fit adult --sensitive sex --rows 5000 --out adult-decoupler",
         "attrpriv sanitize fit aux.parquet --schema aux.yaml --sensitive race --epochs 30 "
         "--out dec",
+        "attrpriv sanitize fit mnist_5k --sensitive thickness --rows 3000 --out mnist-decoupler",
+        "attrpriv sanitize fit digits.npz --sensitive writer --out dec",
     )
 )
 def fit(
-    aux: Annotated[str, typer.Argument(help="Public auxiliary data: bundled name or CSV/Parquet.")],
-    sensitive: Annotated[str, typer.Option(help="The sensitive column y_S.")],
+    aux: Annotated[
+        str,
+        typer.Argument(
+            help="Public auxiliary data: bundled name or CSV/Parquet (a table), or images: "
+            "mnist_5k (labels 'thickness', generated, and 'label', the digit) or an .npz file "
+            "with an 'images' array (n, h, w) in [0, 1] and 1-D label arrays."
+        ),
+    ],
+    sensitive: Annotated[str, typer.Option(help="The sensitive column (or label array) y_S.")],
     out: Annotated[Path, typer.Option(help="Directory for the decoupler (weights + JSON).")],
     schema: SchemaOption = None,
     rows: Annotated[
-        int | None, typer.Option(help="Train on a seeded sample of this many rows.")
+        int | None, typer.Option(min=1, help="Train on a seeded sample of this many rows.")
     ] = None,
-    epochs: Annotated[int, typer.Option(help="Training epochs.")] = 15,
+    epochs: Annotated[
+        int | None, typer.Option(help="Training epochs (default: 15 tables, 5 images).")
+    ] = None,
     latent_dim: Annotated[int, typer.Option(help="m, the latent dimension.")] = 32,
-    sensitive_dim: Annotated[int, typer.Option(help="k, the dimension of z_S.")] = 8,
-    beta: Annotated[float, typer.Option(help="beta of the beta-VAE (paper: 5, images).")] = 0.5,
+    sensitive_dim: Annotated[int, typer.Option(help="k, the dimension of z_S (k < m).")] = 8,
+    beta: Annotated[
+        float | None,
+        typer.Option(help="beta of the beta-VAE (default: 0.5 tables, 1 images; paper: 5)."),
+    ] = None,
     alphas: Annotated[str, typer.Option(help="alpha1..alpha4 of equation 5.")] = "1,10,100,1",
     hidden: Annotated[int, typer.Option(help="Hidden width of the networks.")] = 64,
-    lr: Annotated[float, typer.Option(help="Adam learning rate.")] = 3e-3,
+    lr: Annotated[
+        float | None,
+        typer.Option(help="Adam learning rate (default: 3e-3 tables, 1e-3 images)."),
+    ] = None,
+    batch_size: Annotated[
+        int | None, typer.Option(help="Batch size (default: 128 tables, 64 images).")
+    ] = None,
     seed: SeedOption = 0,
 ) -> None:
-    """Train the global decoupler (tabular) on public auxiliary data and save it."""
+    """Train the global decoupler on public auxiliary data (a table or images) and save it."""
     _require_torch()
     from attrpriv.sanitize.decoupler import GlobalDecoupler
 
-    frame, data_schema = _frame(aux, schema)
-    if rows is not None and rows < len(frame):
-        frame = frame.sample(rows, random_state=seed)
+    kind = "image" if _is_images(aux) else "tabular"
+    given = {"epochs": epochs, "beta": beta, "lr": lr, "batch_size": batch_size}
+    settings = KIND_DEFAULTS[kind] | {key: v for key, v in given.items() if v is not None}
     model = GlobalDecoupler(
-        latent_dim=latent_dim, sensitive_dim=sensitive_dim, beta=beta, alphas=_alphas(alphas),
-        hidden=hidden, epochs=epochs, lr=lr, seed=seed, batch_size=128,
+        kind=kind, latent_dim=latent_dim, sensitive_dim=sensitive_dim, alphas=_alphas(alphas),
+        hidden=hidden, seed=seed, **settings,
     )  # fmt: skip
-    model.fit(frame, sensitive, schema=data_schema)
+    if kind == "image":
+        if schema is not None:
+            raise InputError("--schema describes a table; image data takes no schema")
+        images, labels = _take(*_image_data(aux), rows, seed)
+        model.fit(images, _label(labels, sensitive, aux))
+        model.sensitive_column_ = sensitive  # the label array's name, for 'apply' and 'evaluate'
+        size = f"{len(images)} images"
+    else:
+        frame, data_schema = _frame(aux, schema)
+        if rows is not None and rows < len(frame):
+            frame = frame.sample(rows, random_state=seed)
+        model.fit(frame, sensitive, schema=data_schema)
+        size = f"{len(frame)} rows"
     model.save(out)
     last = model.history_[-1]
     console.print(
-        f"decoupler trained on {len(frame)} rows ({sensitive!r} as y_S): "
+        f"decoupler trained on {size} ({sensitive!r} as y_S): "
         + ", ".join(
             f"{key} {last[key]:.3g}" for key in ("reconstruction", "aligner", "dcorr", "adversary")
         )
@@ -118,21 +230,44 @@ def _sampler(
         return Suppression()
     if epsilon is None:
         raise InputError(f"--epsilon is required by mechanism {mechanism!r}")
+    check_epsilon(epsilon, "--epsilon")
     if mechanism == "dp-obfuscation":
         return DPObfuscation(epsilon, bound)
     return DPSampling(epsilon, bound, projection_dim=projection_dim, classes=classes, seed=seed)
+
+
+def _check_out(out: Path, images: bool) -> None:
+    """Images go to an .npz file, tables to Parquet or CSV."""
+    suffix = out.suffix.lower()
+    if images and suffix != ".npz":
+        raise InputError(f"--out for image data must end in .npz, got {out.name!r}")
+    if not images and suffix not in TABLE_SUFFIXES:
+        raise InputError(
+            f"--out for a table must end in {', '.join(TABLE_SUFFIXES)}, got {out.name!r}"
+        )
 
 
 @app.command(
     epilog=examples(
         "attrpriv sanitize apply private.parquet --schema s.yaml --decoupler dec "
         "--mechanism dp-sampling --epsilon 1 --out sanitized.parquet --record record.json",
+        "attrpriv sanitize apply mnist_5k --decoupler mnist-decoupler --mechanism dp-sampling "
+        "--epsilon 4 --rows 1000 --out sanitized.npz",
     )
 )
 def apply(
-    data: Annotated[str, typer.Argument(help="Private data: bundled name or CSV/Parquet.")],
+    data: Annotated[
+        str,
+        typer.Argument(help="Private data: bundled name or CSV/Parquet, or mnist_5k / an .npz."),
+    ],
     decoupler: Annotated[Path, typer.Option(help="Directory written by 'sanitize fit'.")],
-    out: Annotated[Path, typer.Option(help="Sanitized data (Parquet), written atomically.")],
+    out: Annotated[
+        Path,
+        typer.Option(
+            help="Sanitized data, written atomically: a table to .parquet/.csv; images to .npz "
+            "('images', the synthetic sensitive labels of dp-sampling, the other label arrays)."
+        ),
+    ],
     mechanism: Annotated[
         str, typer.Option(help=f"One of {', '.join(MECHANISMS)}.")
     ] = "dp-sampling",
@@ -141,7 +276,7 @@ def apply(
     projection_dim: Annotated[int | None, typer.Option(help="RON-Gauss projection p.")] = None,
     schema: SchemaOption = None,
     rows: Annotated[
-        int | None, typer.Option(help="Sanitize a seeded sample of this many rows.")
+        int | None, typer.Option(min=1, help="Sanitize a seeded sample of this many rows.")
     ] = None,
     ledger: Annotated[Path | None, typer.Option(help="Charge the release to this ledger.")] = None,
     record: Annotated[Path | None, typer.Option("--record", help=OUT_HELP)] = None,
@@ -153,19 +288,40 @@ def apply(
     from attrpriv.sanitize.decoupler import GlobalDecoupler
     from attrpriv.sanitize.sanitizer import Sanitizer
 
+    images = _is_images(data)
+    _check_out(out, images)
     model = GlobalDecoupler.load(decoupler)
-    frame, _ = _frame(data, schema)
-    if rows is not None and rows < len(frame):
-        frame = frame.sample(rows, random_state=seed)
+    _check_kind(model, decoupler, data)
     sampler = _sampler(mechanism, epsilon, bound, projection_dim, seed, list(model.classes_))
     book = BudgetLedger(ledger) if ledger is not None else None
-    result = Sanitizer(model, sampler).sanitize(frame, ledger=book, label=f"sanitize {data}")
-    assert isinstance(result.data, pd.DataFrame)
-    with atomic_path(out) as tmp:
-        result.data.to_parquet(tmp)
+    label = f"sanitize {data}"
+    if images:
+        pixels, labels = _take(*_image_data(data), rows, seed)
+        sensitive = model.sensitive_column_
+        y_s = _label(labels, sensitive, data)
+        result = Sanitizer(model, sampler).sanitize(pixels, y_s, ledger=book, label=label)
+        arrays: dict[str, Any] = {"images": np.asarray(result.data)[:, 0]}
+        if result.y_s is not None:
+            arrays[str(sensitive)] = np.asarray(result.y_s.tolist())  # plain dtype, no pickle
+        arrays |= {name: values for name, values in labels.items() if name != sensitive}
+        with atomic_path(out) as tmp, tmp.open("wb") as handle:
+            np.savez_compressed(handle, **arrays)
+        size = f"{len(pixels)} images"
+    else:
+        frame, _ = _frame(data, schema)
+        if rows is not None and rows < len(frame):
+            frame = frame.sample(rows, random_state=seed)
+        result = Sanitizer(model, sampler).sanitize(frame, ledger=book, label=label)
+        assert isinstance(result.data, pd.DataFrame)
+        with atomic_path(out) as tmp:
+            if out.suffix.lower() == ".csv":
+                result.data.to_csv(tmp, index=False)
+            else:
+                result.data.to_parquet(tmp)
+        size = f"{len(result.data)} rows"
     claim = "no DP claim (nothing released about z_S)" if result.record is None else (
         f"epsilon={result.record.epsilon:g} ({result.record.definition})")  # fmt: skip
-    console.print(f"sanitized {len(result.data)} rows with {mechanism}: {claim}")
+    console.print(f"sanitized {size} with {mechanism}: {claim}")
     console.print(f"[dim]wrote {out}[/dim]")
     write_json(record, result.to_dict())
 
@@ -184,17 +340,26 @@ def _epsilons(text: str) -> list[float]:
     epilog=examples(
         "attrpriv sanitize evaluate adult adult --decoupler dec --target income --rows 2000 "
         "--epsilons 0.5,1,4 --out sweep.json --html sweep.html",
+        "attrpriv sanitize evaluate mnist_5k mnist_5k --decoupler mnist-decoupler --target label "
+        "--rows 1000 --epsilons 1,4 --out sweep.json",
     )
 )
 def evaluate(
-    aux: Annotated[str, typer.Argument(help="Public auxiliary data (the attacker's).")],
-    private: Annotated[str, typer.Argument(help="Private data to sanitize.")],
+    aux: Annotated[
+        str, typer.Argument(help="Public auxiliary data (the attacker's): a table or images.")
+    ],
+    private: Annotated[str, typer.Argument(help="Private data to sanitize, of the same kind.")],
     decoupler: Annotated[Path, typer.Option(help="Directory written by 'sanitize fit'.")],
-    target: Annotated[str, typer.Option(help="Column of the utility task.")],
+    target: Annotated[
+        str,
+        typer.Option(
+            help="Column (or label array: 'label', the digit, for mnist_5k) of the utility task."
+        ),
+    ],
     epsilons: Annotated[str, typer.Option(help="Comma-separated epsilons of the sweep.")] = "1",
     bound: Annotated[float, typer.Option(help="Public clipping bound of the latents.")] = 3.0,
     schema: SchemaOption = None,
-    rows: Annotated[int | None, typer.Option(help="Seeded sample of each data set.")] = None,
+    rows: Annotated[int | None, typer.Option(min=1, help="Seeded sample of each data set.")] = None,
     out: Annotated[Path | None, typer.Option(help=OUT_HELP)] = None,
     html: Annotated[Path | None, typer.Option(help="Write an HTML page with the plot.")] = None,
     seed: SeedOption = 0,
@@ -202,15 +367,11 @@ def evaluate(
     """Leakage vs utility of suppression, DP-obfuscation and DP-sampling over epsilons."""
     _require_torch()
     from attrpriv.sanitize.decoupler import GlobalDecoupler
-    from attrpriv.sanitize.sweep import sweep
+    from attrpriv.sanitize.sweep import sweep, sweep_images
 
     model = GlobalDecoupler.load(decoupler)
-    frames = []
-    for offset, data in enumerate((aux, private)):
-        frame, _ = _frame(data, schema)
-        if rows is not None and rows < len(frame):
-            frame = frame.sample(rows, random_state=seed + offset)
-        frames.append(frame.reset_index(drop=True))
+    for data in (aux, private):
+        _check_kind(model, decoupler, data)
     classes = list(model.classes_)
     samplers: dict[str, tuple[str, Any]] = {"suppression": ("suppression", _sampler(
         "suppression", None, bound, None, seed, classes))}  # fmt: skip
@@ -220,7 +381,24 @@ def evaluate(
                 mech,
                 _sampler(mech, eps, bound, None, seed, classes),
             )
-    result = sweep(model, frames[0], frames[1], samplers, target=target, seed=seed)
+    if model.kind == "image":
+        (aux_x, aux_y), (priv_x, priv_y) = (
+            _take(*_image_data(data), rows, seed + offset)
+            for offset, data in enumerate((aux, private))
+        )
+        sensitive = model.sensitive_column_
+        result = sweep_images(
+            model, aux_x, _label(aux_y, sensitive, aux), priv_x, _label(priv_y, sensitive, private),
+            _label(priv_y, target, private), samplers, seed=seed,
+        )  # fmt: skip
+    else:
+        frames = []
+        for offset, data in enumerate((aux, private)):
+            frame, _ = _frame(data, schema)
+            if rows is not None and rows < len(frame):
+                frame = frame.sample(rows, random_state=seed + offset)
+            frames.append(frame.reset_index(drop=True))
+        result = sweep(model, frames[0], frames[1], samplers, target=target, seed=seed)
     for point in result.points:
         console.print(f"{point.name:28s} leakage {point.leakage:+.3f}  utility {point.utility:.3f}"
                       f"  CAS {point.cas:.3f}")  # fmt: skip

@@ -16,6 +16,9 @@ _LAZY = {
     "thickness_labels": "attrpriv.sanitize.images",
     "mnist_images": "attrpriv.sanitize.images",
     "sweep": "attrpriv.sanitize.sweep",
+    "sweep_images": "attrpriv.sanitize.sweep",
+    "InputNoise": "attrpriv.sanitize.baselines",
+    "LatentInterpolation": "attrpriv.sanitize.baselines",
 }
 
 __all__ = sorted(_LAZY)

@@ -27,7 +27,7 @@ from torch import nn
 
 from attrpriv._checks import check_choice, check_non_negative, check_positive, check_positive_int
 from attrpriv.data.schema import Schema
-from attrpriv.errors import InputError
+from attrpriv.errors import InputError, SchemaError
 from attrpriv.sanitize import networks as nets
 from attrpriv.sanitize.images import as_images, bernoulli_nll
 from attrpriv.sanitize.tabular import TabularCodec, modelled_columns
@@ -134,12 +134,46 @@ class GlobalDecoupler:
         codes = pd.Categorical(values, categories=classes).codes.astype(np.int64)
         return codes, exclude
 
-    def _to_matrix(self, X: Any) -> np.ndarray:
+    def _to_matrix(self, X: Any, *, trained: bool = False) -> np.ndarray:
+        """Data -> network input, refusing data the decoupler was not built for.
+
+        The checks live here, at the boundary: the wrong kind of data (images for a tabular
+        decoupler, a table for an image one), images of another size than the trained one
+        (``trained``), and frames that do not fit the decoupler's schema (a missing modelled
+        column, a value outside its public domain: a decoupler trained on another schema).
+        """
         if self.kind == "image":
+            if isinstance(X, (pd.DataFrame, pd.Series)):
+                raise InputError(
+                    "an image decoupler (kind='image') needs an (n, h, w) array in [0, 1], "
+                    f"got a {type(X).__name__} (a table)"
+                )
+            if trained:
+                self._check_image_shape(X)
             return as_images(X)
         if not isinstance(X, pd.DataFrame):
-            raise InputError(f"tabular decoupler needs a pandas DataFrame, got {type(X).__name__}")
+            raise InputError(
+                "a tabular decoupler (kind='tabular') needs a pandas DataFrame, got "
+                f"{type(X).__name__} of shape {np.shape(X)}"
+            )
+        missing = [c for c in self.codec_.columns if c not in X.columns]
+        if missing:
+            hint = " (was it trained on another schema?)" if trained else ""
+            raise InputError(f"data lacks column(s) {missing} that the decoupler models{hint}")
+        try:
+            self.codec_.schema.validate(X, allow_extra=True)
+        except SchemaError as exc:
+            raise SchemaError(f"data does not fit the decoupler's schema: {exc}") from None
         return self.codec_.encode(X)
+
+    def _check_image_shape(self, X: Any) -> None:
+        """Images must have the (h, w) of the training images."""
+        shape, side = np.shape(X), int(self.side_)
+        if tuple(shape[1:]) not in ((side, side), (1, side, side)):
+            raise InputError(
+                f"images must have shape (n, {side}, {side}) (or (n, 1, {side}, {side})), the "
+                f"(h, w) = ({side}, {side}) this decoupler was trained on; got {shape}"
+            )
 
     # ----------------------------------------------------------------- networks
     def _build(self, in_dim: int, n_classes: int, side: int) -> None:
@@ -240,7 +274,7 @@ class GlobalDecoupler:
     def encode(self, X: Any) -> tuple[np.ndarray, np.ndarray]:
         """Posterior means, split into (z_S (n, k), z_NS (n, m - k))."""
         self._require_fitted()
-        x = torch.from_numpy(self._to_matrix(X))
+        x = torch.from_numpy(self._to_matrix(X, trained=True))
         with torch.no_grad():
             mu = self.encoder_(x)[0].numpy().astype(np.float64)
         return mu[:, : self.sensitive_dim], mu[:, self.sensitive_dim :]
@@ -265,7 +299,8 @@ class GlobalDecoupler:
         with torch.no_grad():
             out = self.decoder_(torch.from_numpy(np.concatenate([zs, zn], axis=1))).numpy()
         if self.kind == "image":
-            return np.asarray(1.0 / (1.0 + np.exp(-out)), dtype=np.float32)
+            # torch's sigmoid saturates quietly where 1 / (1 + exp(-x)) overflows (noisy z_S)
+            return np.asarray(torch.sigmoid(torch.from_numpy(out)).numpy(), dtype=np.float32)
         return self.codec_.decode(out)
 
     def predict_sensitive(self, X: Any) -> np.ndarray:

@@ -8,7 +8,7 @@ latents z_NS pass through unchanged: the record's guarantee covers z_S and y_S o
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any, NoReturn, Protocol
 
 import numpy as np
 import pandas as pd
@@ -51,6 +51,31 @@ class SanitizedData:
         }
 
 
+def sensitive_labels(decoupler: Any, X: Any, y_s: Any) -> tuple[np.ndarray | None, str | None]:
+    """The sensitive labels of ``X`` and the column they came from (None for given labels).
+
+    ``y_s`` may be labels (one per row), a column name of ``X``, or None: then the decoupler's
+    sensitive column when ``X`` is a DataFrame that has it, else no labels at all.
+    """
+    column = getattr(decoupler, "sensitive_column_", None)
+    if isinstance(y_s, str):
+        column = y_s
+    if y_s is None or isinstance(y_s, str):
+        if column is None or not isinstance(X, pd.DataFrame):
+            return (None, None) if y_s is None else _missing(y_s)
+        if column not in X.columns:
+            return _missing(column)
+        return np.asarray(X[column].astype(object)), column
+    labels = np.asarray(y_s, dtype=object)
+    if labels.ndim != 1 or len(labels) != len(X):
+        raise InputError(f"y_s must have one label per row ({len(X)}), got shape {labels.shape}")
+    return labels, None
+
+
+def _missing(column: str) -> NoReturn:
+    raise InputError(f"sensitive column {column!r} is not a column of the data")
+
+
 class Sanitizer:
     """Decouple-and-sample: a fitted :class:`GlobalDecoupler` plus a local sampler."""
 
@@ -66,7 +91,7 @@ class Sanitizer:
         Without ``y_s``, the decoupler's sensitive column of ``X`` is used. The ledger is charged
         by the sampler before any noise is drawn.
         """
-        labels, column = self._labels(X, y_s)
+        labels, column = sensitive_labels(self.decoupler, X, y_s)
         z_s, z_ns = self.decoupler.encode(X)
         drawn = self.sampler.sample(z_s, labels, ledger=ledger, label=label)
         data = self.decoupler.decode(drawn.z_s, z_ns)
@@ -76,27 +101,6 @@ class Sanitizer:
         if drawn.parts:
             parts["sampler_parts"] = {k: v for k, v in drawn.parts.items() if k != "means"}
         return SanitizedData(data, drawn.y_s, drawn.record, parts)
-
-    def _labels(self, X: Any, y_s: Any) -> tuple[np.ndarray | None, str | None]:
-        column = getattr(self.decoupler, "sensitive_column_", None)
-        if isinstance(y_s, str):
-            column = y_s
-        if y_s is None or isinstance(y_s, str):
-            if column is None or not isinstance(X, pd.DataFrame):
-                return (None, None) if y_s is None else self._missing(y_s)
-            if column not in X.columns:
-                return self._missing(column)
-            return np.asarray(X[column].astype(object)), column
-        labels = np.asarray(y_s, dtype=object)
-        if labels.ndim != 1 or len(labels) != len(X):
-            raise InputError(
-                f"y_s must have one label per row ({len(X)}), got shape {labels.shape}"
-            )
-        return labels, None
-
-    @staticmethod
-    def _missing(column: str) -> tuple[np.ndarray | None, str | None]:
-        raise InputError(f"sensitive column {column!r} is not a column of the data")
 
     @staticmethod
     def _with_labels(

@@ -4,23 +4,28 @@ For each sampler: sanitize the auxiliary data (what the attacker can do: the dec
 sampler are public) and the private data; leakage = adversary trained on the sanitized auxiliary
 data to recover the true y_S, tested on the sanitized private data, minus the prior; utility =
 a task model trained on half of the sanitized private data, tested on the other half sanitized
-and real (CAS). Uses :mod:`attrpriv.sanitize.evaluate` for the scores.
+and real (CAS). Uses :mod:`attrpriv.sanitize.evaluate` for the scores. :func:`sweep` takes
+tables, :func:`sweep_images` images (flattened to pixel vectors); both take local samplers and
+baselines (:mod:`attrpriv.sanitize.baselines`) alike and share one scoring path.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from functools import partial
+from typing import Any, Protocol, cast
 
 import numpy as np
 import pandas as pd
 
+from attrpriv.dp.ledger import BudgetLedger
 from attrpriv.errors import InputError
 from attrpriv.sanitize.decoupler import GlobalDecoupler
-from attrpriv.sanitize.evaluate import leakage, pareto_auc, utility
+from attrpriv.sanitize.evaluate import Features, _labels, leakage, pareto_auc, utility
+from attrpriv.sanitize.images import as_images
 from attrpriv.sanitize.samplers import SampledLatents
-from attrpriv.sanitize.sanitizer import LatentSampler, Sanitizer
+from attrpriv.sanitize.sanitizer import LatentSampler, SanitizedData, Sanitizer
 
 
 @dataclass(frozen=True)
@@ -61,15 +66,49 @@ class KeepLatents:
         return SampledLatents(np.array(z_s, dtype=np.float64), None, None)
 
 
-def _features(frame: pd.DataFrame, drop: tuple[str, ...]) -> pd.DataFrame:
-    return frame.drop(columns=[c for c in drop if c in frame.columns])
+class SanitizerLike(Protocol):
+    """Anything with Sanitizer's ``sanitize`` (the pipeline, or a baseline of ``baselines``)."""
+
+    def sanitize(
+        self, X: Any, y_s: Any = None, *, ledger: BudgetLedger | None = None, label: str = ""
+    ) -> SanitizedData: ...
+
+
+Samplers = Mapping[str, tuple[str, LatentSampler | SanitizerLike]]
+
+
+@dataclass(frozen=True)
+class _Task:
+    """One sweep's data: what is sanitized, the true labels, and how outputs become features.
+
+    ``y_s_aux`` / ``y_s_private`` are handed to ``sanitize`` (a column name for tables, labels
+    for images); ``features`` turns sanitized (or real) data into the attackers' inputs.
+    """
+
+    aux: Any
+    private: Any
+    y_s_aux: Any
+    y_s_private: Any
+    aux_sensitive: np.ndarray
+    private_sensitive: np.ndarray
+    private_target: np.ndarray
+    features: Callable[[Any], Features]
+
+
+def as_pipeline(
+    decoupler: GlobalDecoupler, sampler: LatentSampler | SanitizerLike
+) -> SanitizerLike:
+    """A sampler wrapped in the Sanitizer; an object with its own ``sanitize`` used as it is."""
+    if callable(getattr(sampler, "sanitize", None)):
+        return cast(SanitizerLike, sampler)
+    return Sanitizer(decoupler, cast(LatentSampler, sampler))
 
 
 def sweep(
     decoupler: GlobalDecoupler,
     aux: pd.DataFrame,
     private: pd.DataFrame,
-    samplers: Mapping[str, tuple[str, LatentSampler]],
+    samplers: Samplers,
     *,
     target: str,
     seed: int = 0,
@@ -77,8 +116,11 @@ def sweep(
 ) -> SweepResult:
     """Evaluate every ``name -> (family, sampler)``; ``target`` is the utility task's column.
 
-    With ``reference``, two rows of family "reference" (left out of the Pareto AUC) are added:
-    the decoupler's plain reconstruction (z_S kept) and the real data, to read the others against.
+    A sampler is a local latent sampler (wrapped in ``Sanitizer(decoupler, sampler)``) or any
+    object with a ``sanitize`` method (a baseline), used as it is. The features of every row are
+    the decoupler's modelled columns but the sensitive and target ones. With ``reference``, two
+    rows of family "reference" (left out of the Pareto AUC) are added: the decoupler's plain
+    reconstruction (z_S kept) and the real data, to read the others against.
     """
     sensitive = decoupler.sensitive_column_
     if sensitive is None:
@@ -87,16 +129,66 @@ def sweep(
         for column in (sensitive, target):
             if column not in frame.columns:
                 raise InputError(f"{what} data lacks column {column!r}")
+    kept = [c for c in decoupler.codec_.columns if c not in (sensitive, target)]
+    task = _Task(aux, private, sensitive, sensitive, aux[sensitive].astype(str).to_numpy(),
+                 private[sensitive].astype(str).to_numpy(),
+                 private[target].astype(str).to_numpy(), partial(_columns, kept=kept))  # fmt: skip
+    return _run(decoupler, samplers, task, seed, reference)
+
+
+def sweep_images(
+    decoupler: GlobalDecoupler,
+    aux_images: Any,
+    aux_sensitive: Any,
+    private_images: Any,
+    private_sensitive: Any,
+    private_target: Any,
+    samplers: Samplers,
+    *,
+    seed: int = 0,
+    reference: bool = True,
+) -> SweepResult:
+    """:func:`sweep` for an image decoupler; images are flattened to pixel vectors for scoring.
+
+    Leakage: adversary trained on the sanitized auxiliary images with their true ``y_S``, tested
+    on the sanitized private images. Utility: the ``private_target`` task (e.g. the digit)
+    trained on the first half of the sanitized private images, tested on the second half
+    sanitized and real (CAS). The true labels are handed to every ``sanitize``.
+    """
+    if getattr(decoupler, "kind", None) != "image":
+        raise InputError("sweep_images needs an image decoupler (kind='image'); use sweep()")
+    aux, private = as_images(aux_images), as_images(private_images)
+    y_aux = _labels(aux_sensitive, len(aux), "aux_sensitive")
+    y_priv = _labels(private_sensitive, len(private), "private_sensitive")
+    y_task = _labels(private_target, len(private), "private_target")
+    task = _Task(aux, private, y_aux, y_priv, y_aux, y_priv, y_task, _pixels)
+    return _run(decoupler, samplers, task, seed, reference)
+
+
+def _columns(frame: pd.DataFrame, kept: list[str]) -> pd.DataFrame:
+    missing = [c for c in kept if c not in frame.columns]
+    if missing:
+        raise InputError(f"sanitized data lacks column(s) {missing}")
+    return frame[kept]
+
+
+def _pixels(images: Any) -> np.ndarray:
+    array = np.asarray(images, dtype=np.float64)
+    return array.reshape(len(array), -1)
+
+
+def _run(
+    decoupler: GlobalDecoupler, samplers: Samplers, task: _Task, seed: int, reference: bool
+) -> SweepResult:
+    """Score every sampler (and the reference rows), then each family's Pareto AUC."""
     points = [
-        _point(Sanitizer(decoupler, sampler), name, family, aux, private, (sensitive, target), seed)
+        _point(as_pipeline(decoupler, sampler), name, family, task, seed)
         for name, (family, sampler) in samplers.items()
     ]
     if reference:
         points.append(_point(Sanitizer(decoupler, KeepLatents()), "reconstruction (z_S kept)",
-                             "reference", aux, private, (sensitive, target), seed))  # fmt: skip
-        kept = list(dict.fromkeys([*decoupler.codec_.columns, sensitive, target]))
-        points.append(_point(None, "real data", "reference", aux[kept], private[kept],
-                             (sensitive, target), seed))  # fmt: skip
+                             "reference", task, seed))  # fmt: skip
+        points.append(_point(None, "real data", "reference", task, seed))
     aucs = {}
     for family in sorted({p.family for p in points} - {"reference"}):
         pts = np.array([[p.leakage, p.utility] for p in points if p.family == family])
@@ -105,31 +197,25 @@ def sweep(
 
 
 def _point(
-    pipeline: Sanitizer | None,
-    name: str,
-    family: str,
-    aux: pd.DataFrame,
-    private: pd.DataFrame,
-    columns: tuple[str, str],
-    seed: int,
+    pipeline: SanitizerLike | None, name: str, family: str, task: _Task, seed: int
 ) -> SweepPoint:
-    """Leakage and utility of one sanitizer (sensitive and target columns left out of x)."""
-    sensitive, target = columns
-    clean_aux: pd.DataFrame | np.ndarray = aux  # the real data (modelled columns) by default
-    clean_priv: pd.DataFrame | np.ndarray = private
+    """Leakage and utility of one sanitizer (None: the real data)."""
+    clean_aux, clean_priv = task.aux, task.private
     if pipeline is not None:
-        clean_aux, clean_priv = pipeline.sanitize(aux).data, pipeline.sanitize(private).data
-    assert isinstance(clean_aux, pd.DataFrame) and isinstance(clean_priv, pd.DataFrame)
-    x_aux, x_priv = _features(clean_aux, columns), _features(clean_priv, columns)
-    leak = leakage(
-        x_aux, aux[sensitive].astype(str), x_priv, private[sensitive].astype(str), seed=seed
-    )
-    half, y = len(private) // 2, private[target].astype(str).to_numpy()
-    real = private[list(x_priv.columns)].iloc[half:]
+        clean_aux = pipeline.sanitize(task.aux, task.y_s_aux).data
+        clean_priv = pipeline.sanitize(task.private, task.y_s_private).data
+    x_aux, x_priv = task.features(clean_aux), task.features(clean_priv)
+    real = task.features(task.private)
+    leak = leakage(x_aux, task.aux_sensitive, x_priv, task.private_sensitive, seed=seed)
+    half, y = len(task.private_target) // 2, task.private_target
     use = utility(
-        x_priv.iloc[:half], y[:half], x_priv.iloc[half:], y[half:],
-        x_real=real, y_real=y[half:], seed=seed,
+        _rows(x_priv, slice(0, half)), y[:half], _rows(x_priv, slice(half, None)), y[half:],
+        x_real=_rows(real, slice(half, None)), y_real=y[half:], seed=seed,
     )  # fmt: skip
     cas = use.on_real.attack if use.on_real is not None else float("nan")
     parts = {"leakage_parts": leak.to_dict(), "utility_parts": use.to_dict()}
     return SweepPoint(name, family, leak.difference, use.on_sanitized.attack, cas, parts)
+
+
+def _rows(block: Features, rows: slice) -> Features:
+    return block.iloc[rows] if isinstance(block, pd.DataFrame) else block[rows]

@@ -1,0 +1,213 @@
+"""Baseline sanitizers to read the decouple-and-sample trade-off against (seed, sections 4-5).
+
+- :class:`InputNoise` -- the "Noise" baseline (iv of section 4): Gaussian noise in the input
+  space (pixels; or the public domain of each table column), no decoupler.
+- :class:`LatentInterpolation` -- the beta-VAE baseline of section 5: move a record's *full*
+  latent ``z`` from its sensitive class mean to the mean of a class drawn uniformly at random,
+  ``z~ = z - z_{S_i} + z_{S_j}``, and decode.
+
+Both are duck-typed like :class:`attrpriv.sanitize.sanitizer.Sanitizer` (a ``sanitize`` method
+returning :class:`SanitizedData`), so :func:`attrpriv.sanitize.sweep.sweep` takes them as they
+are. Neither gives a formal privacy guarantee: their record is None, nothing is charged to a
+ledger, and their randomness is a seeded numpy generator, not a DP noise sampler.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from attrpriv._checks import check_non_negative, check_positive_int
+from attrpriv.data.schema import Categorical, Integer, Role, Schema
+from attrpriv.dp.ledger import BudgetLedger
+from attrpriv.errors import InputError
+from attrpriv.sanitize.decoupler import GlobalDecoupler
+from attrpriv.sanitize.images import as_images
+from attrpriv.sanitize.sanitizer import SanitizedData, sensitive_labels
+
+NO_GUARANTEE = "none: an empirical baseline, not a DP mechanism (seeded numpy randomness)"
+
+
+class InputNoise:
+    """Gaussian noise in input space; ``scale`` is the trade-off knob (0 = the data as given).
+
+    Images (anything :func:`attrpriv.sanitize.images.as_images` accepts): noise of std ``scale``
+    per pixel, clipped to [0, 1], returned in the shape given. Tables (needs ``schema``): numeric
+    and integer columns get noise of std ``scale * (upper - lower)`` of their public domain,
+    clipped to it (integers rounded); each categorical value is replaced with probability
+    ``min(1, scale)`` by a uniform draw from the public categories. Columns outside the schema,
+    with role target or ignore, and the sensitive column (``y_s`` as a column name, else the
+    schema's sensitive columns) are left as they are.
+
+    No formal guarantee: the noise comes from ``numpy.random.default_rng(seed)``, fresh on every
+    call (the same input and seed give the same output).
+    """
+
+    def __init__(self, scale: float, *, schema: Schema | None = None, seed: int = 0) -> None:
+        self.scale = scale
+        self.schema = schema
+        self.seed = seed
+
+    def sanitize(
+        self, X: Any, y_s: Any = None, *, ledger: BudgetLedger | None = None, label: str = ""
+    ) -> SanitizedData:
+        """Noisy copy of ``X``; ``y_s`` names what to leave alone; ``ledger`` is not charged."""
+        scale = check_non_negative(self.scale, "scale")
+        rng = np.random.default_rng(check_positive_int(self.seed, "seed", minimum=0))
+        _, column = sensitive_labels(None, X, y_s)
+        parts: dict[str, Any] = {"baseline": "input-noise", "scale": scale}
+        data: pd.DataFrame | np.ndarray
+        if isinstance(X, pd.DataFrame):
+            data, changed = self._table(X, scale, column, rng)
+            parts["perturbed_columns"] = changed
+        else:
+            images = as_images(X)
+            noisy = np.clip(images + rng.normal(0.0, scale, images.shape), 0.0, 1.0)
+            data = noisy.astype(np.float32).reshape(np.shape(X))
+        parts |= {"rows": len(data), "guarantee": NO_GUARANTEE}
+        return SanitizedData(data, None, None, parts)
+
+    def _table(
+        self, X: pd.DataFrame, scale: float, column: str | None, rng: np.random.Generator
+    ) -> tuple[pd.DataFrame, list[str]]:
+        if self.schema is None:
+            raise InputError("InputNoise needs schema= (public domains) to perturb a DataFrame")
+        keep = {column} if column is not None else set(self.schema.sensitive)
+        out, changed = X.copy(), []
+        for col in self.schema.columns:
+            if (
+                col.name not in X.columns
+                or col.domain is None
+                or col.role in (Role.TARGET, Role.IGNORE)
+                or col.name in keep
+            ):
+                continue
+            series = X[col.name]
+            if isinstance(col.domain, Categorical):
+                out[col.name] = _replace_categories(series, col.domain, min(1.0, scale), rng)
+            else:
+                lo, hi = float(col.domain.lower), float(col.domain.upper)
+                values = pd.to_numeric(series).to_numpy(dtype=float, na_value=np.nan)
+                noisy = np.clip(values + rng.normal(0.0, scale * (hi - lo), len(values)), lo, hi)
+                if isinstance(col.domain, Integer):
+                    noisy = np.round(noisy)
+                out[col.name] = pd.Series(noisy, index=X.index).astype(series.dtype)
+            changed.append(col.name)
+        return out, changed
+
+
+def _replace_categories(
+    series: pd.Series, domain: Categorical, share: float, rng: np.random.Generator
+) -> pd.Series:
+    """Each value replaced with probability ``share`` by a uniform public category."""
+    cats = np.empty(domain.size, dtype=object)
+    cats[:] = list(domain.categories)
+    values = series.to_numpy(dtype=object, copy=True)
+    hit = rng.random(len(values)) < share
+    values[hit] = cats[rng.integers(0, domain.size, len(values))[hit]]
+    dtype = series.dtype
+    if isinstance(dtype, pd.CategoricalDtype):
+        extra = [c for c in domain.categories if c not in dtype.categories]
+        categorical = pd.Categorical(
+            values, categories=[*dtype.categories, *extra], ordered=dtype.ordered
+        )
+        return pd.Series(categorical, index=series.index, name=series.name)
+    return pd.Series(values, index=series.index, name=series.name).astype(dtype)
+
+
+class LatentInterpolation:
+    """Latent interpolation of a fitted decoupler: ``z~ = z + strength * (mean_j - mean_i)``.
+
+    ``fit`` stores the per-class means of the full latent ``z = (z_S, z_NS)`` (posterior means
+    from ``decoupler.encode``) over the auxiliary (public) data as ``class_means_``. ``sanitize``
+    moves each record of class i towards class j, drawn uniformly from all classes (i included),
+    and decodes. ``strength`` 1 is the paper's baseline (with a plain beta-VAE: alphas
+    (1, 0, 0, 0)), 0 the plain reconstruction; it is the knob of a trade-off sweep. Tables come
+    back as the decoder returns them (the modelled columns, without the sensitive one), as from
+    :class:`Sanitizer` with a sampler that draws no labels.
+
+    No formal guarantee: the class of j comes from ``numpy.random.default_rng(seed)`` (fresh on
+    every call), and the record's own latent is released shifted, not replaced.
+    """
+
+    def __init__(self, decoupler: GlobalDecoupler, strength: float = 1.0, *, seed: int = 0) -> None:
+        self.decoupler = decoupler
+        self.strength = strength
+        self.seed = seed
+
+    def fit(self, X_aux: Any, y_aux: Any = None) -> LatentInterpolation:
+        """Per-class latent means over auxiliary data; ``y_aux``: labels or a column of X_aux."""
+        labels = self._labels(X_aux, y_aux, "y_aux")
+        if pd.isna(labels).any():
+            raise InputError("y_aux has missing labels; every auxiliary row needs its label")
+        classes = sorted(pd.unique(labels), key=str)
+        if len(classes) < 2:
+            raise InputError(f"y_aux needs at least 2 classes, got {classes}")
+        self.classes_ = np.empty(len(classes), dtype=object)
+        self.classes_[:] = classes
+        z, _ = self._latent(X_aux)
+        codes = self._codes(labels)
+        self.class_means_ = np.stack([z[codes == c].mean(axis=0) for c in range(len(classes))])
+        return self
+
+    def interpolate(self, z: Any, y_s: Any) -> tuple[np.ndarray, np.ndarray]:
+        """(moved latents, the class each row was moved to) for latents ``z`` of class ``y_s``."""
+        strength = check_non_negative(self.strength, "strength")
+        rng = np.random.default_rng(check_positive_int(self.seed, "seed", minimum=0))
+        means = self._means()
+        latents = np.array(z, dtype=np.float64)
+        if latents.ndim != 2 or latents.shape[1] != means.shape[1]:
+            raise InputError(f"z must have shape (n, {means.shape[1]}), got {latents.shape}")
+        labels = np.asarray(y_s, dtype=object)
+        if labels.shape != (len(latents),):
+            raise InputError(f"y_s must have one label per row of z ({len(latents)})")
+        source = self._codes(labels)
+        target = rng.integers(0, len(means), len(latents))
+        moved = latents + strength * (means[target] - means[source])
+        return moved, self.classes_[target]
+
+    def sanitize(
+        self, X: Any, y_s: Any = None, *, ledger: BudgetLedger | None = None, label: str = ""
+    ) -> SanitizedData:
+        """Encode, move every latent to a random class, decode. ``ledger`` is not charged."""
+        labels = self._labels(X, y_s, "y_s")
+        self._means()
+        z, k = self._latent(X)
+        moved, target = self.interpolate(z, labels)
+        data = self.decoupler.decode(moved[:, :k], moved[:, k:])
+        parts = {"rows": len(z), "baseline": "latent-interpolation",
+                 "strength": float(self.strength), "classes": list(self.classes_),
+                 "moved_share": float(np.mean(target != labels)),
+                 "guarantee": NO_GUARANTEE}  # fmt: skip
+        return SanitizedData(data, None, None, parts)
+
+    def _labels(self, X: Any, y_s: Any, name: str) -> np.ndarray:
+        labels, _ = sensitive_labels(self.decoupler, X, y_s)
+        if labels is None:
+            raise InputError(f"{name} is required: the sensitive labels, or their column of X")
+        return labels
+
+    def _latent(self, X: Any) -> tuple[np.ndarray, int]:
+        """The full latent (z_S then z_NS) and the width of z_S."""
+        z_s, z_ns = self.decoupler.encode(X)
+        return np.concatenate([z_s, z_ns], axis=1), z_s.shape[1]
+
+    def _means(self) -> np.ndarray:
+        if not hasattr(self, "class_means_"):
+            raise InputError("this LatentInterpolation is not fitted: call fit(X_aux, y_aux)")
+        means: np.ndarray = self.class_means_
+        return means
+
+    def _codes(self, labels: np.ndarray) -> np.ndarray:
+        codes = pd.Index(self.classes_).get_indexer(pd.Index(labels))
+        if (codes < 0).any():
+            raise InputError(
+                f"y_s has label {labels[codes < 0][0]!r}, not among the classes fitted on the "
+                f"auxiliary data {list(self.classes_)}"
+            )
+        return np.asarray(codes)
+
+
+__all__ = ["NO_GUARANTEE", "InputNoise", "LatentInterpolation"]
