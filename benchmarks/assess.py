@@ -1,13 +1,23 @@
-"""Feature risk assessment: scale (sequential vs joblib) and our membership attacks vs ART.
+"""Feature risk assessment: scale, a full audit, mitigation, and our membership attacks vs ART.
 
     python benchmarks/assess.py scale                  # Adult, singles, 3 seeds, hgb (minutes)
     python benchmarks/assess.py scale --max-rows 5000  # quicker
+    python benchmarks/assess.py full                   # hgb and rf, 14 singles, 3 attacks
+    python benchmarks/assess.py mitigate-rf            # rf, escalation ladder until under threshold
     PYTHONPATH=/path/to/art python benchmarks/assess.py anchor  # needs ART (not a dependency)
     python benchmarks/assess.py leak                   # a planted leak, ranked and mitigated
 
 ``scale`` runs ``FeatureRiskAssessor.assess`` once per backend, each in a fresh subprocess, and
 prints wall time and peak memory (resident set of the process and its workers, sampled every
 0.1 s) with the ratio to the sequential run, then the five riskiest features of the first run.
+
+``full`` is the single-feature audit of issue #3: for histogram gradient boosting and a random
+forest, every one of Adult's 14 attributes (``fnlwgt`` included) with the membership
+differential, attribute and property attacks, 3 seeds, joblib on 2 processes, each model in a
+fresh subprocess (wall time and peak memory as in ``scale``), then the full ranking.
+
+``mitigate-rf`` assesses a random forest's singles, picks a threshold that flags the three
+riskiest features, and runs the mitigation loop with the ladder generalize -> local DP -> drop.
 
 ``anchor`` attacks the same fitted model, on the same evaluation members and non-members, with
 our loss-threshold and shadow-model attacks and with IBM ART's ``MembershipInferenceBlackBox``
@@ -25,13 +35,15 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import platform
 import subprocess
 import sys
 import threading
 import time
-from dataclasses import dataclass
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass
 from importlib.metadata import version
 from typing import Any
 
@@ -44,21 +56,109 @@ from threadpoolctl import threadpool_limits
 from attrpriv import datasets
 from attrpriv.assess.membership import ShadowModelAttack, loss_threshold_attack
 from attrpriv.assess.models import make_model
+from attrpriv.assess.report import RiskReport
+from attrpriv.assess.stats import Score
 from attrpriv.data.schema import Role
 
 TARGETS = {"adult": "income", "german_credit": "credit_risk"}
+ALL_ATTACKS = ("membership", "attribute", "property")
+# Adult's 14 attributes: fnlwgt (a CPS sampling weight, schema role "ignore") is one of them and
+# a feature of the usual Adult task; the ignored "split" column (train/test file) never is.
+ADULT_14 = ("fnlwgt",)
 
 
-def load(name: str, max_rows: int | None, seed: int = 0) -> tuple[pd.DataFrame, pd.Series]:
-    """Features (schema roles other than ignore/target) and target of a bundled dataset."""
+def load(
+    name: str, max_rows: int | None, seed: int = 0, keep: Sequence[str] = ()
+) -> tuple[pd.DataFrame, pd.Series]:
+    """Features (schema roles other than ignore/target, plus the ignored ``keep``) and target."""
     frame, schema = datasets.load(name)
     if max_rows is not None and max_rows < len(frame):
         frame = frame.sample(max_rows, random_state=seed).reset_index(drop=True)
-    dropped = set(schema.with_role(Role.IGNORE)) | {TARGETS[name]}
+    dropped = (set(schema.with_role(Role.IGNORE)) - set(keep)) | {TARGETS[name]}
     return frame[[c for c in frame.columns if c not in dropped]], frame[TARGETS[name]]
 
 
-# -- scale ---------------------------------------------------------------------------------------
+# -- shared printing -----------------------------------------------------------------------------
+
+
+def _score(score: Score | None) -> str:
+    """``+diff [low, high]``, or ``skipped`` when the attack did not run on the set."""
+    if score is None or math.isnan(score.difference):
+        return "skipped"
+    return f"{score.difference:+.4f} [{score.ci[0]:+.4f}, {score.ci[1]:+.4f}]"
+
+
+def print_model(report: RiskReport) -> None:
+    """The model trained on all features: test metric, train-test gap, loss-attack AUC."""
+    model = report.model
+    auc = model.membership.auc if model.membership else float("nan")
+    print(
+        f"full model: test accuracy {model.utility_test:.4f}, "
+        f"train-test gap {model.gap:+.4f}, loss-attack AUC {auc:.4f}"
+    )
+
+
+def print_ranking(report: RiskReport, limit: int | None = None) -> None:
+    """The ranked feature sets: each attack's difference [95% CI], the scores, the flag."""
+    attacks = list(report.settings["attacks"])
+    head = " | ".join(f"{a} diff [95% CI]" for a in attacks)
+    print(f"| rank | feature | {head} | overfitting | importance | overall | modified | flagged |")
+    print("|---:|---|" + "---|" * len(attacks) + "---:|---:|---:|---:|---|")
+    for r in report.feature_sets[:limit]:
+        cells = " | ".join(_score(r.attacks.get(a)) for a in attacks)
+        print(
+            f"| {r.rank} | {r.label} | {cells} | {r.overfitting:+.4f} | {r.importance:+.4f} "
+            f"| {r.overall:+.4f} | {r.modified:+.4f} | {'yes' if r.flagged else 'no'} |"
+        )
+    for note in report.notes:
+        print(f"note: {note}")
+
+
+def print_path(report: RiskReport) -> None:
+    """The mitigation loop: one row per step, then why it stopped."""
+    assert report.mitigation is not None
+    print("\n| step | mitigated | test accuracy | utility paid | largest score | flagged |")
+    print("|---:|---|---:|---:|---:|---|")
+    for step in report.mitigation.steps:
+        target = "+".join(step.feature_set) if step.feature_set else "-"
+        flagged = ", ".join("+".join(f) for f in step.flagged) or "none"
+        print(
+            f"| {step.step} | {step.strategy or ''} {target} | {step.utility:.4f} "
+            f"| {step.utility_paid:+.4f} | {step.max_score:+.4f} | {flagged} |"
+        )
+    print(f"stopped: {report.mitigation.stopped}")
+
+
+# -- scale and full: assessments in child processes ----------------------------------------------
+
+
+@dataclass(frozen=True)
+class Run:
+    """One assessment of Adult's single features, run by a child process (part ``_child``).
+
+    ``threads``: native (OpenMP/BLAS) threads of the child, 0 = the library default; joblib's
+    loky workers get ``cpus // n_jobs`` threads each whatever this is. ``keep``: ignored
+    columns used as features all the same.
+    """
+
+    model: str = "hgb"
+    backend: str = "sequential"
+    n_jobs: int = 1
+    threads: int = 0
+    max_rows: int | None = None
+    attacks: tuple[str, ...] = ("membership", "attribute")
+    keep: tuple[str, ...] = ()
+    n_shadows: int = 4
+
+
+@dataclass(frozen=True)
+class Measured:
+    """What a child run gave: wall time of the assessment, rows, report, peak RSS (MiB)."""
+
+    seconds: float
+    rows: int
+    report: RiskReport
+    peak_mib: float
 
 
 def _peak_rss(pid: int, stop: threading.Event, peak: list[int]) -> None:
@@ -74,93 +174,92 @@ def _peak_rss(pid: int, stop: threading.Event, peak: list[int]) -> None:
         stop.wait(0.1)
 
 
-def _one_run(backend: str, n_jobs: int, max_rows: int | None, threads: int) -> dict[str, Any]:
-    """Child process: one assessment; prints its timing and top features as JSON.
-
-    ``threads``: native (OpenMP/BLAS) threads of this process, 0 = the library default.
-    joblib's loky workers get ``cpus // n_jobs`` threads each whatever this is.
-    """
+def _one_run(run: Run) -> dict[str, Any]:
+    """Child process: one assessment; returns its timing and report (printed as JSON)."""
     from attrpriv.assess.assessor import FeatureRiskAssessor
 
-    X, y = load("adult", max_rows)
+    X, y = load("adult", run.max_rows, keep=run.keep)
     risk = FeatureRiskAssessor(
-        make_model("hgb"), feature_sets="singles", n_repeats=3, backend=backend, n_jobs=n_jobs
+        make_model(run.model),
+        feature_sets="singles",
+        attacks=run.attacks,
+        n_repeats=3,
+        n_shadows=run.n_shadows,
+        backend=run.backend,
+        n_jobs=run.n_jobs,
     )
     start = time.perf_counter()
-    with threadpool_limits(threads or None):
+    with threadpool_limits(run.threads or None):
         report = risk.assess(X, y)
     seconds = time.perf_counter() - start
-    top = [
-        {
-            "set": r.label,
-            "membership": r.attacks["membership"].difference,
-            "membership_ci": list(r.attacks["membership"].ci),
-            "attribute": r.attacks["attribute"].difference,
-            "overall": r.overall,
-            "modified": r.modified,
-        }
-        for r in report.feature_sets[:5]
-    ]
-    model = report.model
-    summary = {
-        "auc": model.membership.auc if model.membership else None,
-        "utility_test": model.utility_test,
-        "gap": model.gap,
-    }
-    return {"seconds": seconds, "rows": len(X), "top": top, "model": summary}
+    return {"seconds": seconds, "rows": len(X), "report": report.to_dict()}
+
+
+def measured(run: Run) -> Measured:
+    """Run one assessment in a fresh subprocess while sampling its tree's peak memory."""
+    command = [sys.executable, __file__, "_child", json.dumps(asdict(run))]
+    child = subprocess.Popen(command, stdout=subprocess.PIPE, text=True)
+    stop, peak = threading.Event(), [0]
+    sampler = threading.Thread(target=_peak_rss, args=(child.pid, stop, peak))
+    sampler.start()
+    out, _ = child.communicate()
+    stop.set()
+    sampler.join()
+    if child.returncode != 0:
+        raise SystemExit(f"{run} failed with exit code {child.returncode}")
+    result = json.loads(out.strip().splitlines()[-1])
+    report = RiskReport.from_dict(result["report"])
+    return Measured(result["seconds"], result["rows"], report, peak[0] / 2**20)
 
 
 def scale(max_rows: int | None) -> None:
     configs = [("sequential", 1, 1), ("joblib", 2, 0), ("sequential", 1, 0)]
     results = []
     for backend, n_jobs, threads in configs:
-        command = [sys.executable, __file__, "_child", backend, str(n_jobs), str(threads)]
-        if max_rows is not None:
-            command += ["--max-rows", str(max_rows)]
-        child = subprocess.Popen(command, stdout=subprocess.PIPE, text=True)
-        stop, peak = threading.Event(), [0]
-        sampler = threading.Thread(target=_peak_rss, args=(child.pid, stop, peak))
-        sampler.start()
-        out, _ = child.communicate()
-        stop.set()
-        sampler.join()
-        if child.returncode != 0:
-            raise SystemExit(f"{backend} run failed with exit code {child.returncode}")
-        result = json.loads(out.strip().splitlines()[-1])
+        result = measured(Run(backend=backend, n_jobs=n_jobs, threads=threads, max_rows=max_rows))
         label = f"{backend}, {'default' if threads == 0 else threads} native threads"
-        results.append((label, n_jobs, result, peak[0] / 2**20))
-    base_time, base_mem = results[0][2]["seconds"], results[0][3]
-    rows = results[0][2]["rows"]
-    print(f"\nAdult, {rows} rows, feature sets = 13 singles, 3 seeds, hgb, membership + attribute")
+        results.append((label, n_jobs, result))
+    base = results[0][2]
+    n_sets = len(base.report.feature_sets)
+    print(
+        f"\nAdult, {base.rows} rows, feature sets = {n_sets} singles, 3 seeds, hgb, "
+        "membership + attribute"
+    )
     print("| backend | processes | wall s | x first | peak RSS MiB (all processes) | x first |")
     print("|---|---:|---:|---:|---:|---:|")
-    for backend, n_jobs, result, mem in results:
-        seconds = result["seconds"]
+    for label, n_jobs, result in results:
         print(
-            f"| {backend} | {n_jobs} | {seconds:.1f} | {seconds / base_time:.2f} "
-            f"| {mem:.0f} | {mem / base_mem:.2f} |"
+            f"| {label} | {n_jobs} | {result.seconds:.1f} | {result.seconds / base.seconds:.2f} "
+            f"| {result.peak_mib:.0f} | {result.peak_mib / base.peak_mib:.2f} |"
         )
-    first = results[0][2]
-    same = all(r[2]["top"] == first["top"] for r in results)
+    top = [r.to_dict() for r in base.report.feature_sets[:5]]
+    same = all([r.to_dict() for r in m.report.feature_sets[:5]] == top for _, _, m in results)
     print(f"\nsame top-5 scores on every backend: {same}")
-    model = first["model"]
-    print(
-        f"full model: test accuracy {model['utility_test']:.4f}, "
-        f"train-test gap {model['gap']:+.4f}, loss-attack AUC {model['auc']:.4f}"
-    )
-    print(
-        "| rank | feature | membership diff (AUC) | 95% CI | attribute diff | overall | modified |"
-    )
-    print("|---:|---|---:|---|---:|---:|---:|")
-    for i, top in enumerate(first["top"], start=1):
-        low, high = top["membership_ci"]
+    print_model(base.report)
+    print_ranking(base.report, limit=5)
+
+
+def full(max_rows: int | None) -> None:
+    """The single-feature audit of issue #3: hgb and rf, 14 attributes, all three attacks.
+
+    The property game runs 8 shadows per world and split (the library's default 4 gives each
+    repeat 8 test guesses: a CI of about +-0.4).
+    """
+    for model in ("hgb", "rf"):
+        run = Run(model, "joblib", 2, 0, max_rows, ALL_ATTACKS, ADULT_14, n_shadows=8)
+        result = measured(run)
         print(
-            f"| {i} | {top['set']} | {top['membership']:+.4f} | [{low:+.4f}, {high:+.4f}] "
-            f"| {top['attribute']:+.4f} | {top['overall']:+.4f} | {top['modified']:+.4f} |"
+            f"\n{model}: Adult, {result.rows} rows, {len(result.report.feature_sets)} singles "
+            f"(fnlwgt included), 3 seeds, {' + '.join(ALL_ATTACKS)} (8 property shadows per "
+            "world); joblib, 2 processes: "
+            f"{result.seconds:.1f} s wall, peak RSS {result.peak_mib:.0f} MiB (all processes); "
+            f"load average {os.getloadavg()[0]:.1f} at the end"
         )
+        print_model(result.report)
+        print_ranking(result.report)
 
 
-# -- leak ----------------------------------------------------------------------------------------
+# -- leak and mitigate-rf ------------------------------------------------------------------------
 
 
 def memorizer() -> Any:
@@ -195,39 +294,61 @@ def leak(max_rows: int | None) -> None:
     start = time.perf_counter()
     report = risk.mitigate(X, y, [Drop()], max_steps=3)
     seconds = time.perf_counter() - start
-    model = report.model
     print(
         f"\nAdult {len(X)} rows + record_id + coin; one-hot logistic regression (C=10); singles, "
         f"3 seeds, loss attack + attribute (hgb); joblib 2 processes; {seconds:.0f} s in all"
     )
+    print_model(report)
+    print_ranking(report)
+    print_path(report)
+
+
+# Public bounds for the Laplace mechanism on fnlwgt, which the schema leaves without a domain:
+# Adult's largest weight (1,490,400) rounded up, so read off the data (documented as such).
+FNLWGT_BOUNDS = {"fnlwgt": (0.0, 1_500_000.0)}
+FLAG_AT_START = 3  # the threshold of mitigate-rf flags this many features at step 0
+
+
+def mitigate_rf(max_rows: int | None, max_steps: int) -> None:
+    """Random forest on Adult: assess singles, then the ladder generalize -> local DP -> drop.
+
+    The threshold is the midpoint between the 3rd and 4th largest modified scores of a first
+    assessment (floored at 0), so that three features are flagged at the start; ``mitigate``
+    then repeats that assessment as its step 0 (same seeds, same scores).
+    """
+    from attrpriv.assess.assessor import FeatureRiskAssessor
+    from attrpriv.assess.mitigation import Drop, Generalize, LocalDPNoise
+
+    X, y = load("adult", max_rows, keep=ADULT_14)
+    schema = datasets.load("adult").schema
+    ladder = [Generalize(bins=5), LocalDPNoise(1.0, schema=schema, bounds=FNLWGT_BOUNDS), Drop()]
+    start = time.perf_counter()
+    probe = FeatureRiskAssessor(make_model("rf"), feature_sets="singles").assess(X, y)
+    scores = sorted((r.modified for r in probe.feature_sets), reverse=True)
+    threshold = max(0.0, (scores[FLAG_AT_START - 1] + scores[FLAG_AT_START]) / 2)
+    risk = FeatureRiskAssessor(make_model("rf"), feature_sets="singles", threshold=threshold)
+    report = risk.mitigate(X, y, ladder, max_steps=max_steps)
+    seconds = time.perf_counter() - start
+    same = [r.modified for r in report.feature_sets] == [r.modified for r in probe.feature_sets]
     print(
-        f"full model: test accuracy {model.utility_test:.4f}, gap {model.gap:+.4f}, "
-        f"loss-attack AUC {model.membership.auc if model.membership else float('nan'):.4f}"
+        f"\nrf: Adult, {len(X)} rows, {len(report.feature_sets)} singles (fnlwgt included), "
+        f"3 seeds, {' + '.join(report.settings['attacks'])}; joblib, 2 processes; ladder "
+        f"{' -> '.join(map(repr, ladder))}; threshold {threshold:.4f} (midpoint of the "
+        f"{FLAG_AT_START}rd and {FLAG_AT_START + 1}th modified scores of a first assessment; "
+        f"step 0 repeats it exactly: {same}); max_steps {max_steps}; {seconds:.0f} s in all"
     )
-    print("| rank | feature | membership diff [95% CI] | attribute diff | overfitting | importance "
-          "| modified | flagged |")  # fmt: skip
-    print("|---:|---|---|---:|---:|---:|---:|---|")
-    for r in report.feature_sets:
-        m, a = r.attacks["membership"], r.attacks.get("attribute")
-        attribute = "skipped" if a is None else f"{a.difference:+.4f}"
-        print(
-            f"| {r.rank} | {r.label} | {m.difference:+.4f} [{m.ci[0]:+.4f}, {m.ci[1]:+.4f}] "
-            f"| {attribute} | {r.overfitting:+.4f} | {r.importance:+.4f} "
-            f"| {r.modified:+.4f} | {'yes' if r.flagged else 'no'} |"
-        )
-    for note in report.notes:
-        print(f"note: {note}")
+    print_model(report)
+    print_ranking(report)
+    print_path(report)
     assert report.mitigation is not None
-    print("\n| step | mitigated | test accuracy | utility paid | largest score | flagged |")
-    print("|---:|---|---:|---:|---:|---|")
-    for step in report.mitigation.steps:
-        target = "+".join(step.feature_set) if step.feature_set else "-"
-        flagged = ", ".join("+".join(f) for f in step.flagged) or "none"
-        print(
-            f"| {step.step} | {step.strategy or ''} {target} | {step.utility:.4f} "
-            f"| {step.utility_paid:+.4f} | {step.max_score:+.4f} | {flagged} |"
-        )
-    print(f"stopped: {report.mitigation.stopped}")
+    final = report.mitigation.final
+    print(
+        f"test accuracy before {report.model.utility_test:.4f}, after {final.utility:.4f} "
+        f"({final.utility_paid:+.4f} paid); largest score {report.max_score:+.4f} -> "
+        f"{final.max_score:+.4f} (threshold {threshold:.4f})"
+    )
+    for step in report.mitigation.steps[1:]:
+        print(f"step {step.step} applied: {json.dumps(step.applied, default=str)}")
 
 
 # -- anchor --------------------------------------------------------------------------------------
@@ -270,11 +391,11 @@ class Target:
 
     @property
     def eval_rows(self) -> np.ndarray:
-        return np.r_[self.eval_in, self.eval_out]
+        return np.concatenate([self.eval_in, self.eval_out])
 
     @property
     def labels(self) -> np.ndarray:
-        return np.r_[np.ones(self.eval_in.size), np.zeros(self.eval_out.size)]
+        return np.concatenate([np.ones(self.eval_in.size), np.zeros(self.eval_out.size)])
 
 
 def make_target(name: str, model_name: str, max_rows: int | None, seed: int = 0) -> Target:
@@ -374,14 +495,16 @@ def anchor(max_rows: int | None) -> None:
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("part", choices=["scale", "anchor", "leak", "_child"])
-    parser.add_argument("backend", nargs="?", default="sequential")
-    parser.add_argument("n_jobs", nargs="?", type=int, default=1)
-    parser.add_argument("threads", nargs="?", type=int, default=0)
+    parts = ["scale", "full", "mitigate-rf", "anchor", "leak", "_child"]
+    parser.add_argument("part", choices=parts)
+    parser.add_argument("run", nargs="?", default="{}", help="_child only: a Run as JSON")
     parser.add_argument("--max-rows", type=int, default=None)
+    parser.add_argument("--max-steps", type=int, default=6, help="mitigate-rf: loop steps")
     args = parser.parse_args(argv)
     if args.part == "_child":
-        print(json.dumps(_one_run(args.backend, args.n_jobs, args.max_rows, args.threads)))
+        spec = json.loads(args.run)
+        run = Run(**{**spec, "attacks": tuple(spec["attacks"]), "keep": tuple(spec["keep"])})
+        print(json.dumps(_one_run(run)))
         return
     python = f"{platform.python_implementation()} {platform.python_version()}"
     print(
@@ -390,6 +513,10 @@ def main(argv: list[str] | None = None) -> None:
     )
     if args.part == "scale":
         scale(args.max_rows)
+    elif args.part == "full":
+        full(args.max_rows)
+    elif args.part == "mitigate-rf":
+        mitigate_rf(args.max_rows, args.max_steps)
     elif args.part == "leak":
         leak(args.max_rows)
     else:

@@ -24,6 +24,7 @@ from sklearn.svm import SVC, LinearSVC
 from threadpoolctl import threadpool_limits
 
 from attrpriv import datasets
+from attrpriv.assess._grid import property_spec
 from attrpriv.assess.assessor import FeatureRiskAssessor
 from attrpriv.assess.mitigation import Drop, Encrypt
 from attrpriv.assess.models import make_model
@@ -200,6 +201,36 @@ def test_property_attack_scores_a_mean_and_a_share() -> None:
         assert game.difference == pytest.approx(game.attack - game.baseline)
         assert risk_of_set.overall == pytest.approx(game.difference)
     assert report.model.membership is None
+
+
+def test_a_skewed_feature_and_a_constant_one_in_the_property_attack() -> None:
+    """Adult's mostly-zero capital_gain gets reachable means; a constant feature is skipped."""
+    frame = datasets.load("adult").frame.sample(1500, random_state=0)
+    X = frame[["age", "capital_gain", "education"]].assign(constant=1.0)
+    risk = FeatureRiskAssessor(
+        make_model("logreg"),
+        feature_sets=[["capital_gain"], ["constant"]],
+        attacks=("property",),
+        n_shadows=2,
+        n_repeats=1,
+        backend="sequential",
+    )
+    report = risk.assess(X, frame["income"])
+    assert set(report["capital_gain"].attacks) == {"property"}
+    assert report["constant"].attacks == {}
+    (note,) = report.notes
+    assert note.startswith("property inference skipped for 'constant'")
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.lists(
+        st.floats(min_value=-1e6, max_value=1e6, allow_nan=False), min_size=2, max_size=50
+    ).filter(lambda v: len(set(v)) > 1)
+)
+def test_property_spec_means_lie_strictly_inside_the_observed_range(values: list[float]) -> None:
+    spec = property_spec(pd.Series(values))
+    assert min(values) < spec["low"] < spec["high"] < max(values)
 
 
 def test_an_identifier_is_not_attribute_attacked(leaky: tuple[pd.DataFrame, pd.Series]) -> None:

@@ -39,6 +39,7 @@ __all__ = [
     "property_spec",
     "reseeded",
     "run_task",
+    "skipped_attacks",
 ]
 
 AUX_SHARE = 0.5  # share of the rows held out as the attacker's data for shadow models
@@ -224,15 +225,42 @@ def identifier_like(X: pd.DataFrame, features: Sequence[str]) -> dict[str, float
     return found
 
 
+def skipped_attacks(
+    X: pd.DataFrame, features: Sequence[str], attacks: Sequence[str]
+) -> dict[tuple[str, str], str]:
+    """(attack, feature) pairs a feature-level attack cannot be run on, with the reason.
+
+    Attribute inference skips identifier-like features (:func:`identifier_like`); property
+    inference skips features with a single value (no two property values to tell apart).
+    """
+    found: dict[tuple[str, str], str] = {}
+    if "attribute" in attacks:
+        for feature, share in identifier_like(X, features).items():
+            found["attribute", feature] = (
+                f"{share:.0%} of its values occur once (an identifier: no other record shows "
+                "its value)"
+            )
+    if "property" in attacks:
+        for feature in features:
+            if X[feature].nunique(dropna=True) < 2:
+                found["property", feature] = "it takes a single value (no property to tell apart)"
+    return found
+
+
 def property_spec(values: pd.Series) -> dict[str, Any]:
     """The property a property-inference attack tries to tell apart, read off the feature.
 
-    Numeric feature: its mean, low/high = mean -+ half a standard deviation. Categorical: the
-    share of its most frequent category, low/high = that share -+ 0.2 (kept inside [0.05, 0.95]).
+    Numeric feature: its mean, low/high = mean -+ half a standard deviation, but never past the
+    midpoint between the mean and the observed minimum / maximum (a skewed feature such as a
+    mostly-zero capital gain has mean - sd/2 below its minimum: no sample can have that mean).
+    Categorical: the share of its most frequent category, low/high = that share -+ 0.2 (kept
+    inside [0.05, 0.95]).
     """
     if pd.api.types.is_numeric_dtype(values) and not pd.api.types.is_bool_dtype(values):
         mean, spread = float(values.mean()), 0.5 * float(values.std())
-        return {"property": "mean", "category": None, "low": mean - spread, "high": mean + spread}
+        low = max(mean - spread, (float(values.min()) + mean) / 2)
+        high = min(mean + spread, (float(values.max()) + mean) / 2)
+        return {"property": "mean", "category": None, "low": low, "high": high}
     shares = values.value_counts(normalize=True)
     category, share = shares.index[0], float(shares.iloc[0])
     low, high = max(0.05, share - 0.2), min(0.95, share + 0.2)

@@ -195,10 +195,10 @@ class FeatureRiskAssessor:
             for group in sets
             for r in repeats
         ]
-        skipped = _grid.identifier_like(X, features) if "attribute" in attacks else {}
+        skipped = _grid.skipped_attacks(X, features, attacks)
         for kind in ("attribute", "property"):
             if kind in attacks:
-                attacked = [f for f in features if kind != "attribute" or f not in skipped]
+                attacked = [f for f in features if (kind, f) not in skipped]
                 tasks += [
                     _grid.Task(kind, r, (f,), full[r].model) for f in attacked for r in repeats
                 ]
@@ -207,9 +207,7 @@ class FeatureRiskAssessor:
         weights, threshold = self.weights, float(self.threshold)
         risks = [_summary.set_risk(g, outcomes, data, weights, threshold) for g in sets]
         notes = tuple(
-            f"attribute inference skipped for {f!r}: {share:.0%} of its values occur once "
-            "(an identifier: no other record shows its value)"
-            for f, share in skipped.items()
+            f"{kind} inference skipped for {f!r}: {why}" for (kind, f), why in skipped.items()
         )
         model = _summary.model_summary(full, data)
         return RiskReport(self.settings(), model, _summary.rank(risks), notes=notes)
