@@ -179,6 +179,8 @@ def test_pool_scores_adds_between_repeat_variance() -> None:
     assert wide.difference == pytest.approx(0.1)
     assert wide.ci[0] < 0.05 and wide.ci[1] > 0.15
     assert wide.method == "rubin-pooled(3)" and wide.n == 300
+    noisy = [Score(0.9, 0.5, d, (d - 0.5, min(1.0, d + 0.5)), 8) for d in (-0.5, 0.25, 1.0)]
+    assert pool_scores(noisy).ci == (-1.0, 1.0)  # a difference of rates stays in [-1, 1]
 
 
 def test_score_to_dict_is_json_ready() -> None:

@@ -181,7 +181,8 @@ def pool_scores(scores: Sequence[Score], confidence: float | None = None) -> Sco
 
     Each repeat's CI gives a within-repeat variance ``W_i = (half-width / z)^2``; with ``W`` their
     mean and ``B`` the variance of the repeats' differences, the total variance is
-    ``W + (1 + 1/k) B`` (Rubin 1987), and the CI is a t interval on Rubin's degrees of freedom.
+    ``W + (1 + 1/k) B`` (Rubin 1987), and the CI is a t interval on Rubin's degrees of freedom,
+    cut to [-1, 1]: every score is a difference of two rates (or AUCs).
     """
     if not scores:
         raise InputError("scores must hold at least one Score, got none")
@@ -207,7 +208,7 @@ def pool_scores(scores: Sequence[Score], confidence: float | None = None) -> Sco
         float(np.mean([s.attack for s in scores])),
         float(np.mean([s.baseline for s in scores])),
         mean,
-        (mean - half, mean + half),
+        (max(-1.0, mean - half), min(1.0, mean + half)),
         int(sum(s.n for s in scores)),
         level,
         f"rubin-pooled({k})",
