@@ -1,14 +1,25 @@
-"""Sanitize benchmark: audits of the local samplers, and the privacy-utility sweep on Adult.
+"""Sanitize benchmark: sampler audits, and the seed's E1 / E4 / E5 on Adult and MNIST-5k.
 
-Run: ``/tmp/venv/bin/python benchmarks/sanitize.py [--rows 3000] [--epochs 20]``
+Run: ``/tmp/venv/bin/python benchmarks/sanitize.py [--parts audit,adult,mnist] [--rows 3000]``
 
-Part 1 audits the DP samplers (exact OpenDP noise on a 2**-40 grid) on worst-case neighbours and
-their deliberately broken calibrations. Part 2 fits the GlobalDecoupler on auxiliary Adult rows
-(train split), sanitizes auxiliary and private rows (test split) with each local sampler over an
-epsilon grid, and reports leakage (adversary trained on sanitized auxiliary data, tested on the
-sanitized private data, minus the prior), utility (income accuracy of a model trained on half of
-the sanitized private data, tested on the other half sanitized, and on it real: CAS) and the area
-under the Pareto front (attrpriv.sanitize.evaluate.pareto_auc, leakage budget [0, 0.5]).
+``audit``: the DP samplers (exact OpenDP noise on a 2**-40 grid) on worst-case neighbours, and
+their deliberately broken calibrations. ``adult`` / ``mnist``: fit the GlobalDecoupler and a plain
+beta-VAE (alphas 1, 0, 0, 0) on auxiliary data (Adult train split, sensitive sex; MNIST-5k images
+0-2999, sensitive stroke thickness), then sanitize auxiliary and private data (Adult test split;
+MNIST images 3000-4999) with every method of the sweep:
+
+- the decoupler with suppression, DP-obfuscation and DP-sampling over an epsilon grid,
+- noise in input space (:class:`~attrpriv.sanitize.baselines.InputNoise`) over its scale,
+- the beta-VAE latent interpolation of the seed's section 5
+  (:class:`~attrpriv.sanitize.baselines.LatentInterpolation`) over its strength.
+
+E1: leakage (adversary trained on sanitized auxiliary data with the true y_S, tested on the
+sanitized private data, minus the prior) and utility (task accuracy: income / the digit, trained
+on half of the sanitized private data, tested on the other half sanitized), area under each
+family's Pareto front (leakage in [0, 0.5]). E4: the same task model tested on real data (CAS),
+and the Pareto AUC on CAS. E5: a y_S model trained on the sanitized private half with the labels
+the method releases (DP-sampling: its synthetic labels; the others: the true labels, which they
+do not protect), tested on the real other half. Fit and sanitize times on the 2 shared cores.
 """
 
 from __future__ import annotations
@@ -16,20 +27,29 @@ from __future__ import annotations
 import argparse
 import resource
 import time
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
 import pandas as pd
-from sklearn.decomposition import PCA
-from sklearn.preprocessing import StandardScaler
+import torch
 
 from attrpriv import datasets
 from attrpriv.dp import OpenDPNoise, audit
 from attrpriv.sanitize import ron_gauss as rg
+from attrpriv.sanitize.baselines import InputNoise, LatentInterpolation
 from attrpriv.sanitize.decoupler import GlobalDecoupler
-from attrpriv.sanitize.evaluate import leakage, pareto_auc, utility
+from attrpriv.sanitize.evaluate import pareto_auc, utility
+from attrpriv.sanitize.images import mnist_images, thickness_labels
 from attrpriv.sanitize.samplers import DPObfuscation, DPSampling, Suppression
+from attrpriv.sanitize.sweep import (
+    PIXEL_MODEL,
+    KeepLatents,
+    SweepResult,
+    as_pipeline,
+    sweep,
+    sweep_images,
+)
 
 NOISE = OpenDPNoise(k=-40)
 
@@ -71,143 +91,172 @@ def audit_table(n_samples: int) -> None:
         print(f"| {name} | {sens} | 1.0 | {result.epsilon_lower:.3f} |")
 
 
-def load_adult(rows: int) -> tuple[pd.DataFrame, pd.DataFrame, Any]:
+TABULAR = {"beta": 0.5, "lr": 3e-3, "hidden": 64, "batch_size": 128}
+IMAGE = {"kind": "image", "beta": 1.0, "lr": 1e-3, "hidden": 128, "batch_size": 64}
+DECOUPLER, BETA_VAE = (1.0, 10.0, 100.0, 1.0), (1.0, 0.0, 0.0, 0.0)
+EPSILONS = (0.5, 1.0, 2.0, 4.0, 8.0)
+STRENGTHS = (0.25, 0.5, 1.0, 2.0, 4.0)
+
+
+@dataclass(frozen=True)
+class Task:
+    """One experiment's data: auxiliary and private inputs with their labels."""
+
+    name: str
+    aux: Any
+    private: Any
+    aux_sensitive: np.ndarray
+    private_sensitive: np.ndarray
+    private_target: np.ndarray
+    schema: Any
+    noise_scales: tuple[float, ...]
+    settings: dict[str, Any]
+    epochs: int
+
+    @property
+    def images(self) -> bool:
+        return self.schema is None
+
+    def features(self, data: Any) -> Any:
+        """What the attackers and task models see: pixels, or the columns but y_S and the task."""
+        if self.images:
+            return np.asarray(data).reshape(len(data), -1)
+        return data.drop(columns=[c for c in ("sex", "income") if c in data.columns])
+
+
+def adult_task(rows: int, epochs: int) -> Task:
     dataset = datasets.load("adult")
     frame = dataset.frame
     aux = frame[frame["split"] == "train"].sample(rows, random_state=0).reset_index(drop=True)
     private = frame[frame["split"] == "test"].sample(rows, random_state=1).reset_index(drop=True)
-    return aux, private, dataset.schema
+    return Task("Adult (y_S sex, task income)", aux, private, aux["sex"].astype(str).to_numpy(),
+                private["sex"].astype(str).to_numpy(), private["income"].astype(str).to_numpy(),
+                dataset.schema, (0.05, 0.1, 0.2, 0.4, 0.8), TABULAR, epochs)  # fmt: skip
 
 
-def mechanisms(bound_box: float, bound_ball: float) -> list[tuple[str, float, Any]]:
-    grid = (0.5, 1.0, 2.0, 4.0, 8.0)
-    found: list[tuple[str, float, Any]] = [("suppression", float("nan"), Suppression())]
-    found += [("dp-obfuscation", e, DPObfuscation(e, bound_box)) for e in grid]
-    found += [
-        ("dp-sampling", e, DPSampling(e, bound_ball, classes=["Female", "Male"])) for e in grid
-    ]
+def mnist_task(epochs: int) -> Task:
+    x, digit = mnist_images(datasets.load("mnist_5k").frame)
+    order = np.random.default_rng(0).permutation(len(x))  # the file is sorted by digit
+    x, digit = x[order], digit[order]
+    thick = thickness_labels(x)
+    return Task("MNIST-5k (y_S stroke thickness, task digit)", x[:3000], x[3000:], thick[:3000],
+                thick[3000:], digit[3000:], None, (0.1, 0.2, 0.4, 0.8, 1.6), IMAGE,
+                epochs)  # fmt: skip
+
+
+def fit(task: Task, alphas: tuple[float, ...]) -> tuple[GlobalDecoupler, float]:
+    """A decoupler (or, with alphas 1, 0, 0, 0, the plain beta-VAE) on the auxiliary data."""
+    model = GlobalDecoupler(epochs=task.epochs, alphas=alphas, progress=False, **task.settings)
+    start = time.perf_counter()
+    if task.images:
+        model.fit(task.aux, task.aux_sensitive)
+    else:
+        model.fit(task.aux, "sex", schema=task.schema)
+    return model, time.perf_counter() - start
+
+
+def methods(task: Task, decoupler: GlobalDecoupler, bvae: GlobalDecoupler) -> dict[str, Any]:
+    """name -> (family, sampler or baseline); DP bounds from the auxiliary latents (public)."""
+    z_aux, _ = decoupler.encode(task.aux)
+    box = float(np.quantile(np.abs(z_aux), 0.95))
+    ball = float(np.quantile(np.linalg.norm(z_aux, axis=1), 0.95))
+    classes = sorted(np.unique(task.aux_sensitive).tolist())
+    found: dict[str, Any] = {"suppression": ("suppression", Suppression())}
+    for e in EPSILONS:
+        found[f"dp-obfuscation eps={e:g}"] = ("dp-obfuscation", DPObfuscation(e, box))
+    for e in EPSILONS:
+        found[f"dp-sampling eps={e:g}"] = ("dp-sampling", DPSampling(e, ball, classes=classes))
+    for scale in task.noise_scales:
+        found[f"input noise {scale:g}"] = ("input-noise", InputNoise(scale, schema=task.schema))
+    y_aux = task.aux_sensitive if task.images else "sex"
+    for t in STRENGTHS:
+        interpolate = LatentInterpolation(bvae, t).fit(task.aux, y_aux)
+        found[f"beta-VAE interpolation x{t:g}"] = ("beta-VAE interpolation", interpolate)
+    print(f"DP bounds from the auxiliary latents: box {box:.3g}, ball {ball:.3g}")
     return found
 
 
-def evaluate_one(
-    decoupler: GlobalDecoupler, sampler: Any, aux: pd.DataFrame, private: pd.DataFrame
-) -> dict[str, float]:
-    """Sanitize both datasets with ``sampler``; leakage on sex, utility on income."""
-    sanitized = {}
-    for name, frame in (("aux", aux), ("private", private)):
-        z_s, z_ns = decoupler.encode(frame)
-        replaced = z_s if sampler is None else sampler.sample(z_s, frame["sex"].to_numpy()).z_s
-        sanitized[name] = decoupler.decode(replaced, z_ns)
-    features = [c for c in sanitized["aux"].columns if c not in ("sex", "income")]
-    leak = leakage(sanitized["aux"][features], aux["sex"], sanitized["private"][features],
-                   private["sex"])  # fmt: skip
-    half = len(private) // 2
-    x, y = sanitized["private"][features], private["income"]
-    task = utility(x.iloc[:half], y.iloc[:half], x.iloc[half:], y.iloc[half:],
-                   x_real=private[features].iloc[half:], y_real=y.iloc[half:])  # fmt: skip
-    assert task.on_real is not None
-    return {"leakage": leak.difference, "accuracy": leak.accuracy,
-            "utility": task.on_sanitized.attack, "cas": task.on_real.attack}  # fmt: skip
+def run_sweep(task: Task, decoupler: GlobalDecoupler, found: dict[str, Any]) -> SweepResult:
+    if task.images:
+        return sweep_images(decoupler, task.aux, task.aux_sensitive, task.private,
+                            task.private_sensitive, task.private_target, found)  # fmt: skip
+    return sweep(decoupler, task.aux, task.private, found, target="income")
 
 
-def sweep(rows: int, epochs: int) -> None:
-    aux, private, schema = load_adult(rows)
+def e5(task: Task, decoupler: GlobalDecoupler, found: dict[str, Any]) -> None:
+    """A y_S model trained on sanitized pairs of one private half, tested on the real other."""
+    half = len(task.private) // 2
+    first = task.private[:half] if task.images else task.private.iloc[:half]
+    real = task.private[half:] if task.images else task.private.iloc[half:]
+    y_train, y_test = task.private_sensitive[:half], task.private_sensitive[half:]
+    print("\n#### E5: y_S model trained on sanitized pairs, tested on real records")
+    prior = pd.Series(y_test).value_counts(normalize=True).max()
+    print(f"prior (majority class of the test half): {prior:.4f}")
+    print("| method | labels used | y_S accuracy on real data (CAS) | over the prior |")
+    print("|---|---|---|---|")
+    chosen = {"reconstruction (z_S kept)": KeepLatents()} | {
+        name: sampler for name, (family, sampler) in found.items()
+        if family in ("suppression", "dp-obfuscation", "dp-sampling")}  # fmt: skip
+    for name, sampler in chosen.items():
+        pipeline = as_pipeline(decoupler, sampler)
+        out = pipeline.sanitize(first, y_train if task.images else "sex")
+        labels = y_train if out.y_s is None else np.asarray(out.y_s).astype(str)
+        kind = "true" if out.y_s is None else "synthetic (DP)"
+        x_train = task.features(out.data)
+        if len(np.unique(labels)) < 2:
+            print(f"| {name} | {kind} | (one class drawn) | - |")
+            continue
+        x_real = task.features(real)
+        if not task.images:
+            x_real = x_real[list(x_train.columns)]
+        model = PIXEL_MODEL if task.images else None
+        score = utility(
+            x_train, labels.astype(str), x_real, y_test.astype(str), model=model
+        ).on_sanitized
+        print(f"| {name} | {kind} | {score.attack:.4f} | {score.difference:+.4f} |")
+
+
+def experiment(task: Task) -> None:
+    print(f"\n### {task.name}: {len(task.aux)} auxiliary + {len(task.private)} private records")
+    decoupler, fit_s = fit(task, DECOUPLER)
+    bvae, bvae_s = fit(task, BETA_VAE)
+    found = methods(task, decoupler, bvae)
     start = time.perf_counter()
-    decoupler = GlobalDecoupler(
-        epochs=epochs,
-        beta=0.5,
-        alphas=(1.0, 10.0, 100.0, 1.0),
-        lr=3e-3,
-        hidden=64,
-        batch_size=128,
-        progress=False,
-    ).fit(aux, aux["sex"], schema=schema)
-    fit_s = time.perf_counter() - start
-    z_aux, _ = decoupler.encode(aux)
-    box = float(np.quantile(np.abs(z_aux), 0.95))  # public: from the auxiliary data
-    ball = float(np.quantile(np.linalg.norm(z_aux, axis=1), 0.95))
-    print(f"\n## Adult sweep ({rows} aux + {rows} private rows, decoupler {epochs} epochs, "
-          f"fit {fit_s:.1f} s; bounds from aux: box {box:.3g}, ball {ball:.3g})")  # fmt: skip
-    print(
-        "| mechanism | epsilon | leakage (acc - prior) | adversary acc | utility | CAS | time s |"
-    )
-    print("|---|---|---|---|---|---|---|")
-    points: dict[str, list[tuple[float, float]]] = {}
-    ref = evaluate_one(decoupler, None, aux, private)
-    _row("none (z_S kept)", float("nan"), ref, 0.0)
-    for name, epsilon, sampler in mechanisms(box, ball):
-        start = time.perf_counter()
-        result = evaluate_one(decoupler, sampler, aux, private)
-        _row(name, epsilon, result, time.perf_counter() - start)
-        points.setdefault(name, []).append((result["leakage"], result["cas"]))
-    print("\n| mechanism | Pareto AUC (CAS, leakage in [0, 0.5]) | ratio to dp-obfuscation |")
+    result = run_sweep(task, decoupler, found)
+    sweep_s = time.perf_counter() - start
+    print(f"fit: decoupler {fit_s:.1f} s, beta-VAE {bvae_s:.1f} s ({task.epochs} epochs each); "
+          f"sweep of {len(result.points)} points {sweep_s:.1f} s")  # fmt: skip
+    print("\n#### E1 / E4: leakage vs utility")
+    print("| method | family | leakage (acc - prior) | adversary acc | utility | CAS |")
+    print("|---|---|---|---|---|---|")
+    for p in result.points:
+        acc = p.parts["leakage_parts"]["accuracy"]
+        print(f"| {p.name} | {p.family} | {p.leakage:+.4f} | {acc:.4f} | {p.utility:.4f} "
+              f"| {p.cas:.4f} |")  # fmt: skip
+    print("\n| family | Pareto AUC (utility) | Pareto AUC (CAS) |")
     print("|---|---|---|")
-    base = pareto_auc(points["dp-obfuscation"], max_leakage=0.5)
-    for name, pts in points.items():
-        auc = pareto_auc(pts, max_leakage=0.5)
-        print(f"| {name} | {auc:.4f} | {auc / base:.3f} |")
-
-
-def latent_e5(rows: int) -> None:
-    """The seed's E5 in a linear latent space: learn y_S from the sanitized labelled latents.
-
-    z_S = the first 8 principal components of the one-hot / standardised Adult features, fitted on
-    the auxiliary rows only (public). The private rows' z_S are sanitized; a classifier trained on
-    the sanitized (z_S, label) pairs (DP-sampling: synthetic labels; the others: true labels) is
-    tested on the real private z_S (CAS), and the same rows' sanitized z_S are attacked by a
-    classifier trained on sanitized auxiliary latents (leakage).
-    """
-    aux, private, _ = load_adult(rows)
-    features = [c for c in aux.columns if c not in ("sex", "split", "fnlwgt")]
-    design = pd.get_dummies(pd.concat([aux[features], private[features]]), dtype=float)
-    matrix = StandardScaler().fit(design.iloc[:rows]).transform(design)
-    pca = PCA(8, random_state=0).fit(matrix[:rows])
-    z_aux, z_private = pca.transform(matrix[:rows]), pca.transform(matrix[rows:])
-    box = float(np.quantile(np.abs(z_aux), 0.95))
-    ball = float(np.quantile(np.linalg.norm(z_aux, axis=1), 0.95))
-    y_aux, y_private = aux["sex"].to_numpy(), private["sex"].to_numpy()
-    print(f"\n## E5 in a PCA latent (k = 8; {rows} aux + {rows} private Adult rows; sensitive sex;"
-          f" bounds from aux: box {box:.3g}, ball {ball:.3g})")  # fmt: skip
-    print("| mechanism | epsilon | CAS: y_S model on sanitized pairs, tested on real z_S "
-          "| leakage (acc - prior) | time s |")  # fmt: skip
-    print("|---|---|---|---|---|")
-    half = rows // 2
-    for name, epsilon, sampler in [("none (z_S kept)", float("nan"), None), *mechanisms(box, ball)]:
-        start = time.perf_counter()
-        out = None if sampler is None else sampler.sample(z_private[:half], y_private[:half])
-        z_train = z_private[:half] if out is None else out.z_s
-        labels = y_private[:half] if out is None or out.y_s is None else out.y_s
-        seconds = time.perf_counter() - start
-        if len(np.unique(labels)) < 2 or not np.abs(z_train).sum():
-            cas = float(np.mean(y_private[half:] == "Male"))  # constant features: the prior
-        else:
-            task = utility(z_train, labels, z_private[half:], y_private[half:])
-            cas = task.on_sanitized.attack
-        leak = leakage(_replace(sampler, z_aux, y_aux), y_aux,
-                       _replace(sampler, z_private, y_private), y_private)  # fmt: skip
-        eps = "-" if np.isnan(epsilon) else f"{epsilon:g}"
-        print(f"| {name} | {eps} | {cas:.4f} | {leak.difference:+.4f} | {seconds:.1f} |")
-
-
-def _replace(sampler: Any, z: np.ndarray, y: np.ndarray) -> np.ndarray:
-    return z if sampler is None else np.asarray(sampler.sample(z, y).z_s)
-
-
-def _row(name: str, epsilon: float, r: dict[str, float], seconds: float) -> None:
-    eps = "-" if np.isnan(epsilon) else f"{epsilon:g}"
-    print(f"| {name} | {eps} | {r['leakage']:+.4f} | {r['accuracy']:.4f} | {r['utility']:.4f} "
-          f"| {r['cas']:.4f} | {seconds:.1f} |")  # fmt: skip
+    for family, auc in result.pareto_auc.items():
+        pts = [(p.leakage, p.cas) for p in result.points if p.family == family]
+        print(f"| {family} | {auc:.4f} | {pareto_auc(pts, max_leakage=0.5):.4f} |")
+    e5(task, decoupler, found)
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--rows", type=int, default=3000)
-    parser.add_argument("--epochs", type=int, default=20)
+    parser.add_argument("--parts", default="audit,adult,mnist")
+    parser.add_argument("--rows", type=int, default=3000, help="Adult auxiliary/private rows")
+    parser.add_argument("--epochs", type=int, default=20, help="Adult decoupler epochs")
+    parser.add_argument("--image-epochs", type=int, default=30, help="MNIST decoupler epochs")
     parser.add_argument("--audit-samples", type=int, default=30_000)
     args = parser.parse_args()
-    audit_table(args.audit_samples)
-    latent_e5(args.rows)
-    sweep(args.rows, args.epochs)
+    parts = args.parts.split(",")
+    torch.set_num_threads(1)
+    if "audit" in parts:
+        audit_table(args.audit_samples)
+    if "adult" in parts:
+        experiment(adult_task(args.rows, args.epochs))
+    if "mnist" in parts:
+        experiment(mnist_task(args.image_epochs))
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     print(f"\npeak resident memory: {peak:.0f} MiB")
 

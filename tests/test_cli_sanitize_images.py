@@ -55,7 +55,7 @@ def test_fit_on_images_takes_image_defaults_unless_given(decoupler: Path) -> Non
     config = json.loads((decoupler / "decoupler.json").read_text())
     params = config["params"]
     assert params["kind"] == "image" and config["side"] == 28 and config["in_dim"] == 784
-    assert (params["beta"], params["lr"], params["hidden"]) == (1.0, 1e-3, 64)  # image defaults
+    assert (params["beta"], params["lr"], params["hidden"]) == (1.0, 1e-3, 128)  # image defaults
     assert (params["epochs"], params["batch_size"]) == (1, 32)  # given on the command line
     assert config["sensitive_column"] == "thickness" and config["classes"] == [0, 1]
     assert len(config["history"]) == 1

@@ -33,8 +33,8 @@ MECHANISMS = ("suppression", "dp-obfuscation", "dp-sampling")
 # Training settings that differ between tables and images (benchmarks/decoupler.py); an option
 # left out takes its data kind's value.
 KIND_DEFAULTS: dict[str, dict[str, Any]] = {
-    "tabular": {"epochs": 15, "beta": 0.5, "lr": 3e-3, "batch_size": 128},
-    "image": {"epochs": 5, "beta": 1.0, "lr": 1e-3, "batch_size": 64},
+    "tabular": {"epochs": 15, "beta": 0.5, "lr": 3e-3, "batch_size": 128, "hidden": 64},
+    "image": {"epochs": 30, "beta": 1.0, "lr": 1e-3, "batch_size": 64, "hidden": 128},
 }
 IMAGE_DATASET = "mnist_5k"  # bundled image data; its sensitive label "thickness" is generated
 TABLE_SUFFIXES = (".parquet", ".pq", ".csv")
@@ -160,7 +160,7 @@ def fit(
         int | None, typer.Option(min=1, help="Train on a seeded sample of this many rows.")
     ] = None,
     epochs: Annotated[
-        int | None, typer.Option(help="Training epochs (default: 15 tables, 5 images).")
+        int | None, typer.Option(help="Training epochs (default: 15 tables, 30 images).")
     ] = None,
     latent_dim: Annotated[int, typer.Option(help="m, the latent dimension.")] = 32,
     sensitive_dim: Annotated[int, typer.Option(help="k, the dimension of z_S (k < m).")] = 8,
@@ -169,7 +169,10 @@ def fit(
         typer.Option(help="beta of the beta-VAE (default: 0.5 tables, 1 images; paper: 5)."),
     ] = None,
     alphas: Annotated[str, typer.Option(help="alpha1..alpha4 of equation 5.")] = "1,10,100,1",
-    hidden: Annotated[int, typer.Option(help="Hidden width of the networks.")] = 64,
+    hidden: Annotated[
+        int | None,
+        typer.Option(help="Hidden width of the networks (default: 64 tables, 128 images)."),
+    ] = None,
     lr: Annotated[
         float | None,
         typer.Option(help="Adam learning rate (default: 3e-3 tables, 1e-3 images)."),
@@ -184,11 +187,11 @@ def fit(
     from attrpriv.sanitize.decoupler import GlobalDecoupler
 
     kind = "image" if _is_images(aux) else "tabular"
-    given = {"epochs": epochs, "beta": beta, "lr": lr, "batch_size": batch_size}
+    given = {"epochs": epochs, "beta": beta, "lr": lr, "batch_size": batch_size, "hidden": hidden}
     settings = KIND_DEFAULTS[kind] | {key: v for key, v in given.items() if v is not None}
     model = GlobalDecoupler(
         kind=kind, latent_dim=latent_dim, sensitive_dim=sensitive_dim, alphas=_alphas(alphas),
-        hidden=hidden, seed=seed, **settings,
+        seed=seed, **settings,
     )  # fmt: skip
     if kind == "image":
         if schema is not None:

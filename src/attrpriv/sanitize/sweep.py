@@ -18,6 +18,7 @@ from typing import Any, Protocol, cast
 
 import numpy as np
 import pandas as pd
+from sklearn.linear_model import LogisticRegression
 
 from attrpriv.dp.ledger import BudgetLedger
 from attrpriv.errors import InputError
@@ -93,6 +94,7 @@ class _Task:
     private_sensitive: np.ndarray
     private_target: np.ndarray
     features: Callable[[Any], Features]
+    model: Any = None  # the adversary's and the task's classifier (None: evaluate's default)
 
 
 def as_pipeline(
@@ -161,8 +163,14 @@ def sweep_images(
     y_aux = _labels(aux_sensitive, len(aux), "aux_sensitive")
     y_priv = _labels(private_sensitive, len(private), "private_sensitive")
     y_task = _labels(private_target, len(private), "private_target")
-    task = _Task(aux, private, y_aux, y_priv, y_aux, y_priv, y_task, _pixels)
+    task = _Task(aux, private, y_aux, y_priv, y_aux, y_priv, y_task, _pixels, PIXEL_MODEL)
     return _run(decoupler, samplers, task, seed, reference)
+
+
+# Pixels (already in [0, 1]): a logistic regression on the raw values. Standardising would blow
+# up the near-constant border pixels of decoded images (slow, ill-conditioned fits); on real
+# MNIST-5k this model scores thickness 0.974 and digit 0.867 (standardised, C = 1: 0.969, 0.855).
+PIXEL_MODEL = LogisticRegression(C=0.1, max_iter=1000)
 
 
 def _columns(frame: pd.DataFrame, kept: list[str]) -> pd.DataFrame:
@@ -206,11 +214,13 @@ def _point(
         clean_priv = pipeline.sanitize(task.private, task.y_s_private).data
     x_aux, x_priv = task.features(clean_aux), task.features(clean_priv)
     real = task.features(task.private)
-    leak = leakage(x_aux, task.aux_sensitive, x_priv, task.private_sensitive, seed=seed)
+    leak = leakage(
+        x_aux, task.aux_sensitive, x_priv, task.private_sensitive, model=task.model, seed=seed
+    )
     half, y = len(task.private_target) // 2, task.private_target
     use = utility(
         _rows(x_priv, slice(0, half)), y[:half], _rows(x_priv, slice(half, None)), y[half:],
-        x_real=_rows(real, slice(half, None)), y_real=y[half:], seed=seed,
+        x_real=_rows(real, slice(half, None)), y_real=y[half:], model=task.model, seed=seed,
     )  # fmt: skip
     cas = use.on_real.attack if use.on_real is not None else float("nan")
     parts = {"leakage_parts": leak.to_dict(), "utility_parts": use.to_dict()}
