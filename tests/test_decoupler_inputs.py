@@ -5,7 +5,6 @@ Each is a one-line InputError naming what is wrong (exit 2 from the CLI, nothing
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 from typing import Any
 
@@ -152,7 +151,7 @@ def test_cli_refuses_data_of_another_schema_and_writes_nothing(
     code, err = _cli(capsys, *base, str(data), "--schema", str(schema), "--epsilon", "1")
     assert code == 2 and "lacks column(s) ['education']" in err and "another schema" in err
     code, err = _cli(capsys, *base, "german_credit", "--epsilon", "1")  # it has no 'sex' either
-    assert code == 2 and re.search(r"lacks column|sensitive column 'sex' is not", err)
+    assert code == 2 and "lacks column(s)" in err and "another schema" in err
     code, err = _cli(capsys, *base, "mnist_5k", "--epsilon", "1")
     assert code == 2 and "--out for image data must end in .npz" in err
     npz = tmp_path / "out.npz"

@@ -91,8 +91,8 @@ class Sanitizer:
         Without ``y_s``, the decoupler's sensitive column of ``X`` is used. The ledger is charged
         by the sampler before any noise is drawn.
         """
+        z_s, z_ns = self.decoupler.encode(X)  # first: data of another schema says so
         labels, column = sensitive_labels(self.decoupler, X, y_s)
-        z_s, z_ns = self.decoupler.encode(X)
         drawn = self.sampler.sample(z_s, labels, ledger=ledger, label=label)
         data = self.decoupler.decode(drawn.z_s, z_ns)
         if isinstance(data, pd.DataFrame) and column is not None and drawn.y_s is not None:
