@@ -158,16 +158,20 @@ def test_evaluate_on_images(
     out = tmp_path / "sweep.json"
     code, text, _ = _cli(capsys, "sanitize", "evaluate", "mnist_5k", str(npz), "--decoupler",
                          str(decoupler), "--target", "label", "--rows", "150", "--epsilons",
-                         "2", "--out", str(out))  # fmt: skip
+                         "2", "--noise-scales", "0.3", "--out", str(out))  # fmt: skip
     assert code == 0 and "Pareto AUC" in text
     result = json.loads(out.read_text())
     assert [p["name"] for p in result["points"]] == [
-        "suppression", "dp-obfuscation eps=2", "dp-sampling eps=2",
+        "suppression", "dp-obfuscation eps=2", "dp-sampling eps=2", "input noise 0.3",
         "reconstruction (z_S kept)", "real data",
     ]  # fmt: skip
     assert all(-1 <= p["leakage"] <= 1 and 0 <= p["utility"] <= 1 for p in result["points"])
-    assert set(result["pareto_auc"]) == {"suppression", "dp-obfuscation", "dp-sampling"}
+    families = {"suppression", "dp-obfuscation", "dp-sampling", "input-noise"}
+    assert set(result["pareto_auc"]) == families
     base = ("sanitize", "evaluate", "--decoupler", str(decoupler), "--out", str(tmp_path / "x"))
+    code, _, err = _cli(capsys, *base, "mnist_5k", "mnist_5k", "--target", "label",
+                        "--noise-scales", "0.1,-1")  # fmt: skip
+    assert code == 2 and "--noise-scales must be positive numbers, got '0.1,-1'" in err
     code, _, err = _cli(capsys, *base, "mnist_5k", "mnist_5k", "--target", "digit")
     assert code == 2 and "no label array 'digit'; it has ['label', 'thickness']" in err
     code, _, err = _cli(capsys, *base, "mnist_5k", "adult", "--target", "label")

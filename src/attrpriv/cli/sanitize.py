@@ -329,13 +329,14 @@ def apply(
     write_json(record, result.to_dict())
 
 
-def _epsilons(text: str) -> list[float]:
+def _positives(text: str, option: str) -> list[float]:
+    """Comma-separated positive finite numbers of ``option``."""
     try:
         values = [float(v) for v in text.split(",") if v.strip()]
     except ValueError:
-        raise InputError(f"--epsilons must be comma-separated numbers, got {text!r}") from None
-    if not values or any(not v > 0 for v in values):
-        raise InputError(f"--epsilons must be positive numbers, got {text!r}")
+        raise InputError(f"{option} must be comma-separated numbers, got {text!r}") from None
+    if not values or any(not 0 < v < float("inf") for v in values):
+        raise InputError(f"{option} must be positive numbers, got {text!r}")
     return values
 
 
@@ -363,6 +364,13 @@ def evaluate(
     bound: Annotated[float, typer.Option(help="Public clipping bound of the latents.")] = 3.0,
     schema: SchemaOption = None,
     rows: Annotated[int | None, typer.Option(min=1, help="Seeded sample of each data set.")] = None,
+    noise_scales: Annotated[
+        str | None,
+        typer.Option(
+            help="Also sweep the input-noise baseline (no decoupler, no guarantee) over these "
+            "comma-separated scales: pixel std for images, share of the public range for tables."
+        ),
+    ] = None,
     out: Annotated[Path | None, typer.Option(help=OUT_HELP)] = None,
     html: Annotated[Path | None, typer.Option(help="Write an HTML page with the plot.")] = None,
     seed: SeedOption = 0,
@@ -378,11 +386,20 @@ def evaluate(
     classes = list(model.classes_)
     samplers: dict[str, tuple[str, Any]] = {"suppression": ("suppression", _sampler(
         "suppression", None, bound, None, seed, classes))}  # fmt: skip
-    for eps in _epsilons(epsilons):
+    for eps in _positives(epsilons, "--epsilons"):
         for mech in ("dp-obfuscation", "dp-sampling"):
             samplers[f"{mech} eps={eps:g}"] = (
                 mech,
                 _sampler(mech, eps, bound, None, seed, classes),
+            )
+    if noise_scales is not None:
+        from attrpriv.sanitize.baselines import InputNoise
+
+        public = None if model.kind == "image" else model.codec_.schema
+        for scale in _positives(noise_scales, "--noise-scales"):
+            samplers[f"input noise {scale:g}"] = (
+                "input-noise",
+                InputNoise(scale, schema=public, seed=seed),
             )
     if model.kind == "image":
         (aux_x, aux_y), (priv_x, priv_y) = (
