@@ -181,7 +181,7 @@ def test_unexpected_failure_exits_1_with_debug_hint(capsys, monkeypatch) -> None
     ("args", "message"),
     [
         (["assess", "run"], "Missing argument"),
-        (["assess", "run", "adult", "--target", "income", "--sets", "x"], "No such option"),
+        (["assess", "run", "adult", "--target", "income", "--bogus", "x"], "No such option"),
         (["release", "histograms", "adult", "--epsilon", "one"], "Invalid value"),
     ],
 )

@@ -80,6 +80,7 @@ def test_a_skops_model_file_is_cloned_and_retrained(
         (["--target", "credit_risk", "--threshold", "1.5"], "threshold must be in [0, 1]"),
         (["--target", "credit_risk", "--mitigate", "shred"], "unknown strategy 'shred'"),
         (["--target", "credit_risk", "--feature-sets", "height"], "unknown column 'height'"),
+        (["--target", "credit_risk", "--sets", "age,height"], "unknown column 'height'"),
         (["--target", "credit_risk", "--model", "svm"], "model must be one of"),
         (["--target", "credit_risk", "--task", "ranking"], "--task must be one of"),
     ],

@@ -159,7 +159,12 @@ def run(
     ] = None,
     task: Annotated[str, typer.Option(help="auto, classification or regression.")] = "auto",
     feature_sets: Annotated[
-        str, typer.Option(help="singles | pairs | power:K[:N] | preselect:BY[:K] | 'a,b;c'.")
+        str,
+        typer.Option(
+            "--feature-sets",
+            "--sets",
+            help="singles | pairs | power:K[:N] | preselect:BY[:K] | 'a,b;c'.",
+        ),
     ] = "singles",
     attacks: Annotated[
         str, typer.Option(help="Comma-separated: membership, attribute, property.")
