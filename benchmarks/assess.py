@@ -18,7 +18,8 @@ fresh subprocess (wall time and peak memory as in ``scale``), then the full rank
 
 ``mitigate-rf`` runs the differential membership attack on a random forest's singles and the
 mitigation loop (ladder generalize -> local DP -> drop) until no feature's score exceeds
-``--threshold`` (default 0.01 AUC) or ``--max-steps``.
+``--threshold`` (default 0.01 AUC) or ``--max-steps``; ``--flag-on lower`` flags a feature
+only when the lower end of its score's CI exceeds the threshold.
 
 ``anchor`` attacks the same fitted model, on the same evaluation members and non-members, with
 our loss-threshold and shadow-model attacks and with IBM ART's ``MembershipInferenceBlackBox``
@@ -103,13 +104,17 @@ def print_ranking(report: RiskReport, limit: int | None = None) -> None:
     """The ranked feature sets: each attack's difference [95% CI], the scores, the flag."""
     attacks = list(report.settings["attacks"])
     head = " | ".join(f"{a} diff [95% CI]" for a in attacks)
-    print(f"| rank | feature | {head} | overfitting | importance | overall | modified | flagged |")
-    print("|---:|---|" + "---|" * len(attacks) + "---:|---:|---:|---:|---|")
+    print(
+        f"| rank | feature | {head} | overfitting | importance | overall | modified [95% CI] "
+        "| flagged |"
+    )
+    print("|---:|---|" + "---|" * len(attacks) + "---:|---:|---:|---|---|")
     for r in report.feature_sets[:limit]:
         cells = " | ".join(_score(r.attacks.get(a)) for a in attacks)
         print(
             f"| {r.rank} | {r.label} | {cells} | {r.overfitting:+.4f} | {r.importance:+.4f} "
-            f"| {r.overall:+.4f} | {r.modified:+.4f} | {'yes' if r.flagged else 'no'} |"
+            f"| {r.overall:+.4f} | {r.modified:+.4f} [{r.modified_ci[0]:+.4f}, "
+            f"{r.modified_ci[1]:+.4f}] | {'yes' if r.flagged else 'no'} |"
         )
     for note in report.notes:
         print(f"note: {note}")
@@ -309,7 +314,7 @@ def leak(max_rows: int | None) -> None:
 FNLWGT_BOUNDS = {"fnlwgt": (0.0, 1_500_000.0)}
 
 
-def mitigate_rf(max_rows: int | None, max_steps: int, threshold: float) -> None:
+def mitigate_rf(max_rows: int | None, max_steps: int, threshold: float, flag_on: str) -> None:
     """Random forest on Adult: the differential membership attack on every single feature, then
     the ladder generalize -> local DP -> drop on the riskiest flagged one until none is flagged.
 
@@ -323,7 +328,11 @@ def mitigate_rf(max_rows: int | None, max_steps: int, threshold: float) -> None:
     schema = datasets.load("adult").schema
     ladder = [Generalize(bins=5), LocalDPNoise(1.0, schema=schema, bounds=FNLWGT_BOUNDS), Drop()]
     risk = FeatureRiskAssessor(
-        make_model("rf"), feature_sets="singles", attacks=("membership",), threshold=threshold
+        make_model("rf"),
+        feature_sets="singles",
+        attacks=("membership",),
+        threshold=threshold,
+        flag_on=flag_on,
     )
     start = time.perf_counter()
     report = risk.mitigate(X, y, ladder, max_steps=max_steps)
@@ -331,7 +340,8 @@ def mitigate_rf(max_rows: int | None, max_steps: int, threshold: float) -> None:
     print(
         f"\nrf: Adult, {len(X)} rows, {len(report.feature_sets)} singles (fnlwgt included), "
         f"3 seeds, {' + '.join(report.settings['attacks'])}; joblib, 2 processes; ladder "
-        f"{' -> '.join(map(repr, ladder))}; threshold {threshold:.4f}; max_steps {max_steps}; "
+        f"{' -> '.join(map(repr, ladder))}; threshold {threshold:.4f}, flag_on={flag_on}; "
+        f"max_steps {max_steps}; "
         f"{seconds:.0f} s in all"
     )
     print_model(report)
@@ -346,6 +356,8 @@ def mitigate_rf(max_rows: int | None, max_steps: int, threshold: float) -> None:
     )
     for step in report.mitigation.steps[1:]:
         print(f"step {step.step} applied: {json.dumps(step.applied, default=str)}")
+    print("\nthe mitigated data's assessment (last step):")
+    print_ranking(risk.final_report_)
 
 
 # -- anchor --------------------------------------------------------------------------------------
@@ -498,6 +510,9 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--max-rows", type=int, default=None)
     parser.add_argument("--max-steps", type=int, default=6, help="mitigate-rf: loop steps")
     parser.add_argument("--threshold", type=float, default=0.01, help="mitigate-rf: flag above")
+    parser.add_argument(
+        "--flag-on", choices=["estimate", "lower"], default="estimate", help="mitigate-rf: CI end"
+    )
     args = parser.parse_args(argv)
     if args.part == "_child":
         spec = json.loads(args.run)
@@ -514,7 +529,7 @@ def main(argv: list[str] | None = None) -> None:
     elif args.part == "full":
         full(args.max_rows)
     elif args.part == "mitigate-rf":
-        mitigate_rf(args.max_rows, args.max_steps, args.threshold)
+        mitigate_rf(args.max_rows, args.max_steps, args.threshold, args.flag_on)
     elif args.part == "leak":
         leak(args.max_rows)
     else:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 import re
@@ -73,8 +74,17 @@ def test_modified_score_adds_overfitting_and_subtracts_importance() -> None:
 
 
 def test_flags_mark_every_score_over_the_threshold() -> None:
-    flags = score_flags({"membership": score(0.08), "attribute": score(0.01)}, 0.045, 0.06, 0.05)
+    attacks = {"membership": score(0.08), "attribute": score(0.01)}
+    flags = score_flags(attacks, (0.045, (0.03, 0.06)), 0.06, 0.05)
     assert flags == {"membership": True, "attribute": False, "overall": False, "modified": True}
+
+
+def test_flagging_on_the_lower_end_needs_the_whole_ci_over_the_threshold() -> None:
+    """0.08 +- 0.02 is significantly over 0.05, 0.06 +- 0.02 is not; modified shifts the CI."""
+    attacks = {"membership": score(0.08), "attribute": score(0.06)}
+    flags = score_flags(attacks, (0.07, (0.055, 0.085)), 0.065, 0.05, flag_on="lower")
+    assert flags == {"membership": True, "attribute": False, "overall": True, "modified": False}
+    assert score_flags(attacks, (0.07, (0.055, 0.085)), 0.075, 0.05, "lower")["modified"]
 
 
 def test_differential_score_pools_the_repeats() -> None:
@@ -186,3 +196,9 @@ def test_html_has_the_figures_and_no_data_row(
     for value in rare:
         assert not re.search(rf"\b{value}\b", text), value
     assert render_html(report) == render_html(RiskReport.from_json(report.to_json()))
+    assert "modified score exceeds it" in page
+
+
+def test_html_says_when_flags_need_the_ci_over_the_threshold(report: RiskReport) -> None:
+    lower = dataclasses.replace(report, settings={**report.settings, "flag_on": "lower"})
+    assert "the lower end of its 95% CI exceeds it" in render_html(lower)

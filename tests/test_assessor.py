@@ -24,7 +24,7 @@ from sklearn.svm import SVC, LinearSVC
 from threadpoolctl import threadpool_limits
 
 from attrpriv import datasets
-from attrpriv.assess._grid import property_spec
+from attrpriv.assess._grid import property_spec, skipped_attacks
 from attrpriv.assess.assessor import FeatureRiskAssessor
 from attrpriv.assess.mitigation import Drop, Encrypt
 from attrpriv.assess.models import make_model
@@ -101,6 +101,24 @@ def test_a_record_identifier_ranks_above_a_noise_column(leak_report: RiskReport)
     assert leak.baseline == pytest.approx(first.membership_without.auc)
 
 
+def test_flagging_on_the_lower_end_keeps_the_leak_and_drops_the_noise(
+    leaky: tuple[pd.DataFrame, pd.Series],
+) -> None:
+    """At threshold 0 only a significant risk is flagged: the identifier, never the coin."""
+    risk = assessor(threshold=0.0, flag_on="lower")
+    report = risk.mitigate(*leaky, [Drop()], max_steps=2)
+    assert [r.features for r in report.flagged] == [("record_id",)]
+    assert report.flag_on == "lower"
+    for r in report.feature_sets:
+        low, high = r.modified_ci
+        assert low < r.modified < high and r.flagged == (low > 0.0)
+    path = report.mitigation
+    assert path is not None and len(path.steps) == 2  # dropping the identifier was enough
+    assert path.stopped.startswith("no score is significantly over the threshold")
+    (coin,) = risk.final_report_.feature_sets
+    assert coin.modified_ci[0] < 0.0
+
+
 def test_joblib_processes_give_the_same_report(
     leaky: tuple[pd.DataFrame, pd.Series], leak_report: RiskReport
 ) -> None:
@@ -138,6 +156,9 @@ def test_mitigation_drops_the_leak_and_stops_under_the_threshold(
     assert step.utility_paid == pytest.approx(start.utility - step.utility)
     assert "record_id" not in risk.mitigated_.columns and "record_id" in X.columns
     assert report.feature_sets[0].features == ("record_id",)  # the first assessment
+    final = risk.final_report_  # the mitigated data's assessment, CIs included
+    assert [r.features for r in final.feature_sets] == [("coin",)]
+    assert final.max_score == pytest.approx(step.max_score) and not final.flagged
 
 
 def test_encryption_does_not_lower_the_risk_and_the_loop_stops(
@@ -229,8 +250,17 @@ def test_a_skewed_feature_and_a_constant_one_in_the_property_attack() -> None:
     ).filter(lambda v: len(set(v)) > 1)
 )
 def test_property_spec_means_lie_strictly_inside_the_observed_range(values: list[float]) -> None:
+    """Either both targets lie strictly inside the range, or the property game is skipped."""
     spec = property_spec(pd.Series(values))
-    assert min(values) < spec["low"] < spec["high"] < max(values)
+    skipped = skipped_attacks(pd.DataFrame({"x": values}), ["x"], ["property"])
+    inside = min(values) < spec["low"] < spec["high"] < max(values)
+    assert inside != (("property", "x") in skipped)
+
+
+def test_values_closer_than_float_resolution_skip_the_property_game() -> None:
+    """0 and 1e-244 differ, but their variance underflows to 0: no two means to tell apart."""
+    skipped = skipped_attacks(pd.DataFrame({"x": [0.0, 5e-244] * 10}), ["x"], ["property"])
+    assert "floating point" in skipped["property", "x"]
 
 
 def test_an_identifier_is_not_attribute_attacked(leaky: tuple[pd.DataFrame, pd.Series]) -> None:
@@ -268,6 +298,7 @@ def small() -> tuple[pd.DataFrame, pd.Series]:
         ({"n_jobs": 0}, "n_jobs must be an integer >= 1"),
         ({"n_boot": 10}, "n_boot must be an integer >= 100"),
         ({"attack_model": "svm"}, "attack_model must be one of"),
+        ({"flag_on": "upper"}, "flag_on must be one of"),
         ({"feature_sets": [["height"]]}, "unknown column 'height'"),
     ],
 )

@@ -83,6 +83,7 @@ def test_a_skops_model_file_is_cloned_and_retrained(
         (["--target", "credit_risk", "--sets", "age,height"], "unknown column 'height'"),
         (["--target", "credit_risk", "--model", "svm"], "model must be one of"),
         (["--target", "credit_risk", "--task", "ranking"], "--task must be one of"),
+        (["--target", "credit_risk", "--flag-on", "upper"], "--flag-on must be one of"),
     ],
 )
 def test_bad_input_is_one_line_and_exit_2(

@@ -231,7 +231,8 @@ def skipped_attacks(
     """(attack, feature) pairs a feature-level attack cannot be run on, with the reason.
 
     Attribute inference skips identifier-like features (:func:`identifier_like`); property
-    inference skips features with a single value (no two property values to tell apart).
+    inference skips features with a single value, or numeric values so close together (say 0
+    and 1e-244, whose variance underflows) that no two means strictly between them differ.
     """
     found: dict[tuple[str, str], str] = {}
     if "attribute" in attacks:
@@ -244,7 +245,18 @@ def skipped_attacks(
         for feature in features:
             if X[feature].nunique(dropna=True) < 2:
                 found["property", feature] = "it takes a single value (no property to tell apart)"
+            elif not _separable(X[feature], property_spec(X[feature])):
+                found["property", feature] = (
+                    "its values are too close for floating point to hold two different means"
+                )
     return found
+
+
+def _separable(values: pd.Series, spec: dict[str, Any]) -> bool:
+    """Whether the property's two targets are distinct values strictly inside the observed range."""
+    if spec["property"] != "mean":
+        return True
+    return bool(values.min() < spec["low"] < spec["high"] < values.max())
 
 
 def property_spec(values: pd.Series) -> dict[str, Any]:

@@ -75,6 +75,7 @@ def set_risk(
     data: GridData,
     weights: ScoreWeights,
     threshold: float,
+    flag_on: str = "estimate",
 ) -> FeatureSetRisk:
     """Every score of one feature set (rank filled in by :func:`rank`).
 
@@ -110,7 +111,7 @@ def set_risk(
         overfitting=overfitting,
         importance=importance,
         utility_without=_mean(without, "utility_test"),
-        flags=score_flags(attacks, overall, modified, threshold),
+        flags=score_flags(attacks, (overall, overall_ci), modified, threshold, flag_on),
         rank=0,
         membership_without=summarize_membership(without, data.confidence),
         per_feature=per_feature,

@@ -30,7 +30,7 @@ from attrpriv.assess.mitigation import Mitigation
 from attrpriv.assess.models import MODEL_CHOICES, task_of
 from attrpriv.assess.parallel import BACKENDS, check_n_jobs, run_tasks
 from attrpriv.assess.report import MitigationPath, MitigationStep, RiskReport, set_label
-from attrpriv.assess.scoring import ATTACKS, ScoreWeights
+from attrpriv.assess.scoring import ATTACKS, FLAG_ON, ScoreWeights
 from attrpriv.errors import InputError
 
 __all__ = ["MEMBERSHIP_ATTACKS", "FeatureRiskAssessor"]
@@ -40,6 +40,10 @@ FeatureSetSpec = str | Sequence[Sequence[str]]
 FAMILIES = ("singles", "pairs", "power", "preselect")
 MIN_SHADOW_ROWS = 20  # training rows of each shadow model
 MIN_PROPERTY_ROWS = 120  # the property game's 100 query records + 20 to draw shadow datasets from
+_UNDER = {  # why the loop stopped when nothing is flagged, by flag_on
+    "estimate": "every score is under the threshold",
+    "lower": "no score is significantly over the threshold (every CI's lower end is under it)",
+}
 
 
 class FeatureRiskAssessor:
@@ -54,6 +58,9 @@ class FeatureRiskAssessor:
     - ``attacks``: among ``"membership"`` (the differential attack), ``"attribute"``,
       ``"property"``.
     - ``threshold``: a modified score above it flags the set (step 208).
+    - ``flag_on``: ``"estimate"`` flags on the point estimate; ``"lower"`` only when the lower
+      end of the score's CI is above the threshold (significantly over it: fewer flags from
+      noise, at the price of missing risks the repeats cannot resolve).
     - ``weights``: :class:`~attrpriv.assess.scoring.ScoreWeights` of the overall/modified scores.
     - ``n_repeats``: seeds (split + training seed ``seed + i``) the attacks are repeated over.
     - ``test_size``: share of the rows held out (the non-members and the utility test).
@@ -67,7 +74,8 @@ class FeatureRiskAssessor:
     - ``backend``/``n_jobs``/``progress``: how the retrainings run (sequential, joblib, dask).
 
     Learned: ``report_`` (the last :class:`RiskReport`), ``feature_names_in_``, and after
-    :meth:`mitigate`, ``mitigated_`` (the mitigated copy of X).
+    :meth:`mitigate`, ``mitigated_`` (the mitigated copy of X) and ``final_report_`` (the
+    assessment of ``mitigated_``, every score with its CI).
     """
 
     def __init__(
@@ -77,6 +85,7 @@ class FeatureRiskAssessor:
         feature_sets: FeatureSetSpec = "singles",
         attacks: Sequence[str] = ("membership", "attribute"),
         threshold: float = 0.05,
+        flag_on: str = "estimate",
         weights: ScoreWeights = ScoreWeights(),  # noqa: B008 - frozen, immutable
         n_repeats: int = 3,
         test_size: float = 0.3,
@@ -95,6 +104,7 @@ class FeatureRiskAssessor:
         self.feature_sets = feature_sets
         self.attacks = attacks
         self.threshold = threshold
+        self.flag_on = flag_on
         self.weights = weights
         self.n_repeats = n_repeats
         self.test_size = test_size
@@ -133,7 +143,8 @@ class FeatureRiskAssessor:
         (an escalation ladder, e.g. generalize, then local-DP noise, then drop), applied to its
         original values. Stops when no set is flagged, no strategy is left for the flagged sets,
         or after ``max_steps`` mitigations. Returns the first assessment with the path in
-        ``mitigation``; the mitigated data is in ``mitigated_``.
+        ``mitigation``; the mitigated data is in ``mitigated_``, its assessment in
+        ``final_report_``.
         """
         self._check_params()
         max_steps = check_positive_int(max_steps, "max_steps")
@@ -145,8 +156,8 @@ class FeatureRiskAssessor:
         frame, target = _check_data(X, y, task_of(self.estimator) == "classification")
         self._check_rows(len(frame))
         self.feature_names_in_ = np.asarray(frame.columns, dtype=object)
-        first, path, mitigated = self._loop(frame, target, list(strategies), max_steps)
-        self.mitigated_ = mitigated
+        first, path, mitigated, final = self._loop(frame, target, list(strategies), max_steps)
+        self.mitigated_, self.final_report_ = mitigated, final
         self.report_ = replace(first, mitigation=path)
         return self.report_
 
@@ -205,7 +216,9 @@ class FeatureRiskAssessor:
         results = self._run(data, tasks, f"retraining without {len(sets)} feature sets")
         outcomes = _summary.Outcomes.collect(full, tasks, results)
         weights, threshold = self.weights, float(self.threshold)
-        risks = [_summary.set_risk(g, outcomes, data, weights, threshold) for g in sets]
+        risks = [
+            _summary.set_risk(g, outcomes, data, weights, threshold, self.flag_on) for g in sets
+        ]
         notes = tuple(
             f"{kind} inference skipped for {f!r}: {why}" for (kind, f), why in skipped.items()
         )
@@ -214,7 +227,7 @@ class FeatureRiskAssessor:
 
     def _loop(
         self, X: pd.DataFrame, y: pd.Series, strategies: list[Mitigation], max_steps: int
-    ) -> tuple[RiskReport, MitigationPath, pd.DataFrame]:
+    ) -> tuple[RiskReport, MitigationPath, pd.DataFrame, RiskReport]:
         """The mitigation loop; see :meth:`mitigate`."""
         report = first = self._assess(X, y, self._resolve(self.feature_sets, X))
         base = first.model.utility_test
@@ -251,11 +264,10 @@ class FeatureRiskAssessor:
             )
         if not stopped:
             stopped = (
-                "every score is under the threshold"
-                if not report.flagged
-                else f"max_steps ({max_steps}) reached"
+                _UNDER[self.flag_on] if not report.flagged else f"max_steps ({max_steps}) reached"
             )
-        return first, MitigationPath(tuple(steps), stopped, float(self.threshold)), current
+        path = MitigationPath(tuple(steps), stopped, float(self.threshold))
+        return first, path, current, report
 
     def _run(self, data: _grid.GridData, tasks: list[_grid.Task], what: str) -> list[Any]:
         return run_tasks(
@@ -275,6 +287,7 @@ class FeatureRiskAssessor:
             "feature_sets": self.feature_sets,
             "attacks": list(self.attacks),
             "threshold": float(self.threshold),
+            "flag_on": self.flag_on,
             "weights": self.weights.to_dict(),
             "n_repeats": int(self.n_repeats),
             "test_size": float(self.test_size),
@@ -339,6 +352,7 @@ class FeatureRiskAssessor:
         if not any(self.weights.attack_weight(a) > 0 for a in attacks):
             raise InputError(f"weights give every requested attack {list(attacks)} weight 0")
         check_probability(self.threshold, "threshold", open_interval=False)
+        check_choice(self.flag_on, "flag_on", FLAG_ON)
         check_positive_int(self.n_repeats, "n_repeats")
         check_probability(self.test_size, "test_size")
         check_choice(self.membership_attack, "membership_attack", MEMBERSHIP_ATTACKS)

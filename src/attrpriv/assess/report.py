@@ -169,8 +169,17 @@ class FeatureSetRisk:
         return set_label(self.features)
 
     @property
+    def modified_ci(self) -> tuple[float, float]:
+        """The overall CI shifted by the overfitting and utility terms (taken as fixed)."""
+        shift = self.modified - self.overall
+        return self.overall_ci[0] + shift, self.overall_ci[1] + shift
+
+    @property
     def flagged(self) -> bool:
-        """True when the modified score (the one the mitigation loop acts on) is over threshold."""
+        """True when the modified score (the one the mitigation loop acts on) is over threshold.
+
+        Over it by point estimate, or by the lower end of its CI (the assessor's ``flag_on``).
+        """
         return bool(self.flags.get("modified", False))
 
     def to_dict(self) -> dict[str, Any]:
@@ -297,6 +306,11 @@ class RiskReport:
     @property
     def threshold(self) -> float:
         return float(self.settings["threshold"])
+
+    @property
+    def flag_on(self) -> str:
+        """What is compared with the threshold: ``"estimate"`` or the CI's ``"lower"`` end."""
+        return str(self.settings.get("flag_on", "estimate"))
 
     @property
     def flagged(self) -> tuple[FeatureSetRisk, ...]:

@@ -10,7 +10,7 @@ score can always be traced back to the attack rates it came from (docs/assess/ri
   approximate CI.
 - :func:`modified_score` -- the overall score, plus the set's contribution to overfitting, minus
   its contribution to utility (claim 4; "probative" features weigh against treating them as risky).
-- :func:`score_flags` -- which of these exceed the threshold.
+- :func:`score_flags` -- which of these exceed the threshold (point estimate or CI lower end).
 """
 
 from __future__ import annotations
@@ -28,6 +28,7 @@ from attrpriv.errors import InputError
 
 __all__ = [
     "ATTACKS",
+    "FLAG_ON",
     "ScoreWeights",
     "differential_score",
     "modified_score",
@@ -153,11 +154,29 @@ def modified_score(
     return overall + weights.overfitting * overfitting - weights.utility * importance
 
 
+FLAG_ON = ("estimate", "lower")
+
+
 def score_flags(
-    attacks: Mapping[str, Score], overall: float, modified: float, threshold: float
+    attacks: Mapping[str, Score],
+    overall: tuple[float, tuple[float, float]],
+    modified: float,
+    threshold: float,
+    flag_on: str = "estimate",
 ) -> dict[str, bool]:
-    """Which scores exceed the threshold: each attack's difference, overall, modified."""
-    flags = {name: score.difference > threshold for name, score in attacks.items()}
-    flags["overall"] = overall > threshold
-    flags["modified"] = modified > threshold
+    """Which scores exceed the threshold: each attack's difference, overall, modified.
+
+    ``flag_on="estimate"`` compares the point estimates. ``flag_on="lower"`` flags a score only
+    when the lower end of its CI is over the threshold, i.e. when the risk is significantly above
+    it; the modified score's CI is the overall one shifted by its overfitting and utility terms
+    (measured on the same retrainings, taken as fixed).
+    """
+    value, (low, _) = overall
+    if flag_on == "estimate":
+        flags = {name: score.difference > threshold for name, score in attacks.items()}
+        flags["overall"], flags["modified"] = value > threshold, modified > threshold
+    else:
+        flags = {name: score.ci[0] > threshold for name, score in attacks.items()}
+        flags["overall"] = low > threshold
+        flags["modified"] = low + (modified - value) > threshold
     return flags

@@ -16,6 +16,7 @@ from attrpriv.assess.mitigation import STRATEGY_FORMS, Mitigation, parse_strateg
 from attrpriv.assess.models import MODEL_CHOICES, load_model, make_model
 from attrpriv.assess.parallel import BACKENDS
 from attrpriv.assess.report import RiskReport
+from attrpriv.assess.scoring import FLAG_ON
 from attrpriv.cli._common import OUT_HELP, console, examples, group, split_names, write_json
 from attrpriv.data import datasets as bundled
 from attrpriv.data.schema import Role, Schema
@@ -124,7 +125,8 @@ def _print(report: RiskReport) -> None:
     for note in report.notes:
         console.print(f"note: {note}", markup=False)
     shown = ", ".join(r.label for r in report.flagged) or "none"
-    console.print(f"flagged (modified score > {report.threshold:g}): {shown}")
+    compared = "modified score" if report.flag_on == "estimate" else "modified score's CI lower end"
+    console.print(f"flagged ({compared} > {report.threshold:g}): {shown}")
     if report.mitigation is not None:
         for step in report.mitigation.steps[1:]:
             console.print(
@@ -172,6 +174,10 @@ def run(
     threshold: Annotated[
         float, typer.Option(help="Flag sets whose modified score exceeds it.")
     ] = 0.05,
+    flag_on: Annotated[
+        str,
+        typer.Option(help="Compare the score's 'estimate' or its CI's 'lower' end with it."),
+    ] = "estimate",
     mitigate: Annotated[
         str | None,
         typer.Option(help=f"Comma-separated escalation ladder of {STRATEGY_FORMS}."),
@@ -198,6 +204,7 @@ def run(
 ) -> None:
     """Differential inference attacks per feature set, risk scores, threshold, mitigation."""
     check_choice(task, "--task", TASKS)
+    check_choice(flag_on, "--flag-on", FLAG_ON)
     X, y, resolved_schema = load_frame(data, schema, target)
     strategies = build_strategies(mitigate, ldp_epsilon, resolved_schema)
     if max_rows is not None and check_positive_int(max_rows, "--max-rows") < len(X):
@@ -210,6 +217,7 @@ def run(
         feature_sets=feature_sets,
         attacks=tuple(split_names(attacks) or ()),
         threshold=threshold,
+        flag_on=flag_on,
         n_repeats=repeats,
         test_size=test_size,
         membership_attack=membership_attack,
