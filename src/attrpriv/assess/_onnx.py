@@ -39,7 +39,8 @@ class OnnxModel:
             import onnxruntime as ort
         except ImportError:
             raise InputError(
-                f"model file {str(path)!r} is ONNX: install onnxruntime to query it"
+                f"model file {str(path)!r} is ONNX: install onnxruntime to query it "
+                "(pip install 'attrpriv[onnx]')"
             ) from None
         try:
             self._session = ort.InferenceSession(str(path), providers=["CPUExecutionProvider"])
