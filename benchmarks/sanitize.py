@@ -73,21 +73,27 @@ def audit_table(n_samples: int) -> None:
         )
         print(f"| {name} | l1 = {scale:g} | 1.0 | {result.epsilon_lower:.3f} |")
     rng = np.random.default_rng(0)
-    rows = rg.clip_rows(rng.standard_normal((40, 2)), 1.0)
+    rows = rg.clip_rows(rng.standard_normal((40, 1)), 1.0)
     y = (rng.random(40) < 0.4).astype(int)
     classes = np.array([0, 1])
-    stats_a = rg.class_statistics(rows, y, classes)
-    extra = np.vstack([rows, np.full((1, 2), 1 / np.sqrt(2))])
-    stats_b = rg.class_statistics(extra, np.append(y, 0), classes)
-    right = DPSampling(1.0, 1.0).calibration(2, NOISE)
+    dense = np.ones((1, 1))  # attains every sensitivity (p = 1: 6 released numbers)
+    # substitution: one record moves from class 1 at -dense to class 0 at +dense
+    stats_a = rg.class_statistics(np.vstack([rows, -dense]), np.append(y, 1), classes)
+    stats_b = rg.class_statistics(np.vstack([rows, dense]), np.append(y, 0), classes)
+    right = DPSampling(1.0, 1.0).calibration(1, NOISE)
     broken = replace(
         right,
+        sensitivity_count=right.sensitivity_count / 2,
         sensitivity_sum=right.sensitivity_sum / 2,
-        sensitivity_scatter=right.sensitivity_scatter / 4,
+        sensitivity_scatter=right.sensitivity_scatter / 2,
     )
-    for name, cal in (("dp-sampling stats (p=2)", right), ("  broken: bound/2", broken)):
+    rows_out = (("dp-sampling stats (p=1)", right), ("  broken: add/remove calibration", broken))
+    for name, cal in rows_out:
         result = rg.audit_release(cal, stats_a, stats_b, NOISE, n_samples, confidence=0.999)
-        sens = f"sum {cal.sensitivity_sum:.3g}, scatter {cal.sensitivity_scatter:.3g}"
+        sens = (
+            f"count {cal.sensitivity_count:.3g}, sum {cal.sensitivity_sum:.3g}, "
+            f"scatter {cal.sensitivity_scatter:.3g}"
+        )
         print(f"| {name} | {sens} | 1.0 | {result.epsilon_lower:.3f} |")
 
 

@@ -20,7 +20,7 @@ from attrpriv import datasets
 from attrpriv.assess.assessor import FeatureRiskAssessor
 from attrpriv.assess.mitigation import Drop
 from attrpriv.assess.models import make_model
-from attrpriv.assess.report import RiskReport, RocCurve
+from attrpriv.assess.report import MitigationStep, RiskReport, RocCurve
 from attrpriv.assess.scoring import (
     ScoreWeights,
     differential_score,
@@ -202,3 +202,21 @@ def test_html_has_the_figures_and_no_data_row(
 def test_html_says_when_flags_need_the_ci_over_the_threshold(report: RiskReport) -> None:
     lower = dataclasses.replace(report, settings={**report.settings, "flag_on": "lower"})
     assert "the lower end of its 95% CI exceeds it" in render_html(lower)
+
+
+def test_a_step_keeps_its_skipped_strategies_and_older_json_still_loads() -> None:
+    step = MitigationStep(
+        step=1,
+        feature_set=("age",),
+        strategy="drop",
+        utility=0.7,
+        utility_paid=0.01,
+        max_score=0.02,
+        flagged=(),
+        scores={"age": 0.02},
+        skipped=("ldp: numeric feature 'age' needs public bounds",),
+    )
+    spec = json.loads(json.dumps(step.to_dict()))
+    assert MitigationStep.from_dict(spec) == step
+    del spec["skipped"]  # written before the field existed
+    assert MitigationStep.from_dict(spec).skipped == ()

@@ -17,7 +17,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from sklearn.compose import ColumnTransformer, make_column_selector
-from sklearn.linear_model import LogisticRegression
+from sklearn.linear_model import LinearRegression, LogisticRegression
 from sklearn.pipeline import Pipeline, make_pipeline
 from sklearn.preprocessing import OneHotEncoder, StandardScaler
 from sklearn.svm import SVC, LinearSVC
@@ -26,7 +26,8 @@ from threadpoolctl import threadpool_limits
 from attrpriv import datasets
 from attrpriv.assess._grid import property_spec, skipped_attacks
 from attrpriv.assess.assessor import FeatureRiskAssessor
-from attrpriv.assess.mitigation import Drop, Encrypt
+from attrpriv.assess.membership import ShadowModelAttack
+from attrpriv.assess.mitigation import Drop, Encrypt, LocalDPNoise
 from attrpriv.assess.models import make_model
 from attrpriv.assess.parallel import run_tasks
 from attrpriv.assess.report import RiskReport
@@ -172,6 +173,35 @@ def test_encryption_does_not_lower_the_risk_and_the_loop_stops(
     assert ("record_id",) in path.final.flagged
     assert path.stopped == "no strategy left for the flagged feature sets"
     assert path.final.applied["params"]["cipher"] == "AES-SIV"
+
+
+def test_a_strategy_that_cannot_apply_is_skipped_for_the_next_rung(
+    leaky: tuple[pd.DataFrame, pd.Series],
+) -> None:
+    """Local DP without public bounds is skipped (reason kept); encrypt, then drop, follow."""
+    X, y = leaky
+    ladder = [LocalDPNoise(1.0), Encrypt(), Drop()]
+    risk = assessor(feature_sets=[["age", "record_id"]], n_repeats=1, threshold=0.05)
+    path = risk.mitigate(X, y, ladder, max_steps=2).mitigation
+    assert path is not None
+    assert [s.strategy for s in path.steps] == [None, "encrypt", "drop"]
+    (why,) = path.steps[1].skipped
+    assert why.startswith("ldp:") and "bounds" in why
+    assert path.steps[2].skipped == ()
+    # encrypting the numeric age turns it into unordered categories, and the step says so
+    assert "['age']" in path.steps[1].applied["params"]["note"]
+    assert "record_id" not in risk.mitigated_.columns
+
+
+def test_the_loop_stops_when_no_rung_can_be_applied(
+    leaky: tuple[pd.DataFrame, pd.Series],
+) -> None:
+    X, y = leaky
+    risk = assessor(feature_sets=[["age", "record_id"]], n_repeats=1, threshold=0.05)
+    path = risk.mitigate(X, y, [LocalDPNoise(1.0), LocalDPNoise(2.0)]).mitigation
+    assert path is not None and len(path.steps) == 1
+    assert path.stopped.startswith("could not mitigate age+record_id: ldp:")
+    assert path.stopped.count("ldp:") == 2
 
 
 def test_the_loop_stops_at_max_steps(leaky: tuple[pd.DataFrame, pd.Series]) -> None:
@@ -340,6 +370,35 @@ def test_bad_data_is_refused(small: tuple[pd.DataFrame, pd.Series]) -> None:
         risk.assess(X, pd.Series(["good"] * (len(X) - 1) + ["bad"]))
 
 
+@pytest.mark.parametrize("estimator", [make_model("logreg", task="regression"), LinearRegression()])
+def test_a_regressor_needs_a_numeric_target(
+    small: tuple[pd.DataFrame, pd.Series], estimator: object
+) -> None:
+    with pytest.raises(InputError, match=r"target 'credit_risk' must be numeric for a regressor"):
+        FeatureRiskAssessor(estimator).assess(*small)
+
+
+@pytest.mark.parametrize("backend", ["sequential", "joblib"])
+def test_an_estimator_that_cannot_take_x_is_an_input_error(backend: str) -> None:
+    frame = datasets.load("german_credit").frame.head(200)
+    X, y = frame.drop(columns="credit_risk"), frame["credit_risk"]
+    risk = FeatureRiskAssessor(LogisticRegression(), n_boot=100, n_repeats=1, backend=backend)
+    with pytest.raises(InputError) as caught:
+        risk.assess(X, y)
+    message = str(caught.value)
+    assert message.startswith("estimator LogisticRegression could not be trained on X (")
+    assert "could not convert string to float" in message and "make_model" in message
+    assert "\n" not in message
+
+
+def test_the_shadow_attack_needs_rows_of_every_class(small: tuple[pd.DataFrame, pd.Series]) -> None:
+    X, _ = small
+    y = pd.Series(["a"] * 97 + ["b"] * 3)
+    risk = FeatureRiskAssessor(make_model("logreg"), membership_attack="shadow")
+    with pytest.raises(InputError, match=r"class 'b' of y has 3 rows; the shadow-model attack"):
+        risk.assess(X, y)
+
+
 def test_an_estimator_without_predict_proba_is_refused(
     small: tuple[pd.DataFrame, pd.Series],
 ) -> None:
@@ -377,3 +436,12 @@ def test_run_tasks_keeps_the_order_of_the_tasks(backend: str) -> None:
     assert run_tasks(_square, 1, list(range(7)), backend=backend, n_jobs=2) == [
         1 + v * v for v in range(7)
     ]
+
+
+def test_shadow_models_see_every_class_or_refuse(small: tuple[pd.DataFrame, pd.Series]) -> None:
+    """Halves are split within each class: two rows of a class put one in each half."""
+    X, _ = small
+    rare = pd.Series(["a"] * 98 + ["b"] * 2)
+    ShadowModelAttack(n_shadows=3).fit(make_model("logreg"), X, rare)  # no single-class shadow
+    with pytest.raises(InputError, match=r"aux class 'b' has 1 record\(s\)"):
+        ShadowModelAttack().fit(make_model("logreg"), X, pd.Series(["a"] * 99 + ["b"]))

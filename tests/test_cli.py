@@ -189,3 +189,37 @@ def test_usage_errors_exit_2_without_a_traceback(capsys, args: list[str], messag
     code, _, err = run(capsys, *args)
     assert code == 2
     assert message in err and "unexpected failure" not in err and "Traceback" not in err
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["datasets", "show", "adult", "--out", "{dir}"],
+        ["release", "histograms", "adult", "--columns", "sex", "--epsilon", "1", "--out", "{dir}"],
+        ["sanitize", "evaluate", "adult", "adult", "--decoupler", "nowhere", "--target", "income",
+         "--html", "{dir}"],
+        ["budget", "show", "--ledger", "{dir}/none.ledger", "--out", "{file}/report.json"],
+    ],
+)  # fmt: skip
+def test_output_paths_are_refused_while_parsing(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, args: list[str]
+) -> None:
+    """A directory, or a path under a file, is refused before the command does anything."""
+    (tmp_path / "file").write_text("x")
+    filled = [a.format(dir=tmp_path, file=tmp_path / "file") for a in args]
+    code, _, err = run(capsys, *filled)
+    assert code == 2 and err.strip().count("\n") == 0
+    assert "is a directory" in err or "is a file, not a directory" in err
+    assert not (tmp_path / "none.ledger").exists()
+
+
+def test_a_missing_ledger_is_refused_and_not_created(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    ledger = tmp_path / "typo.ledger"
+    code, _, err = run(
+        capsys, "release", "histograms", "adult", "--columns", "sex", "--epsilon", "1",
+        "--ledger", str(ledger),
+    )  # fmt: skip
+    assert code == 2 and "does not exist; set its budget first" in err
+    assert not ledger.exists()

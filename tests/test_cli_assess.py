@@ -107,3 +107,62 @@ def test_a_pickle_model_file_is_refused(capsys: pytest.CaptureFixture[str], tmp_
 def test_a_missing_data_file_is_refused(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     code, _, err = run(capsys, "assess", "run", str(tmp_path / "nope.csv"), "--target", "y")
     assert code == 2 and "neither a bundled dataset" in err
+
+
+@pytest.mark.parametrize("option", ["--out", "--html"])
+def test_output_paths_are_checked_before_any_work(
+    capsys: pytest.CaptureFixture[str],
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    option: str,
+) -> None:
+    def no_work(*_: object) -> None:
+        raise AssertionError("the data was loaded before the output paths were checked")
+
+    monkeypatch.setattr(assess_cli, "load_frame", no_work)
+    (tmp_path / "outdir").mkdir()
+    (tmp_path / "file").write_text("x")
+    cases = [
+        (tmp_path / "outdir", "is a directory"),
+        (tmp_path / "file" / "report.json", "is a file, not a directory"),
+    ]
+    for path, message in cases:
+        code, _, err = run(
+            capsys, "assess", "run", "german_credit", "--target", "credit_risk", *FAST,
+            option, str(path),
+        )  # fmt: skip
+        assert code == 2 and err.strip().count("\n") == 0
+        assert err.startswith(f"error: {option} ") and message in err
+    same = str(tmp_path / "r.json")
+    code, _, err = run(
+        capsys, "assess", "run", "german_credit", "--target", "credit_risk",
+        "--out", same, "--html", same,
+    )  # fmt: skip
+    assert code == 2 and "--out and --html are the same file" in err
+
+
+def test_a_failing_html_render_writes_neither_file(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def broken(*_: object, **__: object) -> str:
+        raise RuntimeError("template broke")
+
+    monkeypatch.setattr(assess_cli, "render_html", broken)
+    out, html = tmp_path / "report.json", tmp_path / "report.html"
+    code, _, err = run(
+        capsys, "assess", "run", "german_credit", "--target", "credit_risk", *FAST,
+        "--sets", "age", "--attacks", "membership", "--out", str(out), "--html", str(html),
+    )  # fmt: skip
+    assert code == 1 and "template broke" in err
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_a_regression_on_a_text_target_is_one_line_and_exit_2(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    code, _, err = run(
+        capsys, "assess", "run", "german_credit", "--target", "credit_risk", *FAST,
+        "--task", "regression", "--sets", "age",
+    )  # fmt: skip
+    assert code == 2 and err.strip().count("\n") == 0
+    assert "target 'credit_risk' must be numeric for a regressor" in err

@@ -5,6 +5,7 @@ Each is a one-line InputError naming what is wrong (exit 2 from the CLI, nothing
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -16,6 +17,7 @@ torch = pytest.importorskip("torch")
 
 from attrpriv import datasets  # noqa: E402
 from attrpriv.cli import main  # noqa: E402
+from attrpriv.data.schema import Schema  # noqa: E402
 from attrpriv.errors import InputError, SchemaError  # noqa: E402
 from attrpriv.sanitize.decoupler import GlobalDecoupler  # noqa: E402
 from attrpriv.sanitize.samplers import DPObfuscation, DPSampling  # noqa: E402
@@ -105,6 +107,40 @@ def test_image_refit_on_another_size_is_not_refused(image: GlobalDecoupler) -> N
     assert refit.side_ == 12 and image.side_ == 8
 
 
+def test_a_failed_refit_leaves_the_fitted_decoupler_as_it_was(adult: pd.DataFrame) -> None:
+    """Checks run before any learned attribute is set (race would give 5 classes, not 2)."""
+    schema = datasets.load("adult").schema
+    model = GlobalDecoupler(**FAST).fit(adult, "sex", schema=schema)
+    before = (model.sensitive_column_, list(model.classes_), model.codec_.columns)
+    with pytest.raises(InputError, match="needs schema="):
+        model.fit(adult, "race")
+    with pytest.raises(SchemaError, match="does not fit the decoupler's schema"):
+        model.fit(adult.assign(age=-5), "race", schema=schema)
+    assert (model.sensitive_column_, list(model.classes_), model.codec_.columns) == before
+
+
+@pytest.mark.parametrize(
+    ("damage", "message"),
+    [
+        (lambda c, w: c.update(in_dim=c["in_dim"] + 1), "damaged or does not match"),
+        (lambda c, w: c["params"].pop("latent_dim"), "are not the parameters"),
+        (lambda c, w: c.pop("history"), "damaged or does not match"),
+        (lambda c, w: w.write_bytes(b"not a torch file"), "damaged or does not match"),
+    ],
+)
+def test_a_damaged_decoupler_directory_is_one_clear_error(
+    tabular: GlobalDecoupler, tmp_path: Path, damage: Any, message: str
+) -> None:
+    directory = tabular.save(tmp_path / "dec")
+    config_path = directory / "decoupler.json"
+    config = json.loads(config_path.read_text())
+    damage(config, directory / "weights.pt")
+    config_path.write_text(json.dumps(config))
+    with pytest.raises(InputError, match=message) as exc:
+        GlobalDecoupler.load(directory)
+    _one_line(exc)
+
+
 def test_sensitive_dim_must_be_below_latent_dim(adult: pd.DataFrame) -> None:
     schema = datasets.load("adult").schema
     model = GlobalDecoupler(**(FAST | {"sensitive_dim": 6}))
@@ -150,13 +186,19 @@ def test_cli_refuses_data_of_another_schema_and_writes_nothing(
     base = ("sanitize", "apply", "--decoupler", str(tmp_path / "dec"), "--out", str(out))
     code, err = _cli(capsys, *base, str(data), "--schema", str(schema), "--epsilon", "1")
     assert code == 2 and "lacks column(s) ['education']" in err and "another schema" in err
-    code, err = _cli(capsys, *base, "german_credit", "--epsilon", "1")  # it has no 'sex' either
-    assert code == 2 and "lacks column(s)" in err and "another schema" in err
+    code, err = _cli(capsys, *base, "german_credit", "--epsilon", "1")  # its age is 18-100
+    assert code == 2 and "column 'age' has domain" in err and "another schema" in err
     code, err = _cli(capsys, *base, "mnist_5k", "--epsilon", "1")
     assert code == 2 and "--out for image data must end in .npz" in err
     npz = tmp_path / "out.npz"
     code, err = _cli(capsys, *base[:-1], str(npz), "mnist_5k", "--epsilon", "1")
     assert code == 2 and "trained on tabular data, but 'mnist_5k' is image data" in err
+    other = datasets.load("adult").schema.to_dict()
+    other["columns"]["age"]["domain"]["upper"] = 120  # same names, another public domain
+    Schema.from_dict(other).save(schema)
+    adult.to_parquet(data)
+    code, err = _cli(capsys, *base, str(data), "--schema", str(schema), "--epsilon", "1")
+    assert code == 2 and "column 'age' has domain" in err and "another schema" in err
     for epsilon in ("0", "-2"):
         code, err = _cli(capsys, *base, "adult", "--rows", "50", "--epsilon", epsilon)
         assert code == 2 and "--epsilon must be > 0" in err

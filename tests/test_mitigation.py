@@ -92,7 +92,12 @@ def test_every_strategy_returns_a_new_frame_and_keeps_the_input(
         json.dumps(applied.to_dict())  # plain JSON, for reports
 
 
-def _range_of(label: str) -> tuple[int, int]:
+def _range_of(label: str, column: pd.Series) -> tuple[int, int]:
+    """Bounds of a range label; the open-ended outer ranges end at the column's extremes."""
+    if label.startswith("<= "):
+        return int(column.min()), int(label[3:])
+    if label.startswith(">= "):
+        return int(label[3:]), int(column.max())
     low, _, high = label.partition("-")
     return int(low), int(high or low)
 
@@ -105,12 +110,40 @@ def test_generalize_numbers_to_at_most_bins_ordered_ranges(
     for column in ("age", "hours_per_week"):
         ranges = out[column]
         assert ranges.cat.ordered and 2 <= len(ranges.cat.categories) <= 5
-        assert re.fullmatch(r"\d+-\d+", str(ranges.cat.categories[0]))
-        bounds = [_range_of(str(label)) for label in ranges.cat.categories]
+        labels = [str(label) for label in ranges.cat.categories]
+        assert re.fullmatch(r"<= \d+", labels[0]) and re.fullmatch(r">= \d+", labels[-1])
+        assert all(re.fullmatch(r"\d+(-\d+)?", label) for label in labels[1:-1])
+        bounds = [_range_of(label, adult[column]) for label in labels]
         assert all(a <= b < c for (a, b), (c, _) in itertools.pairwise(bounds))
         for label, value in zip(ranges.astype(str), adult[column], strict=True):
-            low, high = _range_of(label)
+            low, high = _range_of(label, adult[column])
             assert low <= value <= high
+
+
+@pytest.mark.parametrize("method", ["quantile", "tree"])
+def test_generalize_labels_never_show_a_columns_minimum_or_maximum(method: str) -> None:
+    """The extremes are single people's values: the outer ranges are open-ended instead."""
+    frame = datasets.load("german_credit").frame
+    features = ["credit_amount", "age"]
+    strategy = Generalize(bins=5, method=method)
+    out = strategy.apply(frame, features, y=frame["credit_risk"])
+    assert strategy.applied_ is not None
+    text = json.dumps(strategy.applied_.to_dict()) + " ".join(
+        str(c) for f in features for c in out[f].cat.categories
+    )
+    numbers = {float(n) for n in re.findall(r"\d+(?:\.\d+)?", text)}
+    for feature in features:
+        assert float(frame[feature].min()) not in numbers
+        assert float(frame[feature].max()) not in numbers
+
+
+def test_generalize_labels_floats_open_ended_and_a_single_range() -> None:
+    frame = pd.DataFrame({"v": np.linspace(0.5, 9.5, 40), "b": [0, 1] * 20})
+    out = Generalize(bins=3).apply(frame, ["v", "b"])
+    labels = [str(c) for c in out["v"].cat.categories]
+    assert labels[0].startswith("<= ") and labels[-1].startswith("> ")
+    assert not {"0.5", "9.5"} & set(re.findall(r"\d+(?:\.\d+)?", " ".join(labels)))
+    assert list(out["b"].cat.categories) == ["all"]
 
 
 def test_tree_bins_follow_the_target(adult: pd.DataFrame, income: pd.Series) -> None:
@@ -354,6 +387,17 @@ def test_encrypt_is_deterministic_reversible_and_keyed(adult: pd.DataFrame) -> N
     assert key.hex() not in text and "hidden" in repr(strategy)
     with pytest.raises(InputError, match="not a token of this key"):
         Encrypt(bytes(64)).decrypt(out, ["sex"])
+
+
+def test_encrypt_notes_a_numeric_feature_losing_its_order(adult: pd.DataFrame) -> None:
+    """A lower score after encrypting a number is lost information, and the record says so."""
+    strategy = Encrypt()
+    strategy.apply(adult, ["sex", "age"])
+    assert strategy.applied_ is not None
+    note = strategy.applied_.params["note"]
+    assert "['age']" in note and "unordered categories" in note and "sex" not in note
+    strategy.apply(adult, ["sex"])
+    assert strategy.applied_ is not None and "note" not in strategy.applied_.params
 
 
 def test_encrypt_generates_one_key_and_binds_tokens_to_the_column() -> None:

@@ -107,8 +107,9 @@ def test_sampling_record_states_the_split_and_the_composition() -> None:
     assert record is not None and record.epsilon == 1.0 and record.delta == 0.0
     parts = [record.noise[name]["epsilon"] for name in ("count", "sum", "scatter")]
     assert parts == pytest.approx([0.1, 0.27, 0.63])
-    assert record.sensitivity == {"count": 1.0, "sum": pytest.approx(4.0), "scatter": 10.0}
-    assert "parallel over 2 disjoint classes" in record.noise["composition"]
+    # substitution, p = 4, bound 2: twice one row's 1, sqrt(4) * 2 = 4 and (4 + 1) 2^2 / 2 = 10
+    assert record.sensitivity == {"count": 2.0, "sum": pytest.approx(8.0), "scatter": 20.0}
+    assert "l1 over all 2 classes" in record.noise["composition"]
     assert any("read off the private data" in a for a in record.assumptions)
 
 
@@ -143,24 +144,30 @@ def test_reference_ron_gauss_calibration_is_too_small() -> None:
     assert upper == pytest.approx(rg.scatter_sensitivity(p, bound))  # ours is tight
 
 
-class _HalfBoundSampling(DPSampling):
-    """Broken on purpose: calibrates to ``bound / 2``."""
+class _AddRemoveSampling(DPSampling):
+    """Broken on purpose: add/remove sensitivities, though the release reveals the row count."""
 
     def calibration(self, p: int, sampler: NoiseSampler) -> rg.Calibration:
         right = super().calibration(p, sampler)
         return rg.Calibration(right.epsilon_count, right.epsilon_sum, right.epsilon_scatter, 1.0,
-                              right.sensitivity_sum / 2, right.sensitivity_scatter / 4)  # fmt: skip
+                              right.sensitivity_sum / 2, right.sensitivity_scatter / 2)  # fmt: skip
 
 
 def _audit_sampling(mechanism: DPSampling) -> float:
-    """Audit the noisy (count, sum, scatter) release on neighbours: one dense row added."""
-    p, bound = 2, float(mechanism.bound)
+    """Audit the noisy (count, sum, scatter) release on substitution neighbours.
+
+    One record of class 1 at ``-bound`` becomes a record of class 0 at ``+bound`` (p = 1):
+    every statistic of both classes moves by its full sensitivity. One dimension keeps the
+    released vector short (6 numbers), so 30,000 draws resolve the loss: at p = 2 the
+    add/remove calibration (true epsilon 2) audits at only 0.98.
+    """
+    p, bound = 1, float(mechanism.bound)
     z, y = _latents(n=40, k=p)
     rows = rg.clip_rows(z, bound)
-    extra = np.full((1, p), bound / np.sqrt(p))
+    dense = np.full(p, bound / np.sqrt(p))
     classes = np.array([0, 1])
-    a = rg.class_statistics(rows, y, classes)
-    b = rg.class_statistics(np.vstack([rows, extra]), np.append(y, 0), classes)
+    a = rg.class_statistics(np.vstack([rows, -dense]), np.append(y, 1), classes)
+    b = rg.class_statistics(np.vstack([rows, dense]), np.append(y, 0), classes)
     calibration = mechanism.calibration(p, AUDIT_NOISE)
     result = rg.audit_release(calibration, a, b, AUDIT_NOISE, 30_000, confidence=0.999)
     return result.epsilon_lower
@@ -170,8 +177,18 @@ def test_sampling_audit_stays_under_the_claim() -> None:
     assert _audit_sampling(DPSampling(1.0, 1.0, noise=AUDIT_NOISE)) < 1.0
 
 
-def test_sampling_audit_catches_the_half_bound_calibration() -> None:
-    assert _audit_sampling(_HalfBoundSampling(1.0, 1.0, noise=AUDIT_NOISE)) > 1.0
+def test_sampling_audit_catches_the_add_remove_calibration() -> None:
+    """Calibrating for add/remove while the row count is public doubles the true epsilon."""
+    assert _audit_sampling(_AddRemoveSampling(1.0, 1.0, noise=AUDIT_NOISE)) > 1.0
+
+
+def test_the_release_has_one_row_per_record_so_n_is_public() -> None:
+    """Why the neighbours are substitutions: the output's length is the input's."""
+    z, y = _latents(n=40, k=2)
+    out = DPSampling(1.0, 1.0, noise=AUDIT_NOISE).sample(z, y)
+    assert out.z_s.shape == z.shape
+    assert "substitution" in out.record.protects
+    assert out.record.sensitivity["count"] == 2.0
 
 
 # --- ledger and bad input ---------------------------------------------------------------------

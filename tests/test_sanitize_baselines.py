@@ -22,7 +22,7 @@ from attrpriv.sanitize import InputNoise, LatentInterpolation, sweep_images
 from attrpriv.sanitize.decoupler import GlobalDecoupler
 from attrpriv.sanitize.images import mnist_images, thickness_labels
 from attrpriv.sanitize.samplers import DPSampling, Suppression
-from attrpriv.sanitize.sanitizer import Sanitizer
+from attrpriv.sanitize.sanitizer import SanitizedData, Sanitizer
 from attrpriv.sanitize.sweep import sweep
 
 TAB = {"epochs": 2, "hidden": 16, "batch_size": 128, "beta": 0.5,
@@ -220,6 +220,29 @@ def test_sweep_takes_baselines_as_they_are(adult: Any, tab_decoupler: GlobalDeco
     assert by_name["noise 0.5"].leakage != real.leakage
     assert set(result.pareto_auc) == {"suppression", "input-noise", "latent-interpolation"}
     assert json.dumps(result.to_dict())
+
+
+class _SexInTheTarget:
+    """A bad sanitizer: every column shuffled, but the target column carries the sensitive one."""
+
+    def sanitize(self, X: pd.DataFrame, y_s: Any = None, **_: Any) -> SanitizedData:
+        rng = np.random.default_rng(0)
+        out = X.apply(lambda c: c.sample(frac=1.0, random_state=rng.integers(1 << 30)).to_numpy())
+        out["income"] = np.where(X["sex"] == "Male", ">50K", "<=50K")
+        return SanitizedData(out, None, None)
+
+
+def test_the_adversary_sees_the_target_column(adult: Any, tab_decoupler: GlobalDecoupler) -> None:
+    """The task's target is released too: a leak through it is leakage."""
+    frame, _ = adult
+    aux, priv = frame.iloc[:800], frame.iloc[800:].reset_index(drop=True)
+    result = sweep(tab_decoupler, aux, priv, {"bad": ("bad", _SexInTheTarget())}, target="income")
+    bad = result.points[0]
+    parts = bad.parts["leakage_parts"]
+    assert parts["accuracy"] == 1.0  # the adversary reads sex off "income"
+    assert bad.leakage == pytest.approx(1.0 - parts["prior"])
+    with pytest.raises(InputError, match="'sex' is the sensitive column"):
+        sweep(tab_decoupler, aux, priv, {"bad": ("bad", _SexInTheTarget())}, target="sex")
 
 
 def test_sweep_images(mnist: Any, img_decoupler: GlobalDecoupler) -> None:

@@ -171,6 +171,22 @@ def _membership(
     )
 
 
+def _fit_full(estimator: Any, X: pd.DataFrame, y: pd.Series) -> Any:
+    """Fit the model on every feature; an estimator that cannot take X is an input error.
+
+    Raised in the worker, so it comes back as an InputError from every backend.
+    """
+    try:
+        return estimator.fit(X, y)
+    except (ValueError, TypeError) as exc:
+        cause = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+        raise InputError(
+            f"estimator {type(estimator).__name__} could not be trained on X ({cause}); "
+            "if X has categorical columns, use a pipeline that encodes them, e.g. "
+            "attrpriv.assess.models.make_model"
+        ) from None
+
+
 def _retrain(data: GridData, task: Task) -> ModelOutcome:
     """Fit the full model, or the model without ``task.features``; measure it."""
     split = make_split(data, task.repeat)
@@ -178,7 +194,7 @@ def _retrain(data: GridData, task: Task) -> ModelOutcome:
     X_te, y_te = split.test
     estimator = reseeded(data.estimator, data.seed + task.repeat)
     if task.kind == "full":
-        model = estimator.fit(X_tr, y_tr)
+        model = _fit_full(estimator, X_tr, y_tr)
     else:
         model = fit_without(estimator, X_tr, y_tr, task.features)
     columns = [c for c in X_tr.columns if c not in task.features]

@@ -39,6 +39,7 @@ MEMBERSHIP_ATTACKS = ("loss", "shadow")
 FeatureSetSpec = str | Sequence[Sequence[str]]
 FAMILIES = ("singles", "pairs", "power", "preselect")
 MIN_SHADOW_ROWS = 20  # training rows of each shadow model
+MIN_SHADOW_CLASS_ROWS = 6  # per class: >= 2 in the attacker's half, so every shadow half has one
 MIN_PROPERTY_ROWS = 120  # the property game's 100 query records + 20 to draw shadow datasets from
 _UNDER = {  # why the loop stopped when nothing is flagged, by flag_on
     "estimate": "every score is under the threshold",
@@ -125,7 +126,7 @@ class FeatureRiskAssessor:
         """Score every target feature set (steps 202-208) and rank them, riskiest first."""
         self._check_params()
         frame, target = _check_data(X, y, task_of(self.estimator) == "classification")
-        self._check_rows(len(frame))
+        self._check_rows(target)
         self.feature_names_in_ = np.asarray(frame.columns, dtype=object)
         self.report_ = self._assess(frame, target, self._resolve(self.feature_sets, frame))
         return self.report_
@@ -154,7 +155,7 @@ class FeatureRiskAssessor:
             if not callable(getattr(strategy, "apply", None)):
                 raise InputError(f"strategy {strategy!r} has no apply(X, features, seed=) method")
         frame, target = _check_data(X, y, task_of(self.estimator) == "classification")
-        self._check_rows(len(frame))
+        self._check_rows(target)
         self.feature_names_in_ = np.asarray(frame.columns, dtype=object)
         first, path, mitigated, final = self._loop(frame, target, list(strategies), max_steps)
         self.mitigated_, self.final_report_ = mitigated, final
@@ -246,11 +247,11 @@ class FeatureRiskAssessor:
                 stopped = "no strategy left for the flagged feature sets"
                 break
             target = ladder[0]
-            levels[target] = levels.get(target, -1) + 1
-            try:
-                candidate, records = _apply(X, y, levels, strategies, int(self.seed))
-            except InputError as exc:
-                stopped = f"could not mitigate {set_label(target)}: {exc}"
+            candidate, records, skipped = _next_rung(
+                X, y, target, levels, strategies, int(self.seed)
+            )
+            if candidate is None:
+                stopped = f"could not mitigate {set_label(target)}: {'; '.join(skipped)}"
                 break
             if candidate.shape[1] < 2:
                 stopped = f"mitigating {set_label(target)} would leave fewer than 2 columns"
@@ -259,9 +260,8 @@ class FeatureRiskAssessor:
             sets = self._resolve(self.feature_sets, current, strict=False)
             report = self._assess(current, y, sets)
             applied = records.get(target, {})
-            steps.append(
-                _step(step, target, strategies[levels[target]].name, report, base, applied)
-            )
+            name = strategies[levels[target]].name
+            steps.append(_step(step, target, name, report, base, applied, skipped))
         if not stopped:
             stopped = (
                 _UNDER[self.flag_on] if not report.flagged else f"max_steps ({max_steps}) reached"
@@ -300,13 +300,24 @@ class FeatureRiskAssessor:
             "seed": int(self.seed),
         }
 
-    def _check_rows(self, n_rows: int) -> None:
+    def _check_rows(self, y: pd.Series) -> None:
         """Enough rows for each attack, counted as the grid splits them (one line if not).
 
         The shadow attack holds out half the rows as the attacker's and trains each shadow on
-        half of those; the rest splits into train (members, the property game's data) and test.
+        half of those (split by class, so a classifier's class needs rows in every half); the
+        rest splits into train (members, the property game's data) and test.
         """
+        n_rows = len(y)
         shadow = "membership" in self.attacks and self.membership_attack == "shadow"
+        if shadow and task_of(self.estimator) == "classification":
+            counts = y.value_counts()
+            if counts.iloc[-1] < MIN_SHADOW_CLASS_ROWS:
+                raise InputError(
+                    f"class {counts.index[-1]!r} of y has {int(counts.iloc[-1])} rows; the "
+                    f"shadow-model attack needs at least {MIN_SHADOW_CLASS_ROWS} of each class "
+                    "(half for the attacker, halved again per shadow): give more rows or use "
+                    "membership_attack='loss'"
+                )
         kept = n_rows - int(np.ceil(n_rows * _grid.AUX_SHARE)) if shadow else n_rows
         test = int(np.ceil(kept * self.test_size))
         needs = {
@@ -400,6 +411,29 @@ def _apply(
     return frame, records
 
 
+def _next_rung(
+    X: pd.DataFrame,
+    y: pd.Series,
+    target: tuple[str, ...],
+    levels: dict[tuple[str, ...], int],
+    strategies: Sequence[Mitigation],
+    seed: int,
+) -> tuple[pd.DataFrame | None, dict[tuple[str, ...], dict[str, Any]], tuple[str, ...]]:
+    """Move ``target`` to its next strategy that applies, skipping (and saying why) those that
+    raise InputError on it; ``None`` as the frame when no rung of the ladder is left.
+    """
+    skipped: list[str] = []
+    for level in range(levels.get(target, -1) + 1, len(strategies)):
+        levels[target] = level
+        try:
+            candidate, records = _apply(X, y, levels, strategies, seed)
+        except InputError as exc:
+            skipped.append(f"{strategies[level].name}: {exc}")
+            continue
+        return candidate, records, tuple(skipped)
+    return None, {}, tuple(skipped)
+
+
 def _step(
     step: int,
     target: tuple[str, ...] | None,
@@ -407,6 +441,7 @@ def _step(
     report: RiskReport,
     base_utility: float,
     applied: dict[str, Any] | None = None,
+    skipped: tuple[str, ...] = (),
 ) -> MitigationStep:
     """The state after one pass of the loop (utility of the model on all current features)."""
     return MitigationStep(
@@ -419,13 +454,15 @@ def _step(
         flagged=tuple(r.features for r in report.flagged),
         scores={r.label: r.modified for r in report.feature_sets},
         applied=applied or {},
+        skipped=skipped,
     )
 
 
 def _check_data(X: Any, y: Any, classification: bool) -> tuple[pd.DataFrame, pd.Series]:
     """X as a DataFrame with >= 2 named columns, y as a Series of the same length, no missing y.
 
-    A classification target needs two classes, each with two rows (for the stratified split).
+    A classification target needs two classes, each with two rows (for the stratified split);
+    a regression target must be numeric.
     """
     if isinstance(X, np.ndarray) and X.ndim == 2:
         X = pd.DataFrame(X, columns=[f"x{i}" for i in range(X.shape[1])])
@@ -444,6 +481,12 @@ def _check_data(X: Any, y: Any, classification: bool) -> tuple[pd.DataFrame, pd.
         raise InputError(f"y has {int(target.isna().sum())} missing values; drop those rows first")
     if len(X) < 40:
         raise InputError(f"X needs at least 40 rows to split into train and test, got {len(X)}")
+    if not classification and not pd.api.types.is_numeric_dtype(target):
+        name = f"target {target.name!r}" if target.name is not None else "y"
+        raise InputError(
+            f"{name} must be numeric for a regressor, got dtype {target.dtype} "
+            f"(e.g. {target.iloc[0]!r}); use a classifier for a categorical target"
+        )
     if classification:
         counts = target.value_counts()
         if len(counts) < 2:

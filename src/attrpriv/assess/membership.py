@@ -214,9 +214,10 @@ class ShadowModelAttack:
 
     Threat model: the attacker knows the training algorithm (``estimator``, cloned for every
     shadow) and holds auxiliary records from the target's distribution. Each shadow is trained on
-    a random half of the auxiliary data; its outputs on that half (members) and on the other half
-    (non-members) train the attack models: one per class (on records of that class, as in the
-    paper) plus one for all records, used for classes with fewer than 50 shadow records. Give
+    a random half of the auxiliary data (half of each class, for a classifier); its outputs on
+    that half (members) and on the other half (non-members) train the attack models: one per
+    class (on records of that class, as in the paper) plus one for all records, used for classes
+    with fewer than 50 shadow records. Give
     about twice as many auxiliary records as the target was trained on, so the shadows see as
     much data as the target did.
     """
@@ -235,11 +236,18 @@ class ShadowModelAttack:
             raise InputError(f"aux must hold at least 20 records, got {len(X)}")
         self.task_ = task_of(estimator)
         self.classes_ = np.unique(y) if self.task_ == "classification" else np.zeros(0)
+        if self.task_ == "classification":
+            classes, counts = np.unique(y, return_counts=True)
+            if counts.min() < 2:
+                rare = classes[counts.argmin()]
+                raise InputError(
+                    f"aux class {rare!r} has {int(counts.min())} record(s); each class needs at "
+                    "least 2, one for each half a shadow model is trained and tested on"
+                )
         rng = np.random.default_rng(self.seed)
         features, membership, labels = [], [], []
         for _ in range(n_shadows):
-            order = rng.permutation(len(X))
-            inside, outside = order[: len(X) // 2], order[len(X) // 2 :]
+            inside, outside = _halves(y if self.task_ == "classification" else None, len(X), rng)
             shadow = fit_without(estimator, X.iloc[inside], y[inside])
             for rows, member in ((inside, 1), (outside, 0)):
                 features.append(self._features(shadow, X.iloc[rows], y[rows]))
@@ -319,6 +327,23 @@ class ShadowModelAttack:
 
 
 # -- helpers -------------------------------------------------------------------------------------
+
+
+def _halves(
+    y: np.ndarray | None, n: int, rng: np.random.Generator
+) -> tuple[np.ndarray, np.ndarray]:
+    """A random half of ``n`` rows and the rest; split within each class when ``y`` is given,
+    so that every class is in both halves (a shadow must see every class it is tested on).
+    """
+    if y is None:
+        order = rng.permutation(n)
+        return order[: n // 2], order[n // 2 :]
+    inside, outside = [], []
+    for cls in np.unique(y):
+        rows = rng.permutation(np.flatnonzero(y == cls))
+        inside.append(rows[: rows.size // 2])
+        outside.append(rows[rows.size // 2 :])
+    return np.sort(np.concatenate(inside)), np.sort(np.concatenate(outside))
 
 
 def _r2(rows: np.ndarray) -> float:

@@ -235,6 +235,7 @@ class MitigationStep:
     flagged: tuple[tuple[str, ...], ...]
     scores: Mapping[str, float]
     applied: Mapping[str, Any] = field(default_factory=dict)
+    skipped: tuple[str, ...] = ()  # strategies of the ladder that could not apply, and why
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -247,6 +248,7 @@ class MitigationStep:
             "flagged": [list(s) for s in self.flagged],
             "scores": dict(self.scores),
             "applied": to_jsonable(dict(self.applied)),
+            "skipped": list(self.skipped),
         }
 
     @classmethod
@@ -262,6 +264,7 @@ class MitigationStep:
             flagged=tuple(tuple(s) for s in spec["flagged"]),
             scores={str(k): float(v) for k, v in spec["scores"].items()},
             applied=dict(spec.get("applied", {})),
+            skipped=tuple(str(s) for s in spec.get("skipped", ())),
         )
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import warnings
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
 import pandas as pd
 import typer
@@ -19,6 +19,30 @@ console = Console()
 err_console = Console(stderr=True)
 
 OUT_HELP = "Write the machine-readable result as JSON to this file (written atomically)."
+
+
+def check_out_path(path: Path | None, option: str) -> None:
+    """Refuse an output path that cannot be written, before any work is done.
+
+    The atomic writers create missing parent folders, so the nearest existing one must be a
+    folder; the path itself must not be one.
+    """
+    if path is None:
+        return
+    if path.is_dir():
+        raise InputError(f"{option} {str(path)!r} is a directory; expected a file path")
+    parent = next((p for p in path.parents if p.exists()), Path())
+    if not parent.is_dir():
+        raise InputError(f"{option} {str(path)!r}: {str(parent)!r} is a file, not a directory")
+
+
+def out_path_callback(param: typer.CallbackParam, value: Path | None) -> Path | None:
+    """Typer callback: check an output file option while the command line is parsed."""
+    check_out_path(value, max(param.opts, key=len))
+    return value
+
+
+OutFile = Annotated[Path | None, typer.Option(help=OUT_HELP, callback=out_path_callback)]
 
 
 def write_json(out: Path | None, payload: Any) -> None:

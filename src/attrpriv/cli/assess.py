@@ -11,17 +11,26 @@ import typer
 from rich.table import Table
 
 from attrpriv._checks import check_choice, check_positive_int
+from attrpriv._io import atomic_write_text
 from attrpriv.assess.assessor import MEMBERSHIP_ATTACKS, FeatureRiskAssessor
 from attrpriv.assess.mitigation import STRATEGY_FORMS, Mitigation, parse_strategy
 from attrpriv.assess.models import MODEL_CHOICES, load_model, make_model
 from attrpriv.assess.parallel import BACKENDS
 from attrpriv.assess.report import RiskReport
 from attrpriv.assess.scoring import FLAG_ON
-from attrpriv.cli._common import OUT_HELP, console, examples, group, split_names, write_json
+from attrpriv.cli._common import (
+    OutFile,
+    console,
+    examples,
+    group,
+    out_path_callback,
+    split_names,
+    write_json,
+)
 from attrpriv.data import datasets as bundled
 from attrpriv.data.schema import Role, Schema
 from attrpriv.errors import InputError
-from attrpriv.report import write_html
+from attrpriv.report import render_html
 
 app = group("assess", "Which features of a model leak, and what to do about them.")
 
@@ -129,6 +138,8 @@ def _print(report: RiskReport) -> None:
     console.print(f"flagged ({compared} > {report.threshold:g}): {shown}")
     if report.mitigation is not None:
         for step in report.mitigation.steps[1:]:
+            for why in step.skipped:
+                console.print(f"step {step.step}: skipped {why}", markup=False)
             console.print(
                 f"step {step.step}: {step.strategy} {'+'.join(step.feature_set or ())} -> "
                 f"largest score {step.max_score:+.3f}, test {model.metric} {step.utility:.3f} "
@@ -199,12 +210,17 @@ def run(
     seed: Annotated[int, typer.Option(help="Seed of splits, models and attacks.")] = 0,
     jobs: Annotated[int, typer.Option(help="Worker processes (-1: one per CPU).")] = 2,
     backend: Annotated[str, typer.Option(help=f"{', '.join(BACKENDS)}.")] = "joblib",
-    out: Annotated[Path | None, typer.Option(help=OUT_HELP)] = None,
-    html: Annotated[Path | None, typer.Option(help="Write the HTML report to this file.")] = None,
+    out: OutFile = None,
+    html: Annotated[
+        Path | None,
+        typer.Option(help="Write the HTML report to this file.", callback=out_path_callback),
+    ] = None,
 ) -> None:
     """Differential inference attacks per feature set, risk scores, threshold, mitigation."""
     check_choice(task, "--task", TASKS)
     check_choice(flag_on, "--flag-on", FLAG_ON)
+    if out is not None and html is not None and out.resolve() == html.resolve():
+        raise InputError(f"--out and --html are the same file {str(out)!r}")
     X, y, resolved_schema = load_frame(data, schema, target)
     strategies = build_strategies(mitigate, ldp_epsilon, resolved_schema)
     if max_rows is not None and check_positive_int(max_rows, "--max-rows") < len(X):
@@ -232,7 +248,10 @@ def run(
     else:
         report = assessor.assess(X, y)
     _print(report)
-    write_json(out, report.to_dict())
-    if html is not None:
-        write_html(report, html, title=f"Feature privacy risk: {data} -> {target}")
+    payload = report.to_dict()  # both outputs are ready before either file is written
+    title = f"Feature privacy risk: {data} -> {target}"
+    page = render_html(report, title=title) if html is not None else None
+    write_json(out, payload)
+    if html is not None and page is not None:
+        atomic_write_text(html, page)
         console.print(f"[dim]wrote {html}[/dim]")

@@ -8,7 +8,7 @@ from typing import Annotated
 import typer
 from rich.table import Table
 
-from attrpriv.cli._common import OUT_HELP, console, examples, group, write_json
+from attrpriv.cli._common import OutFile, console, examples, group, write_json
 from attrpriv.dp.ledger import Budget, BudgetLedger
 
 app = group("budget", "The privacy-budget ledger (a SQLite file): set the budget, show the spend.")
@@ -37,7 +37,7 @@ def set_(
 )
 def show(
     ledger: LedgerOption,
-    out: Annotated[Path | None, typer.Option(help=OUT_HELP)] = None,
+    out: OutFile = None,
 ) -> None:
     """Show the budget, what the releases spent (basic composition) and what remains."""
     book = BudgetLedger(ledger, create=False)

@@ -11,7 +11,7 @@ import typer
 from rich.table import Table
 
 from attrpriv._io import atomic_path
-from attrpriv.cli._common import OUT_HELP, console, examples, group, write_json
+from attrpriv.cli._common import OutFile, console, examples, group, write_json
 from attrpriv.data import datasets as bundled
 from attrpriv.errors import InputError
 
@@ -38,7 +38,7 @@ def list_() -> None:
 )
 def show(
     name: Annotated[str, typer.Argument(help="Bundled dataset name (see `datasets list`).")],
-    out: Annotated[Path | None, typer.Option(help=OUT_HELP)] = None,
+    out: OutFile = None,
 ) -> None:
     """Show a dataset's size, source, licence and the role and public domain of every column."""
     data = bundled.load(name)

@@ -9,7 +9,7 @@ import typer
 from rich.table import Table
 
 from attrpriv.cli._common import (
-    OUT_HELP,
+    OutFile,
     console,
     examples,
     group,
@@ -53,11 +53,11 @@ def histograms(
     schema: SchemaOption = None,
     infer_schema: InferOption = False,
     ledger: LedgerOption = None,
-    out: Annotated[Path | None, typer.Option(help=OUT_HELP)] = None,
+    out: OutFile = None,
 ) -> None:
     """Row-level DP histograms (Laplace mechanism) over the schema's public domains."""
     mechanism = LaplaceHistograms(epsilon, split_names(columns), neighbours=neighbours)
-    book = BudgetLedger(ledger) if ledger is not None else None
+    book = BudgetLedger(ledger, create=False) if ledger is not None else None
     source, resolved = resolve_data(data, schema, infer_schema=infer_schema)
     result = mechanism.release(source, resolved, ledger=book, label=f"histograms of {data}")
     record = result.record

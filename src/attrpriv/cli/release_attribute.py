@@ -27,7 +27,7 @@ import yaml
 from rich.table import Table
 
 from attrpriv._yaml import load_yaml
-from attrpriv.cli._common import OUT_HELP, console, examples, resolve_data, write_json
+from attrpriv.cli._common import OutFile, console, examples, resolve_data, write_json
 from attrpriv.cli.release import LedgerOption, app
 from attrpriv.data import datasets as bundled
 from attrpriv.data.schema import Schema
@@ -72,12 +72,12 @@ _SECRET_KEYS = {"statistic", "values", "interval", "pairs", "name"}
 def attribute(
     spec: Annotated[Path, typer.Argument(help="YAML spec: data, statistics, protect, model, ...")],
     ledger: LedgerOption = None,
-    out: Annotated[Path | None, typer.Option(help=OUT_HELP)] = None,
+    out: OutFile = None,
 ) -> None:
     """Release statistics while hiding whole-dataset secrets (attribute-private Gaussian)."""
     settings = load_spec(spec)
     mechanism, data, schema = build(settings, spec.resolve().parent)
-    book = BudgetLedger(ledger) if ledger is not None else None
+    book = BudgetLedger(ledger, create=False) if ledger is not None else None
     result = mechanism.release(data, schema, ledger=book, label=f"attribute release ({spec.name})")
     _summary(result)
     write_json(out, result.to_dict())

@@ -10,14 +10,7 @@ import typer
 from rich.progress import Progress
 from rich.table import Table
 
-from attrpriv.cli._common import (
-    OUT_HELP,
-    console,
-    examples,
-    resolve_data,
-    split_names,
-    write_json,
-)
+from attrpriv.cli._common import OutFile, console, examples, resolve_data, split_names, write_json
 from attrpriv.cli.release import InferOption, LedgerOption, SchemaOption, app
 from attrpriv.data import datasets as bundled
 from attrpriv.dp.ledger import BudgetLedger
@@ -64,7 +57,7 @@ def ddp(
     schema: SchemaOption = None,
     infer_schema: InferOption = False,
     ledger: LedgerOption = None,
-    out: Annotated[Path | None, typer.Option(help=OUT_HELP)] = None,
+    out: OutFile = None,
 ) -> None:
     """Histograms of every question, hiding any one answer even through correlated answers."""
     source, resolved = resolve_data(data, schema, infer_schema=infer_schema)
@@ -81,7 +74,7 @@ def ddp(
         seed=seed,
         nonnegative=nonnegative,
     )
-    book = BudgetLedger(ledger) if ledger is not None else None
+    book = BudgetLedger(ledger, create=False) if ledger is not None else None
     with Progress(console=console, transient=True) as progress:
         task = progress.add_task("learning chunk networks", total=None)
         mechanism.fit(

@@ -11,7 +11,7 @@ import pandas as pd
 import typer
 from rich.table import Table
 
-from attrpriv.cli._common import OUT_HELP, console, examples, write_json
+from attrpriv.cli._common import OutFile, console, examples, write_json
 from attrpriv.cli.release import LedgerOption, app
 from attrpriv.dp.ledger import BudgetLedger
 from attrpriv.dp.record import Release
@@ -53,7 +53,7 @@ def quilt(
         str, typer.Option(help="'histogram' of states or 'sum' of them.")
     ] = "histogram",
     ledger: LedgerOption = None,
-    out: Annotated[Path | None, typer.Option(help=OUT_HELP)] = None,
+    out: OutFile = None,
 ) -> None:
     """Release a chain's state histogram (or sum) hiding any single state (Markov quilts)."""
     matrix = parse_matrix(transition, "transition")
@@ -64,7 +64,7 @@ def quilt(
     labels = _labels(states, model.n_states)
     chains = _read_chains(sequence, column, by, labels)
     mechanism = MarkovQuiltMechanism(model, epsilon, states=labels, query=query, method=method)
-    book = BudgetLedger(ledger) if ledger is not None else None
+    book = BudgetLedger(ledger, create=False) if ledger is not None else None
     result = mechanism.release(chains, ledger=book, label=f"quilt of {sequence.name}")
     _summary(result, epsilon, method, len(chains))
     write_json(out, result.to_dict())

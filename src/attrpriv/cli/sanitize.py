@@ -15,7 +15,16 @@ import typer
 
 from attrpriv._checks import check_epsilon
 from attrpriv._io import atomic_path
-from attrpriv.cli._common import OUT_HELP, console, examples, group, resolve_data, write_json
+from attrpriv.cli._common import (
+    OUT_HELP,
+    OutFile,
+    console,
+    examples,
+    group,
+    out_path_callback,
+    resolve_data,
+    write_json,
+)
 from attrpriv.data import datasets as bundled
 from attrpriv.errors import InputError
 
@@ -56,6 +65,25 @@ def _frame(data: str, schema_file: Path | None) -> tuple[pd.DataFrame, Any]:
         suffix = loaded.suffix.lower()
         loaded = pd.read_parquet(loaded) if suffix in (".parquet", ".pq") else pd.read_csv(loaded)
     return loaded, schema
+
+
+def _check_same_domains(model: Any, schema: Any) -> None:
+    """A schema given with the data must agree with the decoupler's on every modelled column.
+
+    Values inside the decoupler's domains are checked anyway; this catches the same column
+    names with other public domains (another schema: its encodings would mean other things).
+    """
+    if schema is None:
+        return
+    stored = model.codec_.schema.to_dict()["columns"]
+    given = schema.to_dict()["columns"]
+    for column in model.codec_.columns:
+        ours, theirs = stored[column].get("domain"), given.get(column, {}).get("domain")
+        if theirs is not None and theirs != ours:
+            raise InputError(
+                f"column {column!r} has domain {theirs} in the given schema but {ours} in the "
+                "decoupler's: was it trained on another schema?"
+            )
 
 
 def _is_images(data: str) -> bool:
@@ -282,7 +310,9 @@ def apply(
         int | None, typer.Option(min=1, help="Sanitize a seeded sample of this many rows.")
     ] = None,
     ledger: Annotated[Path | None, typer.Option(help="Charge the release to this ledger.")] = None,
-    record: Annotated[Path | None, typer.Option("--record", help=OUT_HELP)] = None,
+    record: Annotated[
+        Path | None, typer.Option("--record", help=OUT_HELP, callback=out_path_callback)
+    ] = None,
     seed: SeedOption = 0,
 ) -> None:
     """Replace every record's sensitive latent with the sampler's draws and decode."""
@@ -296,7 +326,7 @@ def apply(
     model = GlobalDecoupler.load(decoupler)
     _check_kind(model, decoupler, data)
     sampler = _sampler(mechanism, epsilon, bound, projection_dim, seed, list(model.classes_))
-    book = BudgetLedger(ledger) if ledger is not None else None
+    book = BudgetLedger(ledger, create=False) if ledger is not None else None
     label = f"sanitize {data}"
     if images:
         pixels, labels = _take(*_image_data(data), rows, seed)
@@ -311,7 +341,8 @@ def apply(
             np.savez_compressed(handle, **arrays)
         size = f"{len(pixels)} images"
     else:
-        frame, _ = _frame(data, schema)
+        frame, given = _frame(data, schema)
+        _check_same_domains(model, given)
         if rows is not None and rows < len(frame):
             frame = frame.sample(rows, random_state=seed)
         result = Sanitizer(model, sampler).sanitize(frame, ledger=book, label=label)
@@ -371,8 +402,11 @@ def evaluate(
             "comma-separated scales: pixel std for images, share of the public range for tables."
         ),
     ] = None,
-    out: Annotated[Path | None, typer.Option(help=OUT_HELP)] = None,
-    html: Annotated[Path | None, typer.Option(help="Write an HTML page with the plot.")] = None,
+    out: OutFile = None,
+    html: Annotated[
+        Path | None,
+        typer.Option(help="Write an HTML page with the plot.", callback=out_path_callback),
+    ] = None,
     seed: SeedOption = 0,
 ) -> None:
     """Leakage vs utility of suppression, DP-obfuscation and DP-sampling over epsilons."""
@@ -383,6 +417,10 @@ def evaluate(
     model = GlobalDecoupler.load(decoupler)
     for data in (aux, private):
         _check_kind(model, decoupler, data)
+    if target == model.sensitive_column_:
+        raise InputError(
+            f"--target {target!r} is the sensitive column: pick another column as the utility task"
+        )
     classes = list(model.classes_)
     samplers: dict[str, tuple[str, Any]] = {"suppression": ("suppression", _sampler(
         "suppression", None, bound, None, seed, classes))}  # fmt: skip

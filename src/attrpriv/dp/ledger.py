@@ -102,7 +102,10 @@ class BudgetLedger:
         self.timeout = check_positive(timeout, "timeout")
         if not self.path.exists():
             if not create:
-                raise LedgerError(f"ledger file {str(self.path)!r} does not exist")
+                raise LedgerError(
+                    f"ledger file {str(self.path)!r} does not exist; set its budget first "
+                    "(attrpriv budget set, or BudgetLedger(path).set_budget)"
+                )
             self._create()
         self._check(self._header())
 

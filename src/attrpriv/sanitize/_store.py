@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import pickle  # only for the exception type of a damaged weights file
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -62,19 +63,39 @@ def load_decoupler(cls: type[GlobalDecoupler], directory: Path) -> GlobalDecoupl
         raise InputError(f"decoupler config {str(config_path)!r} is not valid JSON: {exc}") from exc
     if not isinstance(config, dict) or config.get("format") != FORMAT:
         raise InputError(f"{str(config_path)!r} is not an attrpriv decoupler config ({FORMAT})")
+    try:
+        return _rebuild(cls, config, weights_path)
+    except InputError:
+        raise
+    except (KeyError, TypeError, ValueError, RuntimeError, EOFError, pickle.UnpicklingError) as exc:
+        cause = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise InputError(
+            f"decoupler directory {str(directory)!r} is damaged or does not match its config "
+            f"({type(exc).__name__}: {cause}); refit and save it again"
+        ) from None
+
+
+def _rebuild(cls: type[GlobalDecoupler], config: dict[str, Any], weights: Path) -> GlobalDecoupler:
+    """The model the config describes, with its weights; strict about missing or extra keys."""
     params = dict(config["params"])
+    expected = set(cls().get_params())
+    if set(params) != expected:
+        raise InputError(
+            f"decoupler config params {sorted(params)} are not the parameters "
+            f"{sorted(expected)} of GlobalDecoupler (another version?)"
+        )
     params["alphas"] = tuple(params["alphas"])
     model = cls(**params)
     model._check_params()
     model.classes_ = np.asarray(config["classes"], dtype=object)
-    column = config.get("sensitive_column")
+    column = config["sensitive_column"]
     model.sensitive_column_ = None if column is None else str(column)
     if model.kind == "tabular":
         model.codec_ = TabularCodec(Schema.from_dict(config["schema"]), tuple(config["columns"]))
     model._build(int(config["in_dim"]), len(model.classes_), int(config["side"]))
-    weights = torch.load(weights_path, weights_only=True)
+    state = torch.load(weights, weights_only=True)
     for name, module in model._modules().items():
-        module.load_state_dict(weights[name])
+        module.load_state_dict(state[name])
         module.eval()
     model.history_ = list(config["history"])
     return model

@@ -107,10 +107,11 @@ class GlobalDecoupler:
         check_positive_int(self.seed, "seed", minimum=0)
 
     # ----------------------------------------------------------------- data
-    def _labels(self, X: Any, y_s: Any) -> tuple[np.ndarray, tuple[str, ...]]:
-        """Codes of y_S in self.classes_, and the excluded column name (if y_s names one).
+    def _labels(self, X: Any, y_s: Any) -> tuple[np.ndarray, tuple[str, ...], np.ndarray]:
+        """Codes of y_S, the excluded column name (if y_s names one) and the sorted classes.
 
         A Series named after a column of ``X`` counts as that column: it is not modelled.
+        Sets nothing: a fit that fails leaves a fitted decoupler as it was.
         """
         if isinstance(y_s, pd.Series) and isinstance(X, pd.DataFrame) and y_s.name in X.columns:
             if not y_s.equals(X[y_s.name]):
@@ -120,7 +121,6 @@ class GlobalDecoupler:
             raise InputError(f"sensitive column {y_s!r} is not a column of the data")
         exclude: tuple[str, ...] = (y_s,) if isinstance(y_s, str) else ()
         values = X[y_s] if exclude else pd.Series(np.asarray(y_s))
-        self.sensitive_column_: str | None = exclude[0] if exclude else None
         if len(values) != len(X):
             raise InputError(f"y_s has {len(values)} labels for {len(X)} rows")
         if values.isna().any():
@@ -130,17 +130,19 @@ class GlobalDecoupler:
         classes = sorted(values.unique(), key=str)
         if len(classes) < 2:
             raise InputError(f"y_s needs at least 2 classes, got {classes}")
-        self.classes_ = np.asarray(classes, dtype=object)
-        codes = pd.Categorical(values, categories=classes).codes.astype(np.int64)
-        return codes, exclude
+        codes = pd.Categorical(values.astype(object), categories=classes).codes.astype(np.int64)
+        return codes, exclude, np.asarray(classes, dtype=object)
 
-    def _to_matrix(self, X: Any, *, trained: bool = False) -> np.ndarray:
+    def _to_matrix(
+        self, X: Any, *, trained: bool = False, codec: TabularCodec | None = None
+    ) -> np.ndarray:
         """Data -> network input, refusing data the decoupler was not built for.
 
         The checks live here, at the boundary: the wrong kind of data (images for a tabular
         decoupler, a table for an image one), images of another size than the trained one
         (``trained``), and frames that do not fit the decoupler's schema (a missing modelled
         column, a value outside its public domain: a decoupler trained on another schema).
+        ``codec``: the one being fitted (default: the fitted ``codec_``).
         """
         if self.kind == "image":
             if isinstance(X, (pd.DataFrame, pd.Series)):
@@ -156,15 +158,16 @@ class GlobalDecoupler:
                 "a tabular decoupler (kind='tabular') needs a pandas DataFrame, got "
                 f"{type(X).__name__} of shape {np.shape(X)}"
             )
-        missing = [c for c in self.codec_.columns if c not in X.columns]
+        codec = self.codec_ if codec is None else codec
+        missing = [c for c in codec.columns if c not in X.columns]
         if missing:
             hint = " (was it trained on another schema?)" if trained else ""
             raise InputError(f"data lacks column(s) {missing} that the decoupler models{hint}")
         try:
-            self.codec_.schema.validate(X, allow_extra=True)
+            codec.schema.validate(X, allow_extra=True)
         except SchemaError as exc:
             raise SchemaError(f"data does not fit the decoupler's schema: {exc}") from None
-        return self.codec_.encode(X)
+        return codec.encode(X)
 
     def _check_image_shape(self, X: Any) -> None:
         """Images must have the (h, w) of the training images."""
@@ -201,14 +204,20 @@ class GlobalDecoupler:
     def fit(self, X: Any, y_s: Any, *, schema: Schema | None = None) -> GlobalDecoupler:
         """Train on auxiliary (public) data. ``y_s``: labels, or the name of a column of ``X``."""
         self._check_params()
-        codes, exclude = self._labels(X, y_s)
+        codes, exclude, classes = self._labels(X, y_s)
+        codec = None
         if self.kind == "tabular":
             if schema is None:
                 raise InputError("a tabular decoupler needs schema= (roles and public domains)")
-            self.codec_ = TabularCodec(schema, modelled_columns(schema, exclude))
-        matrix = self._to_matrix(X)
+            codec = TabularCodec(schema, modelled_columns(schema, exclude))
+        matrix = self._to_matrix(X, codec=codec)
         if len(matrix) < 2:
             raise InputError(f"need at least 2 rows to train, got {len(matrix)}")
+        # every check passed: only now is learned state (re)set
+        self.sensitive_column_: str | None = exclude[0] if exclude else None
+        self.classes_ = classes
+        if codec is not None:
+            self.codec_ = codec
         side = matrix.shape[-1] if self.kind == "image" else 0
         with _deterministic(self.seed):
             self._build(int(np.prod(matrix.shape[1:])), len(self.classes_), side)

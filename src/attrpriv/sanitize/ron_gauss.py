@@ -3,16 +3,21 @@
 RON-Gauss (Chanyaswad, Liu & Mittal, PoPETs 2019) projects records with a random orthonormal
 matrix to ``p`` dimensions, releases a DP mean and a DP second-moment matrix, and samples from
 the Gaussian they define. Here the records are the sensitive latents ``z_S`` of one class each;
-per class ``c`` we release, with Laplace noise (add/remove neighbours, one record = one row):
+per class ``c`` we release, with Laplace noise:
 
-- the count ``n_c``            (l1 sensitivity 1),
-- the sum ``sum x``            (l1 sensitivity ``sqrt(p) * bound``: ``||x||_1 <= sqrt(p) ||x||_2``),
-- the scatter ``sum x x^T``, upper triangle only (l1 sensitivity ``(p + 1) bound^2 / 2``:
-  ``sum_{i<=j} |x_i x_j| = (||x||_1^2 + ||x||_2^2) / 2``),
+- the count ``n_c``,
+- the sum ``sum x`` (one row adds at most ``sqrt(p) * bound`` in l1, as
+  ``||x||_1 <= sqrt(p) ||x||_2``),
+- the scatter ``sum x x^T``, upper triangle only (one row adds at most ``(p + 1) bound^2 / 2``
+  in l1: ``sum_{i<=j} |x_i x_j| = (||x||_1^2 + ||x||_2^2) / 2``),
 
-where every projected row ``x`` was clipped to the l2 ball of radius ``bound``. A record is in one
-class only, so classes compose in parallel; the three statistics compose sequentially. Means,
-covariances (symmetrised and projected to PSD) and class shares are post-processing. See
+where every projected row ``x`` was clipped to the l2 ball of radius ``bound``. Neighbouring
+datasets differ in one record's sensitive part ``(z_S, y_S)`` (substitution: the number of
+records is public, the sanitized release has one row per record), which moves at most one row
+out of one class and one into another: the l1 sensitivities of the count, sum and scatter
+vectors over all classes are twice one row's contribution (2, ``2 sqrt(p) bound``,
+``(p + 1) bound^2``). The three statistics compose sequentially. Means, covariances
+(symmetrised and projected to PSD) and class shares are post-processing. See
 docs/mechanisms/dp-sampling.md for the full argument and the comparison with the reference code.
 """
 
@@ -86,12 +91,12 @@ class Calibration:
 
 
 def sum_sensitivity(p: int, bound: float) -> float:
-    """l1 sensitivity of the sum of rows in the l2 ball of radius ``bound`` (add/remove)."""
+    """Largest l1 norm one row of the l2 ball of radius ``bound`` adds to the sum."""
     return math.sqrt(p) * bound
 
 
 def scatter_sensitivity(p: int, bound: float) -> float:
-    """l1 sensitivity of the upper triangle of ``sum x x^T`` for rows with ``||x||_2 <= bound``.
+    """Largest l1 norm one row with ``||x||_2 <= bound`` adds to the scatter's upper triangle.
 
     Attained by ``x = bound (1, ..., 1) / sqrt(p)``.
     """
@@ -214,7 +219,9 @@ def audit_release(
 ) -> AuditResult:
     """Empirical lower bound on the epsilon of releasing noisy statistics on two neighbours.
 
-    Draws ``n_samples`` noisy releases of each, scored by the log-likelihood ratio of the two
+    ``stats_a`` and ``stats_b`` must be neighbours under the calibration's neighbour relation
+    (for DP-sampling: one record's row moved, possibly to another class). Draws ``n_samples``
+    noisy releases of each, scored by the log-likelihood ratio of the two
     Laplace output distributions (the most powerful test for this pair), then
     :func:`attrpriv.dp.audit_samples` bounds epsilon from below.
     """

@@ -162,7 +162,8 @@ class DPSampling:
 
     Parameters
     ----------
-    epsilon : total privacy loss (add/remove one record of the private data).
+    epsilon : total privacy loss, for neighbours that differ in one private record's ``(z_S,
+        y_S)`` (the number of records is public: the release has one row per record).
     bound : l2 radius to which every projected latent is clipped (public).
     projection_dim : ``p``, the dimension of the random orthonormal projection (default ``k``).
     mean_share : share of ``epsilon - class_share_epsilon`` spent on the sums (paper: 0.3); the
@@ -213,16 +214,20 @@ class DPSampling:
         return counts, share * rest, rest - share * rest
 
     def calibration(self, p: int, sampler: NoiseSampler) -> rg.Calibration:
-        """Epsilons and l1 sensitivities of the count, sum and scatter releases."""
+        """Epsilons and l1 sensitivities of the count, sum and scatter releases.
+
+        Substituting one record's ``(z_S, y_S)`` removes a row from one class and adds one to
+        the same or another class: twice one row's contribution to each statistic.
+        """
         bound = check_positive(self.bound, "bound")
         eps_count, eps_sum, eps_scatter = self.split()
         return rg.Calibration(
             eps_count,
             eps_sum,
             eps_scatter,
-            1.0,
-            rg.sum_sensitivity(p, bound) + sampler.rounding_slack(p),
-            rg.scatter_sensitivity(p, bound) + sampler.rounding_slack(rg.triangle_size(p)),
+            2.0,
+            2.0 * rg.sum_sensitivity(p, bound) + sampler.rounding_slack(p),
+            2.0 * rg.scatter_sensitivity(p, bound) + sampler.rounding_slack(rg.triangle_size(p)),
         )
 
     def sample(
@@ -256,7 +261,7 @@ class DPSampling:
     def record(
         self, k: int, p: int, n_classes: int, sampler: NoiseSampler, *, classes_seen: bool = False
     ) -> PrivacyRecord:
-        """The guarantee: sequential over count/sum/scatter, parallel over disjoint classes."""
+        """The guarantee: sequential over count/sum/scatter, each calibrated to a substitution."""
         calibration = self.calibration(p, sampler)
         extra = ("sensitive classes read off the private data (reveals which occur)",)
         return PrivacyRecord(
@@ -266,13 +271,15 @@ class DPSampling:
             delta=0.0,
             protects=(
                 "each private record's sensitive latent z_S and sensitive label y_S "
-                "(add/remove one record) in the synthetic labelled latents"
+                "(substitution: neighbours differ in one record's (z_S, y_S); the number of "
+                "records is public) in the synthetic labelled latents"
             ),
             sensitivity={"count": calibration.sensitivity_count,
                          "sum": calibration.sensitivity_sum,
                          "scatter": calibration.sensitivity_scatter},
             noise={**calibration.to_dict(), "composition": "sequential over count, sum, scatter; "
-                   f"parallel over {n_classes} disjoint classes", "latent_dim": k,
+                   f"l1 over all {n_classes} classes (a substitution moves one row)",
+                   "latent_dim": k,
                    "projection_dim": p, "bound": self.bound, **sampler.describe()},
             assumptions=_assumptions(sampler, *(extra if classes_seen else ())),
         )  # fmt: skip

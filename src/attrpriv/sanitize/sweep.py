@@ -83,7 +83,9 @@ class _Task:
     """One sweep's data: what is sanitized, the true labels, and how outputs become features.
 
     ``y_s_aux`` / ``y_s_private`` are handed to ``sanitize`` (a column name for tables, labels
-    for images); ``features`` turns sanitized (or real) data into the attackers' inputs.
+    for images); ``features`` turns sanitized (or real) data into the task model's inputs, and
+    ``leak_features`` (default: the same) into the adversary's: every released column but the
+    sensitive one, the task's target included.
     """
 
     aux: Any
@@ -95,6 +97,7 @@ class _Task:
     private_target: np.ndarray
     features: Callable[[Any], Features]
     model: Any = None  # the adversary's and the task's classifier (None: evaluate's default)
+    leak_features: Callable[[Any], Features] | None = None
 
 
 def as_pipeline(
@@ -120,7 +123,8 @@ def sweep(
 
     A sampler is a local latent sampler (wrapped in ``Sanitizer(decoupler, sampler)``) or any
     object with a ``sanitize`` method (a baseline), used as it is. The features of every row are
-    the decoupler's modelled columns but the sensitive and target ones. With ``reference``, two
+    the decoupler's modelled columns but the sensitive and target ones for the task, and all but
+    the sensitive one for the adversary (it sees everything released). With ``reference``, two
     rows of family "reference" (left out of the Pareto AUC) are added: the decoupler's plain
     reconstruction (z_S kept) and the real data, to read the others against.
     """
@@ -131,10 +135,16 @@ def sweep(
         for column in (sensitive, target):
             if column not in frame.columns:
                 raise InputError(f"{what} data lacks column {column!r}")
+    if target == sensitive:
+        raise InputError(
+            f"target {target!r} is the sensitive column: pick another column as the utility task"
+        )
     kept = [c for c in decoupler.codec_.columns if c not in (sensitive, target)]
+    released = [c for c in decoupler.codec_.columns if c != sensitive]
     task = _Task(aux, private, sensitive, sensitive, aux[sensitive].astype(str).to_numpy(),
                  private[sensitive].astype(str).to_numpy(),
-                 private[target].astype(str).to_numpy(), partial(_columns, kept=kept))  # fmt: skip
+                 private[target].astype(str).to_numpy(), partial(_columns, kept=kept),
+                 leak_features=partial(_columns, kept=released))  # fmt: skip
     return _run(decoupler, samplers, task, seed, reference)
 
 
@@ -212,11 +222,13 @@ def _point(
     if pipeline is not None:
         clean_aux = pipeline.sanitize(task.aux, task.y_s_aux).data
         clean_priv = pipeline.sanitize(task.private, task.y_s_private).data
-    x_aux, x_priv = task.features(clean_aux), task.features(clean_priv)
+    x_priv = task.features(clean_priv)
     real = task.features(task.private)
+    seen = task.leak_features or task.features
     leak = leakage(
-        x_aux, task.aux_sensitive, x_priv, task.private_sensitive, model=task.model, seed=seed
-    )
+        seen(clean_aux), task.aux_sensitive, seen(clean_priv), task.private_sensitive,
+        model=task.model, seed=seed,
+    )  # fmt: skip
     half, y = len(task.private_target) // 2, task.private_target
     use = utility(
         _rows(x_priv, slice(0, half)), y[:half], _rows(x_priv, slice(half, None)), y[half:],

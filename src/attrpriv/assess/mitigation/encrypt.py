@@ -8,10 +8,14 @@ category.
 What it protects, honestly: the values at rest and in transit. Someone holding the encrypted
 table without the key sees only which rows share a value and how often each value occurs (the
 frequencies survive, and with them frequency analysis against public marginals). What it does
-NOT protect: what a model learns. A model trained on the tokens learns exactly what it would
-learn from the original categories, so membership, attribute and property inference against
-that model are unchanged, and numeric features lose their order (they become categories).
-Encrypting therefore does not lower any model-based risk score; it is a data-handling control.
+NOT protect: what a model learns. On a categorical feature a model trained on the tokens learns
+exactly what it would learn from the original categories, so the model-based risk scores are
+unchanged. A numeric feature becomes unordered categories: the model loses the order (and a
+one-hot encoder keeps only the frequent values), so its scores can drop -- for the same reason
+generalization lowers them (less information, paid for in utility), not because encryption
+protects against the model; the attacks also measure something else afterwards (tokens look like
+an identifier, a property becomes a category share). :class:`Applied` says so for such features.
+It is a data-handling control.
 
 Keys never appear in results or in :class:`Applied`: pass ``key=`` (32, 48 or 64 bytes) or let
 the strategy generate one, and read it with :meth:`Encrypt.export_key`.
@@ -33,6 +37,7 @@ from attrpriv.assess.mitigation.base import (
     Strategy,
     check_feature_names,
     check_frame,
+    is_numeric,
     with_values,
 )
 from attrpriv.errors import InputError
@@ -64,11 +69,21 @@ class Encrypt(Strategy):
         self, X: pd.DataFrame, features: tuple[str, ...], seed: int, y: pd.Series | None
     ) -> tuple[pd.DataFrame, dict[str, Any], float | None]:
         cipher = AESSIV(self.export_key())
+        numeric = [f for f in features if is_numeric(X[f])]
         for feature in features:
             column = X[feature]
             tokens = {v: _encrypt(cipher, feature, v) for v in pd.unique(column.dropna())}
             X[feature] = with_values(column, _mapped(column, tokens), list(tokens.values()))
-        params = {"cipher": "AES-SIV", "key_bits": 8 * len(self.export_key()), "encoding": "base64"}
+        params: dict[str, Any] = {
+            "cipher": "AES-SIV",
+            "key_bits": 8 * len(self.export_key()),
+            "encoding": "base64",
+        }
+        if numeric:
+            params["note"] = (
+                f"numeric {numeric} became unordered categories: a lower score comes from the "
+                "lost order (less information, as with generalization), not from encryption"
+            )
         return X, params, None
 
     def decrypt(self, X: pd.DataFrame, features: Sequence[str]) -> pd.DataFrame:

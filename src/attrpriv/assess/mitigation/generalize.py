@@ -1,13 +1,14 @@
 """Generalization: numeric values to ranges, rare categories merged into "other".
 
-Numeric columns become ordered categorical ranges such as ``"30-49"``. The edges are either
-quantiles of the column (``method="quantile"``: bins of roughly equal size) or the split points of
-a shallow decision tree that predicts the target from the column alone (``method="tree"``, needs
-``y``: the ranges keep what the column says about the label, and lose the rest). Either way at
-most ``bins`` ranges come out. Categorical columns keep every category whose share of the
-non-missing rows is at least ``min_share`` and merge the others into ``"other"``. Missing values
-stay missing. This is anonymisation by coarsening, with no formal guarantee: the edges and the
-kept categories are computed from the data.
+Numeric columns become ordered categorical ranges such as ``"<= 29"``, ``"30-49"``, ``">= 50"``
+(the outer ranges are open-ended, so the column's extreme values never appear). The edges are
+either quantiles of the column (``method="quantile"``: bins of roughly equal size) or the split
+points of a shallow decision tree that predicts the target from the column alone
+(``method="tree"``, needs ``y``: the ranges keep what the column says about the label, and lose
+the rest). Either way at most ``bins`` ranges come out. Categorical columns keep every category
+whose share of the non-missing rows is at least ``min_share`` and merge the others into
+``"other"``. Missing values stay missing. This is anonymisation by coarsening, with no formal
+guarantee: the edges and the kept categories are computed from the data.
 """
 
 from __future__ import annotations
@@ -116,7 +117,9 @@ def _tree_thresholds(
 
 
 def _to_ranges(column: pd.Series, edges: np.ndarray) -> Any:
-    """Ordered categorical of ranges ``(a, b]`` (the first one closed), labelled ``"a-b"``."""
+    """Ordered categorical of ranges ``(a, b]`` (the first one closed), labelled ``"a-b"``
+    inside and open-ended at both ends.
+    """
     values = column.to_numpy(dtype=float, na_value=np.nan)
     integer = pd.api.types.is_integer_dtype(column) or bool(
         np.all(np.mod(values[~np.isnan(values)], 1) == 0)
@@ -131,9 +134,15 @@ def _to_ranges(column: pd.Series, edges: np.ndarray) -> Any:
 
 
 def _labels(edges: np.ndarray, integer: bool) -> list[str]:
-    """One label per range; integer ranges list their first and last whole number."""
+    """One label per range; integer ranges list their first and last whole number.
+
+    The outer ranges are open-ended (``"<= b"``, ``">= a"`` or ``"> a"``), as in generalization
+    hierarchies: the column's minimum and maximum are single records' values and never appear.
+    """
     if len(edges) == 1:
         return [_format(edges[0], integer, 6)]
+    if len(edges) == 2:
+        return ["all"]
     bounds = []
     for i in range(len(edges) - 1):
         low, high = float(edges[i]), float(edges[i + 1])
@@ -142,7 +151,13 @@ def _labels(edges: np.ndarray, integer: bool) -> list[str]:
             high = float(math.floor(high))
         bounds.append((low, high))
     for digits in range(4, 18):
-        labels = [_range_label(low, high, integer, digits) for low, high in bounds]
+        inner = [_range_label(low, high, integer, digits) for low, high in bounds[1:-1]]
+        first = f"<= {_format(bounds[0][1], integer, digits)}"
+        # a float range (a, b] excludes a; an integer one starts at its first whole number
+        last = (">= " if integer else "> ") + _format(
+            bounds[-1][0] if integer else float(edges[-2]), integer, digits
+        )
+        labels = [first, *inner, last]
         if len(set(labels)) == len(labels):
             return labels
     return [f"range {i + 1}" for i in range(len(bounds))]  # pragma: no cover - ties at 17 digits
