@@ -32,6 +32,7 @@ from attrpriv.assess.models import make_model
 from attrpriv.assess.parallel import run_tasks
 from attrpriv.assess.report import RiskReport
 from attrpriv.errors import InputError
+from attrpriv.report import render_html
 
 SETS = [["record_id"], ["coin"]]
 
@@ -134,7 +135,7 @@ def test_dask_local_cluster_gives_the_same_report(leaky: tuple[pd.DataFrame, pd.
     tiny = {"feature_sets": [["coin"]], "n_repeats": 1}
     expected = assessor(**tiny).assess(X, y)
     with (
-        distributed.LocalCluster(n_workers=1, processes=False, dashboard_address=None) as cluster,
+        distributed.LocalCluster(n_workers=1, processes=True, dashboard_address=None) as cluster,
         distributed.Client(cluster),
     ):
         got = assessor(backend="dask", **tiny).assess(X, y)
@@ -182,9 +183,12 @@ def test_a_strategy_that_cannot_apply_is_skipped_for_the_next_rung(
     X, y = leaky
     ladder = [LocalDPNoise(1.0), Encrypt(), Drop()]
     risk = assessor(feature_sets=[["age", "record_id"]], n_repeats=1, threshold=0.05)
-    path = risk.mitigate(X, y, ladder, max_steps=2).mitigation
+    report = risk.mitigate(X, y, ladder, max_steps=2)
+    path = report.mitigation
     assert path is not None
     assert [s.strategy for s in path.steps] == [None, "encrypt", "drop"]
+    page = render_html(report)
+    assert "Step 1: skipped ldp:" in page and "became unordered categories" in page
     (why,) = path.steps[1].skipped
     assert why.startswith("ldp:") and "bounds" in why
     assert path.steps[2].skipped == ()

@@ -6,12 +6,19 @@ import json
 from collections.abc import Iterator
 from pathlib import Path
 
+import pandas as pd
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from threadpoolctl import threadpool_limits
 
+from attrpriv import datasets
+from attrpriv.assess.mitigation import Encrypt
 from attrpriv.assess.models import make_model, save_model
+from attrpriv.assess.scoring import parse_weights
 from attrpriv.cli import app, main
 from attrpriv.cli import assess as assess_cli
+from attrpriv.errors import InputError
 
 FAST = ["--model", "logreg", "--repeats", "1", "--n-boot", "100", "--backend", "sequential"]
 
@@ -58,6 +65,71 @@ def test_run_writes_json_and_html(capsys: pytest.CaptureFixture[str], tmp_path: 
     }
     assert payload["mitigation"]["steps"][0]["strategy"] is None
     assert "data:image/png;base64," in html.read_text()
+
+
+def test_mitigated_data_and_the_encryption_key_are_written(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """The encrypted column of the written data decrypts with the written key."""
+    data, key = tmp_path / "mitigated.parquet", tmp_path / "key.hex"
+    code, text, err = run(
+        capsys,
+        "assess", "run", "german_credit", "--target", "credit_risk", *FAST,
+        "--feature-sets", "purpose", "--attacks", "membership,attribute", "--attack-model",
+        "logreg", "--weights", "attribute=2,utility=0", "--threshold", "0.0", "--mitigate",
+        "encrypt", "--max-steps", "1", "--mitigated-out", str(data), "--key-out", str(key),
+    )  # fmt: skip
+    assert code == 0, err
+    assert "step 1: encrypt purpose" in text
+    frame = pd.read_parquet(data)
+    original = datasets.load("german_credit").frame
+    assert not frame["purpose"].isin(original["purpose"]).any()  # tokens, not values
+    plain = Encrypt(bytes.fromhex(key.read_text().strip())).decrypt(frame, ["purpose"])
+    assert (plain["purpose"] == original["purpose"].astype(str)).all()
+    assert key.stat().st_mode & 0o077 == 0  # owner-only
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--mitigated-out", "m.parquet"], "--mitigated-out needs --mitigate"),
+        (["--mitigate", "drop", "--mitigated-out", "m.txt"], "--mitigated-out must end in"),
+        (["--mitigate", "encrypt", "--mitigated-out", "m.csv"], "give --key-out"),
+        (["--mitigate", "drop", "--key-out", "k.hex"], "--key-out is for the key"),
+        (["--out", "r.json", "--html", "r.json"], "--out and --html are the same file"),
+        (["--weights", "membership=1,privacy=2"], "unknown score weights ['privacy']"),
+        (["--weights", "property=-1"], "weights.property must be >= 0"),
+        (["--attack-model", "svm"], "attack_model must be one of"),
+    ],
+)
+def test_output_and_score_options_are_checked_before_any_work(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, args: list[str], message: str
+) -> None:
+    placed = [str(tmp_path / a) if "." in a and "=" not in a else a for a in args]
+    code, _, err = run(capsys, "assess", "run", "german_credit", "--target", "credit_risk", *placed)
+    assert code == 2 and err.strip().count("\n") == 0 and message in err, err
+    assert list(tmp_path.iterdir()) == []
+
+
+@settings(max_examples=50)
+@given(
+    st.dictionaries(
+        st.sampled_from(["membership", "attribute", "property", "overfitting", "utility"]),
+        st.floats(min_value=0, max_value=1e6, allow_nan=False),
+        min_size=1,
+    )
+)
+def test_weights_text_round_trips(weights: dict[str, float]) -> None:
+    text = ",".join(f"{k}={v!r}" for k, v in weights.items())
+    parsed = parse_weights(text)
+    for name, value in weights.items():
+        assert getattr(parsed, name) == value
+
+
+@pytest.mark.parametrize("text", ["membership", "=1", "membership=x", "membership=1,membership=2"])
+def test_malformed_weights_are_refused(text: str) -> None:
+    with pytest.raises(InputError, match="weights"):
+        parse_weights(text)
 
 
 def test_a_skops_model_file_is_cloned_and_retrained(

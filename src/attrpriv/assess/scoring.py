@@ -33,6 +33,7 @@ __all__ = [
     "differential_score",
     "modified_score",
     "overall_score",
+    "parse_weights",
     "score_flags",
     "score_from_dict",
 ]
@@ -77,6 +78,24 @@ class ScoreWeights:
                 f"unknown score weights {sorted(unknown)}; expected {list(asdict(cls()))}"
             )
         return cls(**dict(spec))
+
+
+def parse_weights(text: str) -> ScoreWeights:
+    """``"membership=1,property=0"`` -> :class:`ScoreWeights` (unnamed weights keep defaults)."""
+    spec: dict[str, float] = {}
+    for part in (p.strip() for p in text.split(",")):
+        if not part:
+            continue
+        name, sep, value = (x.strip() for x in part.partition("="))
+        if not sep or not name:
+            raise InputError(f"weights: expected NAME=VALUE, got {part!r}")
+        if name in spec:
+            raise InputError(f"weights: {name!r} is given twice")
+        try:
+            spec[name] = float(value)
+        except ValueError:
+            raise InputError(f"weights: {name} must be a number, got {value!r}") from None
+    return ScoreWeights.from_dict(spec)
 
 
 def score_from_dict(spec: Mapping[str, Any]) -> Score:

@@ -10,7 +10,7 @@ import pandas as pd
 import typer
 from rich.console import Console
 
-from attrpriv._io import atomic_write_json
+from attrpriv._io import atomic_path, atomic_write_json
 from attrpriv.data import datasets as bundled
 from attrpriv.data.schema import PrivateDomainWarning, Schema
 from attrpriv.errors import InputError
@@ -43,6 +43,18 @@ def out_path_callback(param: typer.CallbackParam, value: Path | None) -> Path | 
 
 
 OutFile = Annotated[Path | None, typer.Option(help=OUT_HELP, callback=out_path_callback)]
+
+
+TABLE_SUFFIXES = (".parquet", ".pq", ".csv")
+
+
+def write_table(frame: pd.DataFrame, path: Path) -> None:
+    """Write ``frame`` atomically as CSV (``.csv``) or Parquet (any other table suffix)."""
+    with atomic_path(path) as tmp:
+        if path.suffix.lower() == ".csv":
+            frame.to_csv(tmp, index=False)
+        else:
+            frame.to_parquet(tmp)
 
 
 def write_json(out: Path | None, payload: Any) -> None:

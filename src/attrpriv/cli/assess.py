@@ -13,12 +13,13 @@ from rich.table import Table
 from attrpriv._checks import check_choice, check_positive_int
 from attrpriv._io import atomic_write_text
 from attrpriv.assess.assessor import MEMBERSHIP_ATTACKS, FeatureRiskAssessor
-from attrpriv.assess.mitigation import STRATEGY_FORMS, Mitigation, parse_strategy
+from attrpriv.assess.mitigation import STRATEGY_FORMS, Encrypt, Mitigation, parse_strategy
 from attrpriv.assess.models import MODEL_CHOICES, load_model, make_model
 from attrpriv.assess.parallel import BACKENDS
 from attrpriv.assess.report import RiskReport
-from attrpriv.assess.scoring import FLAG_ON
+from attrpriv.assess.scoring import FLAG_ON, ScoreWeights, parse_weights
 from attrpriv.cli._common import (
+    TABLE_SUFFIXES,
     OutFile,
     console,
     examples,
@@ -26,6 +27,7 @@ from attrpriv.cli._common import (
     out_path_callback,
     split_names,
     write_json,
+    write_table,
 )
 from attrpriv.data import datasets as bundled
 from attrpriv.data.schema import Role, Schema
@@ -194,6 +196,20 @@ def run(
         typer.Option(help=f"Comma-separated escalation ladder of {STRATEGY_FORMS}."),
     ] = None,
     max_steps: Annotated[int, typer.Option(help="At most this many mitigation steps.")] = 5,
+    mitigated_out: Annotated[
+        Path | None,
+        typer.Option(
+            help="Write the mitigated data (.csv or .parquet; needs --mitigate).",
+            callback=out_path_callback,
+        ),
+    ] = None,
+    key_out: Annotated[
+        Path | None,
+        typer.Option(
+            help="Write the AES-SIV key of an 'encrypt' strategy (hex, owner-only file).",
+            callback=out_path_callback,
+        ),
+    ] = None,
     ldp_epsilon: Annotated[float, typer.Option(help="Epsilon of a bare 'ldp' strategy.")] = 1.0,
     repeats: Annotated[int, typer.Option(help="Seeds each attack is repeated over.")] = 3,
     test_size: Annotated[float, typer.Option(help="Share of rows held out.")] = 0.3,
@@ -201,6 +217,19 @@ def run(
         str, typer.Option(help=f"{' or '.join(MEMBERSHIP_ATTACKS)}.")
     ] = "loss",
     n_boot: Annotated[int, typer.Option(help="Bootstrap resamples of each CI.")] = 1000,
+    n_shadows: Annotated[
+        int, typer.Option(help="Shadow models (shadow attack; per world in the property game).")
+    ] = 4,
+    attack_model: Annotated[
+        str, typer.Option(help=f"Learner of the attribute attack: {', '.join(MODEL_CHOICES)}.")
+    ] = "hgb",
+    weights: Annotated[
+        str | None,
+        typer.Option(
+            help="Score weights NAME=VALUE,... of membership, attribute, property, overfitting, "
+            "utility (defaults 1, 1, 1, 0.5, 0.5)."
+        ),
+    ] = None,
     max_rows: Annotated[
         int | None, typer.Option(help="Use a random sample of this many rows.")
     ] = None,
@@ -219,10 +248,12 @@ def run(
     """Differential inference attacks per feature set, risk scores, threshold, mitigation."""
     check_choice(task, "--task", TASKS)
     check_choice(flag_on, "--flag-on", FLAG_ON)
-    if out is not None and html is not None and out.resolve() == html.resolve():
-        raise InputError(f"--out and --html are the same file {str(out)!r}")
+    score_weights = ScoreWeights() if weights is None else parse_weights(weights)
+    outputs = {"--out": out, "--html": html, "--mitigated-out": mitigated_out, "--key-out": key_out}
+    _check_distinct(outputs)
     X, y, resolved_schema = load_frame(data, schema, target)
     strategies = build_strategies(mitigate, ldp_epsilon, resolved_schema)
+    _check_mitigation_outputs(strategies, mitigated_out, key_out)
     if max_rows is not None and check_positive_int(max_rows, "--max-rows") < len(X):
         rows = np.sort(np.random.default_rng(seed).choice(len(X), size=max_rows, replace=False))
         X, y = X.iloc[rows], y.iloc[rows]
@@ -234,10 +265,13 @@ def run(
         attacks=tuple(split_names(attacks) or ()),
         threshold=threshold,
         flag_on=flag_on,
+        weights=score_weights,
         n_repeats=repeats,
         test_size=test_size,
         membership_attack=membership_attack,
         n_boot=n_boot,
+        n_shadows=n_shadows,
+        attack_model=attack_model,
         backend=backend,
         n_jobs=jobs,
         progress=True,
@@ -248,10 +282,49 @@ def run(
     else:
         report = assessor.assess(X, y)
     _print(report)
-    payload = report.to_dict()  # both outputs are ready before either file is written
+    payload = report.to_dict()  # every output is ready before any file is written
     title = f"Feature privacy risk: {data} -> {target}"
     page = render_html(report, title=title) if html is not None else None
+    keys = [s.export_key() for s in strategies if isinstance(s, Encrypt)]
     write_json(out, payload)
     if html is not None and page is not None:
         atomic_write_text(html, page)
         console.print(f"[dim]wrote {html}[/dim]")
+    if mitigated_out is not None:
+        write_table(assessor.mitigated_, mitigated_out)
+        console.print(f"[dim]wrote {mitigated_out}[/dim]")
+    if key_out is not None:
+        atomic_write_text(key_out, keys[0].hex() + "\n")
+        console.print(f"[dim]wrote {key_out} (keep it secret)[/dim]")
+
+
+def _check_distinct(outputs: dict[str, Path | None]) -> None:
+    """No two output options may name the same file."""
+    seen: dict[Path, str] = {}
+    for option, path in outputs.items():
+        if path is None:
+            continue
+        other = seen.setdefault(path.resolve(), option)
+        if other != option:
+            raise InputError(f"{other} and {option} are the same file {str(path)!r}")
+
+
+def _check_mitigation_outputs(
+    strategies: list[Mitigation], mitigated_out: Path | None, key_out: Path | None
+) -> None:
+    """--mitigated-out needs a ladder and a table suffix; encrypted output needs --key-out."""
+    if mitigated_out is not None:
+        if not strategies:
+            raise InputError("--mitigated-out needs --mitigate (there is nothing mitigated)")
+        if mitigated_out.suffix.lower() not in TABLE_SUFFIXES:
+            raise InputError(
+                f"--mitigated-out must end in one of {list(TABLE_SUFFIXES)}, got "
+                f"{str(mitigated_out)!r}"
+            )
+    encrypts = [s for s in strategies if isinstance(s, Encrypt)]
+    if key_out is not None and not encrypts:
+        raise InputError("--key-out is for the key of an 'encrypt' strategy; --mitigate has none")
+    if encrypts and mitigated_out is not None and key_out is None:
+        raise InputError(
+            "the mitigated data may hold encrypted columns: give --key-out to keep the key"
+        )

@@ -17,6 +17,7 @@ from attrpriv._checks import check_epsilon
 from attrpriv._io import atomic_path
 from attrpriv.cli._common import (
     OUT_HELP,
+    TABLE_SUFFIXES,
     OutFile,
     console,
     examples,
@@ -24,6 +25,7 @@ from attrpriv.cli._common import (
     out_path_callback,
     resolve_data,
     write_json,
+    write_table,
 )
 from attrpriv.data import datasets as bundled
 from attrpriv.errors import InputError
@@ -46,7 +48,6 @@ KIND_DEFAULTS: dict[str, dict[str, Any]] = {
     "image": {"epochs": 30, "beta": 1.0, "lr": 1e-3, "batch_size": 64, "hidden": 128},
 }
 IMAGE_DATASET = "mnist_5k"  # bundled image data; its sensitive label "thickness" is generated
-TABLE_SUFFIXES = (".parquet", ".pq", ".csv")
 
 
 def _require_torch() -> None:
@@ -347,11 +348,7 @@ def apply(
             frame = frame.sample(rows, random_state=seed)
         result = Sanitizer(model, sampler).sanitize(frame, ledger=book, label=label)
         assert isinstance(result.data, pd.DataFrame)
-        with atomic_path(out) as tmp:
-            if out.suffix.lower() == ".csv":
-                result.data.to_csv(tmp, index=False)
-            else:
-                result.data.to_parquet(tmp)
+        write_table(result.data, out)
         size = f"{len(result.data)} rows"
     claim = "no DP claim (nothing released about z_S)" if result.record is None else (
         f"epsilon={result.record.epsilon:g} ({result.record.definition})")  # fmt: skip
