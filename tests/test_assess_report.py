@@ -24,6 +24,8 @@ from attrpriv.assess.report import MitigationStep, RiskReport, RocCurve
 from attrpriv.assess.scoring import (
     ScoreWeights,
     differential_score,
+    mean_interval,
+    modified_interval,
     modified_score,
     overall_score,
     score_flags,
@@ -75,16 +77,31 @@ def test_modified_score_adds_overfitting_and_subtracts_importance() -> None:
 
 def test_flags_mark_every_score_over_the_threshold() -> None:
     attacks = {"membership": score(0.08), "attribute": score(0.01)}
-    flags = score_flags(attacks, (0.045, (0.03, 0.06)), 0.06, 0.05)
+    flags = score_flags(attacks, (0.045, (0.03, 0.06)), (0.06, (0.04, 0.08)), 0.05)
     assert flags == {"membership": True, "attribute": False, "overall": False, "modified": True}
 
 
 def test_flagging_on_the_lower_end_needs_the_whole_ci_over_the_threshold() -> None:
-    """0.08 +- 0.02 is significantly over 0.05, 0.06 +- 0.02 is not; modified shifts the CI."""
+    """0.08 +- 0.02 is significantly over 0.05, 0.06 +- 0.02 is not."""
     attacks = {"membership": score(0.08), "attribute": score(0.06)}
-    flags = score_flags(attacks, (0.07, (0.055, 0.085)), 0.065, 0.05, flag_on="lower")
+    overall = (0.07, (0.055, 0.085))
+    flags = score_flags(attacks, overall, (0.065, (0.045, 0.085)), 0.05, flag_on="lower")
     assert flags == {"membership": True, "attribute": False, "overall": True, "modified": False}
-    assert score_flags(attacks, (0.07, (0.055, 0.085)), 0.075, 0.05, "lower")["modified"]
+    assert score_flags(attacks, overall, (0.075, (0.055, 0.095)), 0.05, "lower")["modified"]
+
+
+def test_mean_interval_is_a_t_interval_and_a_point_for_one_repeat() -> None:
+    mean, (low, high) = mean_interval([0.01, 0.03, 0.05], 0.95)
+    assert mean == pytest.approx(0.03) and mean - low == pytest.approx(high - mean)
+    assert high - mean == pytest.approx(4.302653 * 0.02 / np.sqrt(3), rel=1e-5)  # t(2) = 4.3027
+    assert mean_interval([0.02], 0.95) == (0.02, (0.02, 0.02))
+
+
+def test_modified_interval_adds_the_terms_in_quadrature() -> None:
+    weights = ScoreWeights(overfitting=0.5, utility=2.0)
+    low, high = modified_interval((0.0, 0.06), (0.0, 0.16), (0.0, 0.02), 0.1, weights)
+    half = np.sqrt(0.03**2 + (0.5 * 0.08) ** 2 + (2.0 * 0.01) ** 2)
+    assert (low, high) == pytest.approx((0.1 - half, 0.1 + half))
 
 
 def test_differential_score_pools_the_repeats() -> None:
@@ -155,10 +172,29 @@ def test_report_holds_every_part_of_every_score(report: RiskReport) -> None:
         best = max(risk.per_feature.values(), key=lambda s: s["attribute"].difference)
         assert risk.attacks["attribute"] == best["attribute"]
         assert risk.flagged == (risk.modified > report.threshold)
+        assert risk.modified_ci[0] <= risk.modified <= risk.modified_ci[1]
+        assert risk.overfitting_ci[0] <= risk.overfitting <= risk.overfitting_ci[1]
+        assert risk.importance_ci[0] <= risk.importance <= risk.importance_ci[1]
+        # the terms' spread over the 2 repeats widens the modified CI beyond the overall one
+        assert risk.modified_ci[1] - risk.modified_ci[0] >= risk.overall_ci[1] - risk.overall_ci[0]
     path = report.mitigation
     assert path is not None and path.steps[0].strategy is None
     assert path.steps[0].max_score == pytest.approx(report.max_score)
     assert len(path.steps) <= 2
+
+
+def test_a_report_without_term_intervals_still_loads(report: RiskReport) -> None:
+    """Reports written before the overfitting/importance CIs: point terms, shifted CI."""
+    spec = report.to_dict()
+    for risk in spec["feature_sets"]:
+        for key in ("modified_ci", "overfitting_ci", "importance_ci"):
+            del risk[key]
+    old = RiskReport.from_dict(spec)
+    for was, now in zip(report.feature_sets, old.feature_sets, strict=True):
+        shift = was.modified - was.overall
+        low, high = was.overall_ci
+        assert now.modified_ci == pytest.approx((low + shift, high + shift))
+        assert now.overfitting_ci == (was.overfitting, was.overfitting)
 
 
 def test_json_round_trip(report: RiskReport, tmp_path: Path) -> None:

@@ -18,6 +18,8 @@ from attrpriv.assess.report import FeatureSetRisk, MembershipSummary, ModelSumma
 from attrpriv.assess.scoring import (
     ScoreWeights,
     differential_score,
+    mean_interval,
+    modified_interval,
     modified_score,
     overall_score,
     score_flags,
@@ -99,9 +101,10 @@ def set_risk(
             attacks[kind] = max(present, key=lambda s: s.difference)
     nan = math.nan
     overall, overall_ci = overall_score(attacks, weights) if attacks else (nan, (nan, nan))
-    overfitting = _mean(full, "gap") - _mean(without, "gap")
-    importance = _mean(full, "utility_test") - _mean(without, "utility_test")
+    overfitting, overfitting_ci = _paired(full, without, "gap", data.confidence)
+    importance, importance_ci = _paired(full, without, "utility_test", data.confidence)
     modified = modified_score(overall, overfitting, importance, weights)
+    modified_ci = modified_interval(overall_ci, overfitting_ci, importance_ci, modified, weights)
     return FeatureSetRisk(
         features=group,
         attacks=attacks,
@@ -111,10 +114,25 @@ def set_risk(
         overfitting=overfitting,
         importance=importance,
         utility_without=_mean(without, "utility_test"),
-        flags=score_flags(attacks, (overall, overall_ci), modified, threshold, flag_on),
+        modified_ci=modified_ci,
+        overfitting_ci=overfitting_ci,
+        importance_ci=importance_ci,
+        flags=score_flags(
+            attacks, (overall, overall_ci), (modified, modified_ci), threshold, flag_on
+        ),
         rank=0,
         membership_without=summarize_membership(without, data.confidence),
         per_feature=per_feature,
+    )
+
+
+def _paired(
+    full: Sequence[ModelOutcome], without: Sequence[ModelOutcome], attribute: str, confidence: float
+) -> tuple[float, tuple[float, float]]:
+    """Per-repeat difference (full model minus model without the set), mean and t-interval."""
+    pairs = zip(full, without, strict=True)
+    return mean_interval(
+        [getattr(f, attribute) - getattr(w, attribute) for f, w in pairs], confidence
     )
 
 

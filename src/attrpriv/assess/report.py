@@ -141,6 +141,11 @@ class ModelSummary:
         )
 
 
+def _pair(values: Sequence[Any]) -> tuple[float, float]:
+    low, high = values
+    return float(low), float(high)
+
+
 @dataclass(frozen=True)
 class FeatureSetRisk:
     """Every score of one target feature set, with the parts it came from.
@@ -148,7 +153,9 @@ class FeatureSetRisk:
     ``attacks``: ``"membership"`` is the differential score (full model vs without the set);
     ``"attribute"``/``"property"`` are the feature-level attacks (the riskiest feature of the
     set). ``per_feature``: feature-level scores of each feature. ``overfitting``: gap with the
-    set minus gap without it. ``importance``: test metric with the set minus without it.
+    set minus gap without it. ``importance``: test metric with the set minus without it. Each
+    of ``overfitting``/``importance`` is a mean over the repeats with its t-interval (a point
+    when there is one repeat); ``modified_ci`` adds the three terms' half-widths in quadrature.
     """
 
     features: tuple[str, ...]
@@ -159,6 +166,9 @@ class FeatureSetRisk:
     overfitting: float
     importance: float
     utility_without: float
+    modified_ci: tuple[float, float]
+    overfitting_ci: tuple[float, float]
+    importance_ci: tuple[float, float]
     flags: Mapping[str, bool]
     rank: int
     membership_without: MembershipSummary | None = None
@@ -167,12 +177,6 @@ class FeatureSetRisk:
     @property
     def label(self) -> str:
         return set_label(self.features)
-
-    @property
-    def modified_ci(self) -> tuple[float, float]:
-        """The overall CI shifted by the overfitting and utility terms (taken as fixed)."""
-        shift = self.modified - self.overall
-        return self.overall_ci[0] + shift, self.overall_ci[1] + shift
 
     @property
     def flagged(self) -> bool:
@@ -194,6 +198,9 @@ class FeatureSetRisk:
             "overfitting": self.overfitting,
             "importance": self.importance,
             "utility_without": self.utility_without,
+            "modified_ci": list(self.modified_ci),
+            "overfitting_ci": list(self.overfitting_ci),
+            "importance_ci": list(self.importance_ci),
             "flags": dict(self.flags),
             "membership_without": (
                 None if self.membership_without is None else self.membership_without.to_dict()
@@ -205,16 +212,23 @@ class FeatureSetRisk:
 
     @classmethod
     def from_dict(cls, spec: Mapping[str, Any]) -> FeatureSetRisk:
+        """Rebuild from ``to_dict()``; a report older than the term CIs gets the shifted
+        overall CI for ``modified_ci`` and point intervals for the two terms."""
         low, high = spec["overall_ci"]
+        shift = float(spec["modified"]) - float(spec["overall"])
+        overfitting, importance = float(spec["overfitting"]), float(spec["importance"])
         return cls(
             features=tuple(spec["features"]),
             attacks=_scores(spec["attacks"]),
             overall=float(spec["overall"]),
             overall_ci=(float(low), float(high)),
             modified=float(spec["modified"]),
-            overfitting=float(spec["overfitting"]),
-            importance=float(spec["importance"]),
+            overfitting=overfitting,
+            importance=importance,
             utility_without=float(spec["utility_without"]),
+            modified_ci=_pair(spec.get("modified_ci", (low + shift, high + shift))),
+            overfitting_ci=_pair(spec.get("overfitting_ci", (overfitting, overfitting))),
+            importance_ci=_pair(spec.get("importance_ci", (importance, importance))),
             flags={str(k): bool(v) for k, v in spec["flags"].items()},
             rank=int(spec["rank"]),
             membership_without=_membership(spec["membership_without"]),

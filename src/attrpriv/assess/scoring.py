@@ -31,6 +31,8 @@ __all__ = [
     "FLAG_ON",
     "ScoreWeights",
     "differential_score",
+    "mean_interval",
+    "modified_interval",
     "modified_score",
     "overall_score",
     "parse_weights",
@@ -176,26 +178,57 @@ def modified_score(
 FLAG_ON = ("estimate", "lower")
 
 
+def mean_interval(values: Sequence[float], confidence: float) -> tuple[float, tuple[float, float]]:
+    """Mean of per-repeat values with its t-interval; a single value has no spread to read."""
+    n = len(values)
+    if n == 0:
+        raise InputError("mean_interval needs at least one value")
+    mean = math.fsum(values) / n
+    if n == 1:
+        return mean, (mean, mean)
+    sd = math.sqrt(math.fsum((v - mean) ** 2 for v in values) / (n - 1))
+    half = float(stats.t.ppf((1 + confidence) / 2, n - 1)) * sd / math.sqrt(n)
+    return mean, (mean - half, mean + half)
+
+
+def modified_interval(
+    overall_ci: tuple[float, float],
+    overfitting_ci: tuple[float, float],
+    importance_ci: tuple[float, float],
+    modified: float,
+    weights: ScoreWeights,
+) -> tuple[float, float]:
+    """CI of the modified score: the half-widths of its three terms added in quadrature.
+
+    Treats the attacks, the overfitting and the importance terms as independent (they come from
+    the same retrainings, so this is approximate, like the overall CI).
+    """
+    halves = [
+        (overall_ci[1] - overall_ci[0]) / 2,
+        weights.overfitting * (overfitting_ci[1] - overfitting_ci[0]) / 2,
+        weights.utility * (importance_ci[1] - importance_ci[0]) / 2,
+    ]
+    half = math.sqrt(math.fsum(h * h for h in halves))
+    return modified - half, modified + half
+
+
 def score_flags(
     attacks: Mapping[str, Score],
     overall: tuple[float, tuple[float, float]],
-    modified: float,
+    modified: tuple[float, tuple[float, float]],
     threshold: float,
     flag_on: str = "estimate",
 ) -> dict[str, bool]:
     """Which scores exceed the threshold: each attack's difference, overall, modified.
 
-    ``flag_on="estimate"`` compares the point estimates. ``flag_on="lower"`` flags a score only
-    when the lower end of its CI is over the threshold, i.e. when the risk is significantly above
-    it; the modified score's CI is the overall one shifted by its overfitting and utility terms
-    (measured on the same retrainings, taken as fixed).
+    ``overall`` and ``modified`` are (value, CI). ``flag_on="estimate"`` compares the point
+    estimates; ``flag_on="lower"`` flags a score only when the lower end of its CI is over the
+    threshold, i.e. when the risk is significantly above it.
     """
-    value, (low, _) = overall
     if flag_on == "estimate":
         flags = {name: score.difference > threshold for name, score in attacks.items()}
-        flags["overall"], flags["modified"] = value > threshold, modified > threshold
+        flags["overall"], flags["modified"] = overall[0] > threshold, modified[0] > threshold
     else:
         flags = {name: score.ci[0] > threshold for name, score in attacks.items()}
-        flags["overall"] = low > threshold
-        flags["modified"] = low + (modified - value) > threshold
+        flags["overall"], flags["modified"] = overall[1][0] > threshold, modified[1][0] > threshold
     return flags
