@@ -41,6 +41,7 @@ __all__ = [
 ]
 
 ATTACKS = ("membership", "attribute", "property")
+FLAG_ON = ("estimate", "lower")  # what score_flags compares with the threshold
 
 
 @dataclass(frozen=True)
@@ -173,9 +174,6 @@ def modified_score(
     it). ``importance``: how much the test metric drops when the set is removed.
     """
     return overall + weights.overfitting * overfitting - weights.utility * importance
-
-
-FLAG_ON = ("estimate", "lower")
 
 
 def mean_interval(values: Sequence[float], confidence: float) -> tuple[float, tuple[float, float]]:
