@@ -158,15 +158,17 @@ def test_evaluate_on_images(
     out = tmp_path / "sweep.json"
     code, text, _ = _cli(capsys, "sanitize", "evaluate", "mnist_5k", str(npz), "--decoupler",
                          str(decoupler), "--target", "label", "--rows", "150", "--epsilons",
-                         "2", "--noise-scales", "0.3", "--out", str(out))  # fmt: skip
+                         "2", "--noise-scales", "0.3", "--interpolation-strengths", "0.5",
+                         "--out", str(out))  # fmt: skip
     assert code == 0 and "Pareto AUC" in text
     result = json.loads(out.read_text())
     assert [p["name"] for p in result["points"]] == [
         "suppression", "dp-obfuscation eps=2", "dp-sampling eps=2", "input noise 0.3",
-        "reconstruction (z_S kept)", "real data",
+        "beta-VAE interpolation x0.5", "reconstruction (z_S kept)", "real data",
     ]  # fmt: skip
     assert all(-1 <= p["leakage"] <= 1 and 0 <= p["utility"] <= 1 for p in result["points"])
-    families = {"suppression", "dp-obfuscation", "dp-sampling", "input-noise"}
+    families = {"suppression", "dp-obfuscation", "dp-sampling", "input-noise",
+                "beta-VAE interpolation"}  # fmt: skip
     assert set(result["pareto_auc"]) == families
     base = ("sanitize", "evaluate", "--decoupler", str(decoupler), "--out", str(tmp_path / "x"))
     code, _, err = _cli(capsys, *base, "mnist_5k", "mnist_5k", "--target", "label",

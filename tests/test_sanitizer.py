@@ -106,19 +106,24 @@ def test_cli_fit_and_apply(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -
     sweep_json, page = tmp_path / "sweep.json", tmp_path / "sweep.html"
     code = main(["sanitize", "evaluate", "adult", "adult", "--decoupler", str(dec), "--target",
                  "income", "--rows", "400", "--epsilons", "1,4", "--noise-scales", "0.2",
-                 "--out", str(sweep_json), "--html", str(page)])  # fmt: skip
+                 "--interpolation-strengths", "1", "--out", str(sweep_json),
+                 "--html", str(page)])  # fmt: skip
     assert code == 0
     result = json.loads(sweep_json.read_text())
     assert [p["name"] for p in result["points"]] == [
         "suppression", "dp-obfuscation eps=1", "dp-sampling eps=1", "dp-obfuscation eps=4",
-        "dp-sampling eps=4", "input noise 0.2", "reconstruction (z_S kept)", "real data",
+        "dp-sampling eps=4", "input noise 0.2", "beta-VAE interpolation x1",
+        "reconstruction (z_S kept)", "real data",
     ]  # fmt: skip
     assert all(-1 <= p["leakage"] <= 1 and 0 <= p["utility"] <= 1 for p in result["points"])
-    families = {"suppression", "dp-obfuscation", "dp-sampling", "input-noise"}
+    families = {"suppression", "dp-obfuscation", "dp-sampling", "input-noise",
+                "beta-VAE interpolation"}  # fmt: skip
     assert set(result["pareto_auc"]) == families
     assert "data:image/png;base64," in page.read_text()
     assert main(["sanitize", "evaluate", "adult", "adult", "--decoupler", str(dec),
                  "--target", "income", "--epsilons", "0,1"]) == 2  # fmt: skip
+    assert main(["sanitize", "evaluate", "adult", "adult", "--decoupler", str(dec),
+                 "--target", "income", "--interpolation-strengths", "x"]) == 2  # fmt: skip
 
 
 def test_sweep_refuses_missing_columns(setup: Any) -> None:

@@ -357,6 +357,29 @@ def apply(
     write_json(record, result.to_dict())
 
 
+def _interpolations(
+    model: GlobalDecoupler, aux: Any, y_aux: Any, strengths: list[float], seed: int
+) -> dict[str, tuple[str, Any]]:
+    """The seed's section-5 baseline: a plain beta-VAE (alphas 1, 0, 0, 0) with the decoupler's
+    other settings, trained on the auxiliary data, interpolating at each strength."""
+    if not strengths:
+        return {}
+    from attrpriv.sanitize.baselines import LatentInterpolation
+    from attrpriv.sanitize.decoupler import GlobalDecoupler
+
+    params = model.get_params() | {"alphas": (1.0, 0.0, 0.0, 0.0), "progress": False}
+    schema = None if model.kind == "image" else model.codec_.schema
+    console.print("training the plain beta-VAE of the interpolation baseline on the aux data")
+    bvae = GlobalDecoupler(**params).fit(aux, y_aux, schema=schema)
+    return {
+        f"beta-VAE interpolation x{t:g}": (
+            "beta-VAE interpolation",
+            LatentInterpolation(bvae, t, seed=seed).fit(aux, y_aux),
+        )
+        for t in strengths
+    }
+
+
 def _positives(text: str, option: str) -> list[float]:
     """Comma-separated positive finite numbers of ``option``."""
     try:
@@ -399,6 +422,13 @@ def evaluate(
             "comma-separated scales: pixel std for images, share of the public range for tables."
         ),
     ] = None,
+    interpolation_strengths: Annotated[
+        str | None,
+        typer.Option(
+            help="Also sweep the beta-VAE latent-interpolation baseline (no guarantee) over "
+            "these comma-separated strengths; its beta-VAE is trained on AUX first."
+        ),
+    ] = None,
     out: OutFile = None,
     html: Annotated[
         Path | None,
@@ -418,6 +448,11 @@ def evaluate(
         raise InputError(
             f"--target {target!r} is the sensitive column: pick another column as the utility task"
         )
+    strengths = (
+        _positives(interpolation_strengths, "--interpolation-strengths")
+        if interpolation_strengths is not None
+        else []
+    )
     classes = list(model.classes_)
     samplers: dict[str, tuple[str, Any]] = {"suppression": ("suppression", _sampler(
         "suppression", None, bound, None, seed, classes))}  # fmt: skip
@@ -442,8 +477,10 @@ def evaluate(
             for offset, data in enumerate((aux, private))
         )
         sensitive = model.sensitive_column_
+        y_aux = _label(aux_y, sensitive, aux)
+        samplers |= _interpolations(model, aux_x, y_aux, strengths, seed)
         result = sweep_images(
-            model, aux_x, _label(aux_y, sensitive, aux), priv_x, _label(priv_y, sensitive, private),
+            model, aux_x, y_aux, priv_x, _label(priv_y, sensitive, private),
             _label(priv_y, target, private), samplers, seed=seed,
         )  # fmt: skip
     else:
@@ -453,6 +490,7 @@ def evaluate(
             if rows is not None and rows < len(frame):
                 frame = frame.sample(rows, random_state=seed + offset)
             frames.append(frame.reset_index(drop=True))
+        samplers |= _interpolations(model, frames[0], model.sensitive_column_, strengths, seed)
         result = sweep(model, frames[0], frames[1], samplers, target=target, seed=seed)
     for point in result.points:
         console.print(f"{point.name:28s} leakage {point.leakage:+.3f}  utility {point.utility:.3f}"
