@@ -59,8 +59,8 @@ from attrpriv import datasets
 from attrpriv.assess.membership import ShadowModelAttack, loss_threshold_attack
 from attrpriv.assess.models import make_model
 from attrpriv.assess.report import RiskReport
-from attrpriv.assess.stats import Score
 from attrpriv.data.schema import Role
+from attrpriv.stats import Score
 
 TARGETS = {"adult": "income", "german_credit": "credit_risk"}
 ALL_ATTACKS = ("membership", "attribute", "property")

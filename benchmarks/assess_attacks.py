@@ -43,7 +43,7 @@ from attrpriv.assess.inference import attribute_inference
 from attrpriv.assess.membership import ShadowModelAttack, loss_threshold_attack, overfitting_gap
 from attrpriv.assess.models import make_model
 from attrpriv.assess.property import property_inference
-from attrpriv.assess.stats import Score
+from attrpriv.stats import Score
 
 SETUP = {
     "adult": {"target": "income", "rows": 8000, "cuts": (2000, 4000), "drop": ["fnlwgt", "split"]},

@@ -43,10 +43,10 @@ from sklearn.preprocessing import StandardScaler
 from attrpriv import datasets
 from attrpriv.dp import OpenDPNoise, clopper_pearson
 from attrpriv.errors import InputError
-from attrpriv.release.calibration import calibrate
-from attrpriv.release.gaussian import AttributePrivateGaussian
-from attrpriv.release.resampling import ResamplingModel
-from attrpriv.release.specs import Query, Secret, variable_bounds
+from attrpriv.release.gaussian.calibration import calibrate
+from attrpriv.release.gaussian.mechanism import AttributePrivateGaussian
+from attrpriv.release.gaussian.query import Query, Secret, variable_bounds
+from attrpriv.release.gaussian.resampling import ResamplingModel
 
 STATISTICS = [
     "mean(age)",
@@ -135,8 +135,9 @@ def utility_table(model: ResamplingModel, draws: dict[str, np.ndarray]) -> list[
                 variant=variant,
                 approximation="assume-gaussian",
             )
-            plan, seconds, mib = measured(lambda m=mech: m.calibrate().plan_)
-            noisy = {k: mech.add_noise(v, NOISE) for k, v in draws.items()}
+            plan, seconds, mib = measured(lambda m=mech: m.calibrate(NOISE))
+            # many releases of the attack study, drawn with the plan's (uncharged) noise
+            noisy = {k: mech._perturb(v, plan) for k, v in draws.items()}
             rows.append(
                 _row(
                     f"({'a' if variant == 'isotropic' else 'b'}) {variant}",
@@ -212,7 +213,7 @@ def algorithm2_table(model: ResamplingModel, n_eval: int) -> None:
                 )
                 start = time.perf_counter()
                 try:
-                    plan = mech.calibrate().plan_
+                    plan = mech.calibrate()
                 except InputError as exc:
                     reason = str(exc).split(":")[0]
                     print(f"| {eps:g} | {variant} | {floor:g} | - | no bound: {reason} | | | |")
@@ -236,7 +237,7 @@ def scalar_table(model: ResamplingModel) -> None:
         for eps in EPSILONS:
             mech = AttributePrivateGaussian(stat, SECRET, model, eps, DELTA, smoothing=FLOOR)
             try:
-                plan = mech.calibrate().plan_
+                plan = mech.calibrate()
             except InputError as exc:
                 print(f"| {stat} | {eps:g} | | | | | no bound: {str(exc).split(':')[0]} | | |")
                 continue

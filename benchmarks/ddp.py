@@ -40,10 +40,10 @@ import pandas as pd
 from attrpriv import Column, Integer, Schema
 from attrpriv.data import datasets
 from attrpriv.data.aggregate import aggregator_for
-from attrpriv.release.bayesnet import count_levels, encode, learning_rows
-from attrpriv.release.chunking import mutual_information
-from attrpriv.release.ddp import TabularDDP
-from attrpriv.release.network import DiscreteNetwork
+from attrpriv.release.ddp.chunking import mutual_information
+from attrpriv.release.ddp.mechanism import TabularDDP
+from attrpriv.release.graph.learning import count_levels, encode, learning_rows
+from attrpriv.release.graph.network import DiscreteNetwork
 
 KS = (1, 2, 4, 6, 8, 10, 12)
 EPSILONS = (0.1, 0.5, 1.0, 2.0)
@@ -130,9 +130,12 @@ def accuracy(name: str, quick: bool) -> None:
             gains: list[Any] = [k, epsilon]
             for method in METHODS:
                 mechanism.epsilon, mechanism.method = epsilon, method
-                error = mechanism.plan().expected_error()
+                error = mechanism.expected_error()
                 ds = np.mean(
-                    [p.dependent_sensitivity / p.row_sensitivity for p in mechanism.noise_]
+                    [
+                        p.dependent_sensitivity / p.row_sensitivity
+                        for p in mechanism.calibrate().chunks
+                    ]
                 )
                 gains += [error.mae, error.gain, float(ds)]
             rows.append([*gains, error.laplace_mae])
@@ -176,7 +179,7 @@ def grouping(names: Sequence[str], quick: bool) -> None:
             gains = []
             for method in METHODS:
                 mechanism.method = method
-                gains.append(mechanism.plan().expected_error().gain)
+                gains.append(mechanism.expected_error().gain)
             rows.append(
                 [name, how, *gains, float(crossing), mechanism.epsilon_if_chunks_dependent()]
             )

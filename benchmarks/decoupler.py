@@ -29,7 +29,7 @@ from attrpriv import datasets
 from attrpriv.data.schema import Categorical
 from attrpriv.sanitize.decoupler import GlobalDecoupler
 from attrpriv.sanitize.images import mnist_images, thickness_labels
-from attrpriv.sanitize.sweep import PIXEL_MODEL
+from attrpriv.sanitize.tradeoff import PIXEL_MODEL
 
 CONFIGS: dict[str, dict[str, Any]] = {
     "paper defaults (beta 5; 1,1,100,1)": {"beta": 5.0, "alphas": (1.0, 1.0, 100.0, 1.0)},

@@ -29,11 +29,11 @@ import numpy as np
 
 from attrpriv.data import datasets
 from attrpriv.dp import OpenDPNoise
-from attrpriv.release.chain_quilt import calibrate_chain
-from attrpriv.release.histogram import LaplaceHistograms
-from attrpriv.release.markov_chain import MarkovChainModel
+from attrpriv.release.graph.network import DiscreteNetwork
+from attrpriv.release.laplace import LaplaceHistograms
 from attrpriv.release.markov_quilt import AttributeMarkovQuilt, MarkovQuiltMechanism
-from attrpriv.release.network import DiscreteNetwork
+from attrpriv.release.markov_quilt.chain_calibration import calibrate_chain
+from attrpriv.release.markov_quilt.chain_model import MarkovChainModel
 
 LIPSCHITZ = 2.0  # histogram of counts: one changed state moves one count
 
@@ -136,7 +136,7 @@ def adult_rows(epsilons: Sequence[float], repeats: int) -> tuple[list[dict[str, 
             calibration, secs, _ = measured(mechanism.calibrate)
             true = np.concatenate([private[c].value_counts().to_numpy() for c in released])
             dp = LaplaceHistograms(epsilon, released, neighbours="substitute")
-            dp_scale = dp.record(len(released), epsilon, noise).noise["scale"]
+            dp_scale = dp.calibrate(len(released), noise).scale
             quilt = calibration.quilts["sex"]
             rows.append(
                 {

@@ -475,7 +475,7 @@ def test_bad_sources(tmp_path: Path, frame: pd.DataFrame) -> None:
     with pytest.raises(InputError, match="does not exist"):
         DuckDBAggregator(tmp_path / "nothing.parquet", SCHEMA)
     (tmp_path / "broken.parquet").write_text("not parquet")
-    with pytest.raises(InputError, match=r"DuckDB could not aggregate .*broken\.parquet"):
+    with pytest.raises(InputError, match=r"DuckDB could not read .*broken\.parquet"):
         DuckDBAggregator(tmp_path / "broken.parquet", SCHEMA)
     with pytest.raises(InputError, match="must be a pandas DataFrame"):
         PandasAggregator(frame.to_numpy(), SCHEMA)  # type: ignore[arg-type]

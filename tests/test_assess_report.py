@@ -30,9 +30,9 @@ from attrpriv.assess.scoring import (
     overall_score,
     score_flags,
 )
-from attrpriv.assess.stats import Score
 from attrpriv.errors import InputError
 from attrpriv.report import render_html, write_html
+from attrpriv.stats import Score
 
 FEATURES = ["duration_months", "credit_amount", "age", "purpose", "savings", "foreign_worker"]
 

@@ -14,12 +14,12 @@ import pytest
 from attrpriv import Column, Numeric, Schema, datasets
 from attrpriv.dp import BudgetLedger, NoiseSampler, OpenDPNoise, SeededNumpyNoise, audit
 from attrpriv.errors import BudgetExceededError, InputError
-from attrpriv.release.calibration import Constraint, directional_noise, mahalanobis_sq
-from attrpriv.release.gaussian import AttributePrivateGaussian
-from attrpriv.release.models import GaussianModel, ThetaModel
-from attrpriv.release.plan import sampling_basis
-from attrpriv.release.resampling import ResamplingModel
-from attrpriv.release.specs import Query, Secret
+from attrpriv.release.gaussian.calibration import Constraint, directional_noise, mahalanobis_sq
+from attrpriv.release.gaussian.mechanism import AttributePrivateGaussian, Specs
+from attrpriv.release.gaussian.plan import GaussianPlan, sampling_basis
+from attrpriv.release.gaussian.query import Query, Secret
+from attrpriv.release.gaussian.resampling import ResamplingModel
+from attrpriv.release.gaussian.theta import GaussianModel, ThetaModel
 
 SCHEMA = Schema(
     (
@@ -45,7 +45,7 @@ def frame() -> pd.DataFrame:
 def test_the_papers_worked_example() -> None:
     """V = [[1, .5], [.5, 1]], n = 100, d(U) = 0.2, eps = 1, delta = 1e-5 (Section 4.3)."""
     mech = AttributePrivateGaussian("mean(y)", WORKED, PAPER, 1.0, 1e-5, calibration="classic")
-    plan = mech.calibrate().plan_
+    plan = mech.calibrate()
     assert plan.calibration.multiplier == pytest.approx(4.8448, abs=1e-4)
     assert plan.sensitivity == {"mean(x)": pytest.approx(0.1)}
     (pair,) = plan.to_dict()["pairs"]
@@ -53,7 +53,7 @@ def test_the_papers_worked_example() -> None:
     needed = (4.8448 * 0.1) ** 2  # (c Delta / eps)^2 = 0.23472, less the 0.0075 of the data
     assert needed == pytest.approx(0.23472, abs=1e-5)
     assert plan.covariance[0, 0] == pytest.approx(0.22722, abs=1e-5)
-    analytic = AttributePrivateGaussian("mean(y)", WORKED, PAPER, 1.0, 1e-5).calibrate().plan_
+    analytic = AttributePrivateGaussian("mean(y)", WORKED, PAPER, 1.0, 1e-5).calibrate()
     assert analytic.covariance[0, 0] < plan.covariance[0, 0]  # Balle & Wang: less noise
 
 
@@ -97,9 +97,9 @@ def test_privacy_for_free_when_the_query_is_weakly_correlated(frame: pd.DataFram
 def test_directional_noise_only_along_the_shift_and_far_less_in_total() -> None:
     model = GaussianModel(["x", "y"], [0.0, 0.0], [[1.0, 0.5], [0.5, 1.0]], 100)
     query = ["mean(y)", "mean(x)"]  # the secret's own statistic: singular covariance
-    iso = AttributePrivateGaussian(query, WORKED, model, 1.0, 1e-5).calibrate().plan_
+    iso = AttributePrivateGaussian(query, WORKED, model, 1.0, 1e-5).calibrate()
     dirn = AttributePrivateGaussian(query, WORKED, model, 1.0, 1e-5, variant="directional")
-    plan = dirn.calibrate().plan_
+    plan = dirn.calibrate()
     r = plan.calibration.max_shift
     for p in (iso, plan):
         (c,) = p.constraints
@@ -122,7 +122,7 @@ def test_the_worst_secret_and_the_worst_model_decide() -> None:
 
     def noise(secret_list: list[Secret], models: list[ThetaModel]) -> float:
         mech = AttributePrivateGaussian("mean(y)", secret_list, models, 0.5, 1e-3)
-        return float(mech.calibrate().plan_.covariance[0, 0])
+        return float(mech.calibrate().covariance[0, 0])
 
     both = noise(secrets, [model])
     assert both == pytest.approx(max(noise([s], [model]) for s in secrets))
@@ -142,7 +142,7 @@ def test_ledger_is_charged_before_any_noise_and_refuses_overspend(
             return super()._sample(flat, scale, kind, integer)
 
     ledger = BudgetLedger(tmp_path / "budget.ledger")
-    ledger.set_budget(1.5, 1e-3)
+    ledger.set_budget(1.5, 1e-3, unit="attribute-privacy/mean(x)")
     data, schema = frame[["x", "y"]], SCHEMA.select(["x", "y"])
     mech = AttributePrivateGaussian(
         "mean(y)", WORKED, PAPER, 1.0, 1e-4, noise=Spy(0), allow_nonprivate=True
@@ -225,13 +225,13 @@ def _audit(
     query = Query.of(mech.query)
     secret = mech.secrets
     assert isinstance(secret, Secret)
-    plan = mech.calibrate().plan_
+    plan = mech.calibrate(sampler)
     (c,) = plan.constraints
     direction = np.linalg.pinv(c.cov + plan.covariance) @ c.shift  # likelihood-ratio direction
     rng = np.random.default_rng(seed)
 
     def draws(value: float):
-        return lambda m: mech.add_noise(model.sample(query, secret, value, m, rng), sampler)
+        return lambda m: mech._perturb(model.sample(query, secret, value, m, rng), plan)
 
     result = audit(
         draws(pair[0]),
@@ -249,29 +249,27 @@ def _audit(
     return result.epsilon_lower
 
 
-def _with_noise(mech: AttributePrivateGaussian, cov: np.ndarray) -> None:
+def _with_noise(plan: GaussianPlan, cov: np.ndarray) -> GaussianPlan:
     basis, scales = sampling_basis(cov)
-    mech.plan_ = dataclasses.replace(mech.plan_, covariance=cov, basis=basis, scales=scales)
+    return dataclasses.replace(plan, covariance=cov, basis=basis, scales=scales)
 
 
 class _SubtractsVarianceTwice(AttributePrivateGaussian):
     """Broken on purpose: takes the conditional variance off the noise a second time."""
 
-    def calibrate(self) -> AttributePrivateGaussian:
-        super().calibrate()
-        (c,) = self.plan_.constraints
-        _with_noise(self, np.clip(self.plan_.covariance - c.cov, 0.0, None))
-        return self
+    def _plan(self, specs: Specs, sampler: NoiseSampler, inferred: tuple[str, ...]) -> GaussianPlan:
+        plan = super()._plan(specs, sampler, inferred)
+        (c,) = plan.constraints
+        return _with_noise(plan, np.clip(plan.covariance - c.cov, 0.0, None))
 
 
 class _CountsDataTwice(AttributePrivateGaussian):
     """Broken on purpose: the directional variant with the data's covariance counted twice."""
 
-    def calibrate(self) -> AttributePrivateGaussian:
-        super().calibrate()
-        doubled = [Constraint(c.label, c.shift, 2 * c.cov) for c in self.plan_.constraints]
-        _with_noise(self, directional_noise(doubled, self.plan_.calibration.max_shift))
-        return self
+    def _plan(self, specs: Specs, sampler: NoiseSampler, inferred: tuple[str, ...]) -> GaussianPlan:
+        plan = super()._plan(specs, sampler, inferred)
+        doubled = [Constraint(c.label, c.shift, 2 * c.cov) for c in plan.constraints]
+        return _with_noise(plan, directional_noise(doubled, plan.calibration.max_shift))
 
 
 SMALL = GaussianModel(["x", "y", "z"], [0.0] * 3, [[1, 0.6, 0.3], [0.6, 1, 0.2], [0.3, 0.2, 1]], 20)
@@ -291,10 +289,11 @@ def _setting(query: list[str]) -> tuple[Secret, float]:
 
 
 def test_audit_setting() -> None:
-    plan = AttributePrivateGaussian("mean(y)", _setting(["mean(y)"])[0], SMALL, 1.0, 1e-3)
-    assert plan.calibrate().plan_.calibration.max_shift == pytest.approx(R, rel=1e-9)
-    (c,) = plan.plan_.constraints
-    assert plan.plan_.covariance[0, 0] == pytest.approx(c.cov[0, 0], rel=1e-6)  # half and half
+    mech = AttributePrivateGaussian("mean(y)", _setting(["mean(y)"])[0], SMALL, 1.0, 1e-3)
+    plan = mech.calibrate()
+    assert plan.calibration.max_shift == pytest.approx(R, rel=1e-9)
+    (c,) = plan.constraints
+    assert plan.covariance[0, 0] == pytest.approx(c.cov[0, 0], rel=1e-6)  # half and half
 
 
 def test_audit_isotropic_stays_under_epsilon_with_opendp_noise() -> None:
@@ -314,7 +313,7 @@ def test_audit_directional_stays_under_epsilon_with_opendp_noise() -> None:
     mech = AttributePrivateGaussian(
         ["mean(y)", "mean(z)"], secret, model, 1.0, 1e-3, variant="directional"
     )
-    assert np.linalg.matrix_rank(mech.calibrate().plan_.covariance) == 1
+    assert np.linalg.matrix_rank(mech.calibrate().covariance) == 1
     assert _audit(mech, model, (0.0, d), 40_000, OpenDPNoise(k=-40)) < 1.0
 
 
@@ -332,7 +331,7 @@ def test_audit_algorithm_2_on_real_data_stays_under_its_guarantee() -> None:
     model = ResamplingModel(adult.frame, adult.schema, 50, draws=2000)
     secret = Secret("share(income=>50K)", values=(0.4, 0.6))
     mech = AttributePrivateGaussian("count(sex=Female)", secret, model, 1.0, 1e-3)
-    plan = mech.calibrate().plan_
+    plan = mech.calibrate()
     assert 0.0 < plan.lam < 0.2 and plan.epsilon == pytest.approx(1.0 + 2 * plan.lam)
     assert {a.method for a in plan.approximations} == {"exact-pmf"}
     assert _audit(mech, model, (0.4, 0.6), 40_000, OpenDPNoise(k=-40)) < plan.epsilon
@@ -349,6 +348,6 @@ def test_algorithm_2_can_be_skipped_only_on_request() -> None:
     assumed = AttributePrivateGaussian(
         query, secret, model, 5.0, 1e-3, approximation="assume-gaussian"
     )
-    record = assumed.record(OpenDPNoise())
+    record = assumed.record(assumed.calibrate(OpenDPNoise()))
     assert record.epsilon == 5.0 and record.noise["free"]
     assert any("assumed Gaussian" in a for a in record.assumptions)

@@ -13,8 +13,12 @@ from scipy import optimize, stats
 
 from attrpriv import datasets
 from attrpriv.errors import InputError
-from attrpriv.release.approx import approximate_guarantee, lambda_eta_pmf, lambda_eta_samples
-from attrpriv.release.calibration import (
+from attrpriv.release.gaussian.approximation import (
+    approximate_guarantee,
+    lambda_eta_pmf,
+    lambda_eta_samples,
+)
+from attrpriv.release.gaussian.calibration import (
     Constraint,
     calibrate,
     directional_noise,
@@ -25,9 +29,9 @@ from attrpriv.release.calibration import (
     rank_one_variance,
     worst_shift,
 )
-from attrpriv.release.models import GaussianModel
-from attrpriv.release.resampling import ResamplingModel
-from attrpriv.release.specs import Query, Secret, Statistic
+from attrpriv.release.gaussian.query import Query, Secret, Statistic
+from attrpriv.release.gaussian.resampling import ResamplingModel
+from attrpriv.release.gaussian.theta import GaussianModel
 
 QUERY = Query.of(["mean(age)", "count(sex=Female)"])
 SECRET = Secret("share(income=>50K)", values=(0.4, 0.6))

@@ -117,7 +117,8 @@ def test_budget_and_release_with_overspend(capsys, tmp_path: Path) -> None:
     assert code == 2 and "would exceed the budget" in err and not out.exists()
     code, _, _ = run(capsys, "budget", "show", "--ledger", str(ledger), "--out", str(out))
     summary = json.loads(out.read_text())
-    assert code == 0 and summary["spent"]["epsilon"] == 1.0 and len(summary["releases"]) == 1
+    spent = {u["unit"]: u["spent"]["epsilon"] for u in summary["units"]}
+    assert code == 0 and spent == {"dp/add-remove": 1.0} and len(summary["releases"]) == 1
 
 
 @pytest.mark.parametrize(

@@ -18,9 +18,9 @@ from attrpriv.cli import release_ddp as _registers_the_ddp_command  # noqa: F401
 from attrpriv.data.aggregate import aggregator_for
 from attrpriv.dp import BudgetLedger, SeededNumpyNoise
 from attrpriv.errors import BudgetExceededError
-from attrpriv.release.chunking import dependence_chunks, order_chunks
-from attrpriv.release.ddp import TabularDDP, discrete_laplace_mae
-from attrpriv.release.histogram import LaplaceHistograms
+from attrpriv.release.ddp.chunking import dependence_chunks, order_chunks
+from attrpriv.release.ddp.mechanism import TabularDDP, discrete_laplace_mae
+from attrpriv.release.laplace import LaplaceHistograms
 
 # -- the mechanism on data -----------------------------------------------------------------------
 
@@ -79,13 +79,13 @@ def test_release_is_counts_plus_noise_of_the_recorded_scale(survey: pd.DataFrame
 
 def test_dependence_raises_the_scale_and_chunks_of_one_are_the_laplace_baseline(survey) -> None:
     chunked = seeded(1.0, 3, method="pairwise", structure="chow-liu").fit(survey, SURVEY)
-    plan = chunked.noise_[0]
+    plan = chunked.calibrate().chunks[0]
     assert 2.0 < plan.dependent_sensitivity < plan.row_sensitivity  # colour and likes depend
     baseline = LaplaceHistograms(1.0, ["colour", "likes", "age"], neighbours="substitute")
-    laplace = baseline.record(3, 1.0, SeededNumpyNoise(0)).noise["scale"]
+    laplace = baseline.calibrate(3, SeededNumpyNoise(0)).scale
     for method in ("quilt", "pairwise"):
         single = seeded(1.0, 1, method=method).fit(survey, SURVEY)
-        assert [p.scale for p in single.noise_] == pytest.approx([laplace] * 3)
+        assert [p.scale for p in single.calibrate().chunks] == pytest.approx([laplace] * 3)
         assert single.expected_error().gain == pytest.approx(1.0)
     error = chunked.expected_error()
     ratio = discrete_laplace_mae(laplace) / discrete_laplace_mae(plan.scale)
@@ -102,11 +102,14 @@ def test_expected_error_is_the_discrete_laplace_mean(survey: pd.DataFrame) -> No
 
 def test_composition_splits_epsilon_and_bounds_cross_chunk_loss(survey: pd.DataFrame) -> None:
     mechanism = seeded(0.9, 1).fit(survey, SURVEY)
-    assert [p.epsilon for p in mechanism.noise_] == pytest.approx([0.3, 0.3, 0.3])
-    assert "sequential over 3 chunks" in mechanism.record(SeededNumpyNoise(0)).noise["composition"]
+    assert [p.epsilon for p in mechanism.calibrate().chunks] == pytest.approx([0.3, 0.3, 0.3])
+    assert (
+        "sequential over 3 chunks"
+        in mechanism.record(mechanism.calibrate(SeededNumpyNoise(0))).noise["composition"]
+    )
     assert mechanism.epsilon_if_chunks_dependent() == pytest.approx(0.9)  # k=1 is row-level
     two = seeded(1.0, 2, structure="chow-liu", method="pairwise").fit(survey, SURVEY)
-    plans = two.noise_
+    plans = two.calibrate().chunks
     worst = plans[1].epsilon + plans[0].row_sensitivity / plans[0].scale
     assert two.epsilon_if_chunks_dependent() == pytest.approx(max(worst, 0.5 + 2 / plans[1].scale))
     assert two.epsilon_if_chunks_dependent() > 1.0  # chunk 1's DS is below its row sensitivity
@@ -114,7 +117,7 @@ def test_composition_splits_epsilon_and_bounds_cross_chunk_loss(survey: pd.DataF
 
 def test_changing_epsilon_after_fit_recalibrates_before_release(survey: pd.DataFrame) -> None:
     mechanism = seeded(1.0, structure="chow-liu").fit(survey, SURVEY)
-    scale = mechanism.noise_[0].scale
+    scale = mechanism.calibrate().chunks[0].scale
     mechanism.epsilon = 0.25
     result = mechanism.release(survey, SURVEY)
     assert result.record.epsilon == 0.25
@@ -126,7 +129,7 @@ def test_networks_from_public_auxiliary_data(survey: pd.DataFrame, tmp_path: Pat
     survey.iloc[:300].to_parquet(aux)
     mechanism = seeded(aux=aux, structure="chow-liu").fit(survey, SURVEY)
     assert mechanism.learned_from_ == "auxiliary" and mechanism.n_learning_rows_ == 300
-    record = mechanism.record(SeededNumpyNoise(0))
+    record = mechanism.record(mechanism.calibrate(SeededNumpyNoise(0)))
     assert "networks learned from public auxiliary data" in record.assumptions
 
 
@@ -135,7 +138,9 @@ def test_file_input_counts_like_the_frame(survey: pd.DataFrame, tmp_path: Path) 
     survey.to_csv(path, index=False)
     from_file = seeded(structure="chow-liu", max_learn_rows=200).release(path, SURVEY)
     from_frame = seeded(structure="chow-liu").fit(survey, SURVEY)
-    from_frame.noise_ = seeded(structure="chow-liu", max_learn_rows=200).fit(path, SURVEY).noise_
+    from_frame.networks_ = (
+        seeded(structure="chow-liu", max_learn_rows=200).fit(path, SURVEY).networks_
+    )
     released = from_frame.release(survey, SURVEY)
     assert from_file.parts["n_learning_rows"] == 200
     for name in ("colour", "likes", "age"):
@@ -152,7 +157,7 @@ def test_nonnegative_keeps_the_raw_counts(survey: pd.DataFrame) -> None:
 
 def test_ledger_is_charged_before_noise_and_refuses_overspend(survey, tmp_path) -> None:
     ledger = BudgetLedger(tmp_path / "budget.ledger")
-    ledger.set_budget(1.0)
+    ledger.set_budget(1.0, unit="dependent-dp/answer")
     TabularDDP(0.75, 3, structure="chow-liu").release(survey, SURVEY, ledger=ledger, label="ddp")
     with pytest.raises(BudgetExceededError, match="would exceed the budget"):
         TabularDDP(0.5, 3, structure="chow-liu").release(survey, SURVEY, ledger=ledger)

@@ -14,15 +14,15 @@ from scipy.special import logsumexp
 
 from attrpriv import Column, InputError, Integer, Schema
 from attrpriv.dp import SeededNumpyNoise, audit
-from attrpriv.release.ddp import TabularDDP
-from attrpriv.release.dependence import (
+from attrpriv.release.ddp.dependence import (
     PairwiseDependence,
     calibrate,
     chunk_noise,
     dependent_sensitivity,
     pairwise_dependence,
 )
-from attrpriv.release.network import DiscreteNetwork
+from attrpriv.release.ddp.mechanism import TabularDDP
+from attrpriv.release.graph.network import DiscreteNetwork
 
 # -- networks with known dependence --------------------------------------------------------------
 
@@ -205,8 +205,8 @@ def fitted_scale(mechanism: TabularDDP, network: DiscreteNetwork, rows: int = 20
     """Fit the mechanism on a sample of the network (one chunk) and return its noise scale."""
     sample = network.sample(rows, np.random.default_rng(11))
     mechanism.fit(sample, bits(list(network.nodes)))
-    assert len(mechanism.noise_) == 1
-    return mechanism.noise_[0].scale
+    (chunk,) = mechanism.calibrate().chunks
+    return chunk.scale
 
 
 def test_audit_xor_the_default_holds_and_pairwise_leaks() -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import math
+from collections.abc import Sequence
 
 import numpy as np
 import pandas as pd
@@ -17,20 +18,22 @@ from attrpriv.cli import main
 from attrpriv.data import datasets
 from attrpriv.dp import BudgetLedger, NoiseSampler, OpenDPNoise, SeededNumpyNoise, audit
 from attrpriv.errors import BudgetExceededError
-from attrpriv.release.chain_quilt import ChainCalibration, ChainQuilt, calibrate_chain
-from attrpriv.release.markov_chain import (
+from attrpriv.release.graph.network import DiscreteNetwork
+from attrpriv.release.graph.quilts import Quilt, max_influence
+from attrpriv.release.markov_quilt import AttributeMarkovQuilt, MarkovQuiltMechanism
+from attrpriv.release.markov_quilt.attribute_mechanism import AttributePlan
+from attrpriv.release.markov_quilt.chain_calibration import (
+    ChainCalibration,
+    ChainQuilt,
+    calibrate_chain,
+)
+from attrpriv.release.markov_quilt.chain_mechanism import ChainPlan
+from attrpriv.release.markov_quilt.chain_model import (
     MarkovChainModel,
     approx_influence,
     mixing_constants,
     stationary_distribution,
 )
-from attrpriv.release.markov_quilt import (
-    AttributeCalibration,
-    AttributeMarkovQuilt,
-    MarkovQuiltMechanism,
-)
-from attrpriv.release.network import DiscreteNetwork
-from attrpriv.release.quilt import Quilt, max_influence
 
 
 def flip(p: float) -> np.ndarray:
@@ -172,8 +175,9 @@ LENGTH, NODE, EPSILON = 10, 4, 2.0
 class _InfluenceBlind(MarkovQuiltMechanism):
     """Broken on purpose: takes the neighbours as a quilt that tells nothing (influence 0)."""
 
-    def calibrate(self, length: int, sampler: NoiseSampler | None = None) -> ChainCalibration:
-        lip = self.lipschitz(OpenDPNoise())
+    def _plan(self, lengths: Sequence[int], sampler: NoiseSampler) -> ChainPlan:
+        (length,) = lengths
+        lip = 2.0  # the histogram's Lipschitz constant
         scale = lip / self.epsilon
         quilts = tuple(
             ChainQuilt(
@@ -181,7 +185,8 @@ class _InfluenceBlind(MarkovQuiltMechanism):
             )
             for i in range(length)
         )
-        return ChainCalibration("exact", length, self.epsilon, lip, quilts)
+        found = (ChainCalibration("exact", length, self.epsilon, lip, quilts),)
+        return ChainPlan(self.epsilon, 0.0, sampler, lip, scale, found, "broken")
 
 
 def _chains_with(state: int, n: int, rng: np.random.Generator) -> np.ndarray:
@@ -210,7 +215,8 @@ def _audit_chain(mechanism: MarkovQuiltMechanism) -> float:
 
 def test_chain_audit_stays_under_epsilon() -> None:
     mechanism = MarkovQuiltMechanism(CHAIN, EPSILON)
-    assert mechanism.calibrate(LENGTH).quilts[NODE].left is not None  # a real quilt is used
+    (calibration,) = mechanism.calibrate(LENGTH).calibrations
+    assert calibration.quilts[NODE].left is not None  # a real quilt is used
     assert _audit_chain(mechanism) < EPSILON
 
 
@@ -229,12 +235,14 @@ def _path_network() -> DiscreteNetwork:
 class _InfluenceBlindAttribute(AttributeMarkovQuilt):
     """Broken on purpose: picks quilts by their nearby sensitivity alone (influence ignored)."""
 
-    def calibrate(self) -> AttributeCalibration:
+    def _plan(self, sampler: NoiseSampler, inferred: tuple[str, ...]) -> AttributePlan:
         network = self.networks
-        assert isinstance(network, DiscreteNetwork)
+        assert isinstance(network, DiscreteNetwork) and self.columns is not None
         sensitivity = {n: 2.0 if n in self.columns else 0.0 for n in network.nodes}
         quilt = Quilt("A", ("B",), network.separates(["B"], "A"), 0.0, 0.0)
-        return AttributeCalibration(0.0, sensitivity, {"A": quilt}, {"A": 0})
+        return AttributePlan(
+            self.epsilon, 0.0, sampler, 0.0, sensitivity, {"A": quilt}, {"A": 0}, ("A",)
+        )
 
 
 def _audit_attribute(mechanism: AttributeMarkovQuilt) -> float:
@@ -305,8 +313,15 @@ def test_sum_query_and_chains_of_several_lengths() -> None:
 
 def test_ledger_is_charged_before_noise_and_refuses_overspend(tmp_path) -> None:
     ledger = BudgetLedger(tmp_path / "quilt.ledger")
-    ledger.set_budget(1.5)
+    unit = (
+        MarkovQuiltMechanism(CHAIN, 1.0).record(MarkovQuiltMechanism(CHAIN, 1.0).calibrate(3)).unit
+    )
+    assert unit.key.startswith("pufferfish/chain-state@")  # one unit per class Theta
+    ledger.set_budget(1.5, unit=unit)
     MarkovQuiltMechanism(CHAIN, 1.0).release([0, 1, 1], ledger=ledger, label="first")
+    other = MarkovChainModel.stationary(flip(0.6))  # another Theta is another unit
+    with pytest.raises(BudgetExceededError, match="has no budget"):
+        MarkovQuiltMechanism(other, 0.1).release([0, 1, 1], ledger=ledger)
     with pytest.raises(BudgetExceededError, match="would exceed the budget"):
         MarkovQuiltMechanism(CHAIN, 1.0).release([0, 1, 1], ledger=ledger)
     with pytest.raises(BudgetExceededError):
@@ -485,8 +500,12 @@ def test_cli_bad_input_is_one_line_exit_2(tmp_path, capsys) -> None:
 
 @pytest.mark.parametrize(("p", "method"), [(0.9, "exact"), (0.97, "exact"), (0.95, "approx")])
 def test_the_edge_table_agrees_with_a_direct_search_of_every_node(p: float, method: str) -> None:
-    from attrpriv.release import chain_quilt
-    from attrpriv.release.markov_chain import ApproxInfluences, ExactInfluences, Influences
+    from attrpriv.release.markov_quilt import chain_calibration as chain_quilt
+    from attrpriv.release.markov_quilt.chain_model import (
+        ApproxInfluences,
+        ExactInfluences,
+        Influences,
+    )
 
     model = MarkovChainModel.stationary(flip(p))
     if method == "exact":

@@ -11,8 +11,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from attrpriv import InputError
-from attrpriv.release.network import DiscreteNetwork
-from attrpriv.release.quilt import (
+from attrpriv.release.graph.network import DiscreteNetwork
+from attrpriv.release.graph.quilts import (
     Quilt,
     best_quilt,
     candidate_quilts,

@@ -11,7 +11,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from attrpriv.dp import DEFINITIONS, PrivacyRecord, Release
+from attrpriv.dp import DEFINITIONS, PrivacyRecord, PrivacyUnit, Release
 from attrpriv.errors import InputError
 
 
@@ -24,6 +24,7 @@ def _fields(**changes: Any) -> dict[str, Any]:
         "protects": "whether any one respondent answered 'yes'",
         "sensitivity": {"age": 2.0, "income": np.float64(0.5)},
         "noise": {"distribution": "laplace", "scale": np.float64(4.0), "k": None},
+        "unit": "dependent-dp/answer",
         "assumptions": ("network learned from public data",),
     }
     fields.update(changes)
@@ -51,9 +52,47 @@ def test_record_copies_its_mappings() -> None:
     assert record.assumptions == ("a",)
 
 
+UNITS = {
+    "dp": "dp/substitute",
+    "dependent-dp": "dependent-dp/answer",
+    "attribute-privacy": "attribute-privacy/mean(age)",
+    "pufferfish": "pufferfish/chain-state",
+}
+
+
 @pytest.mark.parametrize("definition", DEFINITIONS)
 def test_every_definition_is_accepted(definition: str) -> None:
-    assert PrivacyRecord(**_fields(definition=definition)).definition == definition
+    record = PrivacyRecord(**_fields(definition=definition, unit=UNITS[definition]))
+    assert record.definition == definition
+    assert record.unit == PrivacyUnit.parse(UNITS[definition])
+
+
+@pytest.mark.parametrize(
+    ("unit", "match"),
+    [
+        ("dp/substitute", "not a unit of its definition 'dependent-dp'"),
+        ("dependent-dp/row", "a dependent-dp unit is one 'answer'"),
+        ("answer", "written definition/scope"),
+        ("dependent-dp/ ", "must name its secret"),
+    ],
+)
+def test_a_record_names_a_unit_of_its_definition(unit: str, match: str) -> None:
+    with pytest.raises(InputError, match=match):
+        PrivacyRecord(**_fields(unit=unit))
+
+
+def test_a_record_without_a_unit_is_not_read() -> None:
+    """An old record (before privacy units) is refused, never guessed."""
+    old = PrivacyRecord(**_fields()).to_dict()
+    del old["unit"]
+    with pytest.raises(InputError, match=r"not a privacy record.*unit"):
+        PrivacyRecord.from_dict(old)
+
+
+def test_rho_is_checked_and_kept() -> None:
+    assert PrivacyRecord(**_fields(rho=0.125)).rho == 0.125
+    with pytest.raises(InputError, match="rho must be >= 0"):
+        PrivacyRecord(**_fields(rho=-1.0))
 
 
 @pytest.mark.parametrize(

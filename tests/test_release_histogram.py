@@ -8,9 +8,10 @@ import pytest
 
 from attrpriv import Categorical, Column, InputError, Integer, Schema
 from attrpriv.data.aggregate import aggregator_for
-from attrpriv.dp import BudgetLedger, OpenDPNoise, PrivacyRecord, SeededNumpyNoise, audit
+from attrpriv.dp import BudgetLedger, NoiseSampler, OpenDPNoise, SeededNumpyNoise, audit
 from attrpriv.errors import BudgetExceededError
 from attrpriv.release import LaplaceHistograms
+from attrpriv.release.laplace import LaplacePlan
 
 SCHEMA = Schema(
     (
@@ -88,15 +89,17 @@ def test_duckdb_file_input_gives_the_same_counts(frame: pd.DataFrame, tmp_path) 
 class _HalfNoiseHistograms(LaplaceHistograms):
     """Broken on purpose: calibrates to one histogram whatever their number."""
 
-    def record(self, n_histograms: int, epsilon: float, sampler) -> PrivacyRecord:
-        return super().record(1, epsilon, sampler)
+    def _plan(
+        self, n_histograms: int, sampler: NoiseSampler, inferred: tuple[str, ...]
+    ) -> LaplacePlan:
+        return super()._plan(1, sampler, inferred)
 
 
 def _audit_mechanism(mechanism: LaplaceHistograms, frame: pd.DataFrame) -> float:
     """Audit the mechanism's noise on the counts of a dataset and of its neighbour."""
     neighbour = frame.iloc[:-1]
     sampler = OpenDPNoise()
-    scale = mechanism.record(2, mechanism.epsilon, sampler).noise["scale"]
+    scale = mechanism.calibrate(2, sampler).scale
 
     def counts(data: pd.DataFrame) -> np.ndarray:
         tables = aggregator_for(data, SCHEMA).all_counts(["colour", "group"])

@@ -2,16 +2,17 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from attrpriv.dp import BudgetLedger, NoiseSampler, OpenDPNoise, SeededNumpyNoise, audit
-from attrpriv.dp.record import PrivacyRecord
 from attrpriv.errors import BudgetExceededError, InputError
 from attrpriv.sanitize import ron_gauss as rg
-from attrpriv.sanitize.samplers import DPObfuscation, DPSampling, Suppression
+from attrpriv.sanitize.samplers import DPObfuscation, DPSampling, ObfuscationPlan, Suppression
 
 AUDIT_NOISE = OpenDPNoise(k=-40)  # exact OpenDP noise on a 2**-40 grid (fast); slack accounted
 
@@ -58,14 +59,15 @@ def test_obfuscation_clips_and_adds_noise_of_the_recorded_scale() -> None:
 class _NarrowObfuscation(DPObfuscation):
     """Broken on purpose: takes the box width as ``bound`` instead of ``2 * bound``."""
 
-    def record(self, k: int, epsilon: float, bound: float, sampler: NoiseSampler) -> PrivacyRecord:
-        return super().record(k, epsilon, bound / 2.0, sampler)
+    def _plan(self, k: int, sampler: NoiseSampler) -> ObfuscationPlan:
+        plan = super()._plan(k, sampler)
+        return dataclasses.replace(plan, scale=plan.scale / 2.0)
 
 
 def _audit_obfuscation(mechanism: DPObfuscation) -> float:
     """Audit one record's output for two values of its z_S at opposite corners of the box."""
     k, bound = 2, mechanism.bound
-    scale = mechanism.record(k, mechanism.epsilon, bound, AUDIT_NOISE).noise["scale"]
+    scale = mechanism.calibrate(k, AUDIT_NOISE).scale
     a, b = np.full(k, -bound), np.full(k, bound)
 
     def draw(value: np.ndarray):
@@ -117,7 +119,7 @@ def test_noisy_covariances_are_symmetric_psd() -> None:
     z, y = _latents(n=50)
     rows = rg.clip_rows(z, 1.0)
     stats = rg.class_statistics(rows, y, np.array([0, 1]))
-    calibration = DPSampling(0.1, 1.0).calibration(z.shape[1], AUDIT_NOISE)
+    calibration = DPSampling(0.1, 1.0).calibrate(z.shape[1], 2, AUDIT_NOISE).statistics
     model = rg.gaussian_classes(rg.noisy_statistics(stats, calibration, AUDIT_NOISE), 1.0)
     for cov in model.covariances:
         np.testing.assert_allclose(cov, cov.T)
@@ -147,8 +149,8 @@ def test_reference_ron_gauss_calibration_is_too_small() -> None:
 class _AddRemoveSampling(DPSampling):
     """Broken on purpose: add/remove sensitivities, though the release reveals the row count."""
 
-    def calibration(self, p: int, sampler: NoiseSampler) -> rg.Calibration:
-        right = super().calibration(p, sampler)
+    def _sensitivities(self, p: int, sampler: NoiseSampler) -> rg.Calibration:
+        right = super()._sensitivities(p, sampler)
         return rg.Calibration(right.epsilon_count, right.epsilon_sum, right.epsilon_scatter, 1.0,
                               right.sensitivity_sum / 2, right.sensitivity_scatter / 2)  # fmt: skip
 
@@ -168,7 +170,7 @@ def _audit_sampling(mechanism: DPSampling) -> float:
     classes = np.array([0, 1])
     a = rg.class_statistics(np.vstack([rows, -dense]), np.append(y, 1), classes)
     b = rg.class_statistics(np.vstack([rows, dense]), np.append(y, 0), classes)
-    calibration = mechanism.calibration(p, AUDIT_NOISE)
+    calibration = mechanism.calibrate(p, 2, AUDIT_NOISE).statistics
     result = rg.audit_release(calibration, a, b, AUDIT_NOISE, 30_000, confidence=0.999)
     return result.epsilon_lower
 
@@ -216,7 +218,7 @@ class _LedgerWatch(SeededNumpyNoise):
 def test_ledger_is_charged_before_noise_and_refuses_overspend(make, tmp_path) -> None:  # type: ignore[no-untyped-def]
     z, y = _latents()
     ledger = BudgetLedger(tmp_path / "budget.ledger")
-    ledger.set_budget(1.0)
+    ledger.set_budget(1.0, unit="dp/substitute")
     make(_LedgerWatch(ledger)).sample(z, y, ledger=ledger, label="first")
     with pytest.raises(BudgetExceededError):
         make(_LedgerWatch(ledger)).sample(z, y, ledger=ledger)

@@ -23,7 +23,7 @@ from attrpriv.sanitize.decoupler import GlobalDecoupler
 from attrpriv.sanitize.images import mnist_images, thickness_labels
 from attrpriv.sanitize.samplers import DPSampling, Suppression
 from attrpriv.sanitize.sanitizer import SanitizedData, Sanitizer
-from attrpriv.sanitize.sweep import sweep
+from attrpriv.sanitize.tradeoff import sweep
 
 TAB = {"epochs": 2, "hidden": 16, "batch_size": 128, "beta": 0.5,
        "alphas": (1.0, 10.0, 100.0, 1.0), "progress": False}  # fmt: skip

@@ -63,7 +63,7 @@ def test_only_sensitive_latents_change(setup: Any) -> None:
 def test_ledger_charged_before_noise(setup: Any, tmp_path: Path) -> None:
     model, priv, _ = setup
     ledger = BudgetLedger(tmp_path / "l.db")
-    ledger.set_budget(1.5)
+    ledger.set_budget(1.5, unit="dp/substitute")
     sampler = DPObfuscation(1.0, 3.0, noise=SeededNumpyNoise(0), allow_nonprivate=True)
     Sanitizer(model, sampler).sanitize(priv, ledger=ledger)
     with pytest.raises(BudgetExceededError):
@@ -127,7 +127,7 @@ def test_cli_fit_and_apply(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -
 
 
 def test_sweep_refuses_missing_columns(setup: Any) -> None:
-    from attrpriv.sanitize.sweep import sweep
+    from attrpriv.sanitize.tradeoff import sweep
 
     model, priv, _ = setup
     with pytest.raises(InputError, match="'nope'"):
@@ -136,7 +136,7 @@ def test_sweep_refuses_missing_columns(setup: Any) -> None:
 
 def test_sweep_sanitizing_removes_measurable_leakage(setup: Any) -> None:
     """The real data leaks sex to the adversary; the sanitized versions leak clearly less."""
-    from attrpriv.sanitize.sweep import sweep
+    from attrpriv.sanitize.tradeoff import sweep
 
     model, priv, _ = setup
     aux = datasets.load("adult").frame.sample(2000, random_state=1).reset_index(drop=True)

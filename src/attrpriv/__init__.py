@@ -1,9 +1,22 @@
-"""attrpriv: attribute privacy for tabular data."""
+"""attrpriv: attribute privacy for tabular data.
 
-from attrpriv.data.schema import Categorical, Column, Integer, Numeric, Role, Schema
+The schema classes are imported on first use (they need pandas), so that ``import attrpriv``
+and the ``attrpriv`` command start fast.
+"""
+
+from __future__ import annotations
+
+from importlib import import_module
+from typing import TYPE_CHECKING, Any
+
 from attrpriv.errors import AttrprivError, BudgetExceededError, InputError, SchemaError
 
+if TYPE_CHECKING:
+    from attrpriv.data.schema import Categorical, Column, Integer, Numeric, Role, Schema
+
 __version__ = "0.1.0"
+
+_SCHEMA = ("Categorical", "Column", "Integer", "Numeric", "Role", "Schema")
 
 __all__ = [
     "AttrprivError",
@@ -18,3 +31,10 @@ __all__ = [
     "SchemaError",
     "__version__",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    """Import the schema classes on first use."""
+    if name not in _SCHEMA:
+        raise AttributeError(f"module 'attrpriv' has no attribute {name!r}")
+    return getattr(import_module("attrpriv.data.schema"), name)

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import math
 import numbers
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
+from typing import Any
 
 import numpy as np
 
@@ -76,3 +77,35 @@ def check_choice(value: object, name: str, choices: Iterable[str]) -> str:
     if value not in options:
         raise InputError(f"{name} must be one of {list(options)}, got {value!r}")
     return str(value)
+
+
+Check = Callable[[Any, str], Any]
+
+
+def one_of(choices: Iterable[str]) -> Check:
+    """A constraint: one of ``choices``."""
+    options = tuple(choices)
+    return lambda value, name: check_choice(value, name, options)
+
+
+def optional(check: Check) -> Check:
+    """A constraint: ``None``, or a value that passes ``check``."""
+    return lambda value, name: None if value is None else check(value, name)
+
+
+def check_flag(value: object, name: str) -> bool:
+    """A boolean flag (``True`` or ``False``, not a truthy value)."""
+    if not isinstance(value, (bool, np.bool_)):
+        raise InputError(f"{name} must be True or False, got {value!r}")
+    return bool(value)
+
+
+def instance_of(kind: type | tuple[type, ...], what: str) -> Check:
+    """A constraint: an instance of ``kind`` (``what`` names it in the error)."""
+
+    def check(value: object, name: str) -> object:
+        if not isinstance(value, kind):
+            raise InputError(f"{name} must be {what}, got {type(value).__name__}")
+        return value
+
+    return check

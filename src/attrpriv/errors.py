@@ -25,3 +25,7 @@ class BudgetExceededError(InputError):
 
 class LedgerError(InputError):
     """A budget ledger file is missing, corrupt, or not an attrpriv ledger."""
+
+
+class NotFittedError(InputError, AttributeError):
+    """A method that needs learned state was called before ``fit``."""

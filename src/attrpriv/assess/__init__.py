@@ -23,7 +23,7 @@ from attrpriv.assess.models import MODEL_CHOICES, fit_without, load_model, make_
 from attrpriv.assess.property import PropertyInferenceResult, property_inference
 from attrpriv.assess.report import RiskReport
 from attrpriv.assess.scoring import ScoreWeights
-from attrpriv.assess.stats import Score, binomial_ci, pool_scores, rate_difference
+from attrpriv.stats import Score, binomial_ci, pool_scores, rate_difference
 
 __all__ = [
     "MODEL_CHOICES",

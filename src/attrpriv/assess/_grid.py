@@ -26,8 +26,8 @@ from attrpriv.assess.membership import (
 )
 from attrpriv.assess.models import fit_without
 from attrpriv.assess.property import property_inference
-from attrpriv.assess.stats import Score
 from attrpriv.errors import InputError
+from attrpriv.stats import Score
 
 __all__ = [
     "AUX_SHARE",

@@ -24,7 +24,7 @@ from attrpriv.assess.scoring import (
     overall_score,
     score_flags,
 )
-from attrpriv.assess.stats import Score, pool_scores
+from attrpriv.stats import Score, pool_scores
 
 __all__ = ["Outcomes", "model_summary", "rank", "set_risk", "summarize_membership"]
 

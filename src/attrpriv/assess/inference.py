@@ -15,7 +15,7 @@ Baselines, trained and scored on the same halves, without the model: ``features_
 ``features_and_label`` (the other features plus the true label, which a confident model nearly
 gives away: a model that reveals the feature only through its label is doing its job, not
 leaking), and ``prior`` (the most frequent value / the median). The headline
-:class:`~attrpriv.assess.stats.Score` is the best attack's rate minus the stronger of the first
+:class:`~attrpriv.stats.Score` is the best attack's rate minus the stronger of the first
 two baselines, with Newcombe's paired CI (same records). ``parts`` also gives the gain of each
 threat model on its own: ``learned - features_only`` and ``best with label - features_and_label``.
 
@@ -40,8 +40,8 @@ from attrpriv.assess.models import (
     predict_outputs,
     task_of,
 )
-from attrpriv.assess.stats import Score, rate_difference
 from attrpriv.errors import InputError
+from attrpriv.stats import Score, rate_difference
 
 __all__ = ["AttributeInferenceResult", "attack_learner", "attribute_inference", "feature_kind"]
 

@@ -10,7 +10,7 @@ Two black-box attacks, each scoring every candidate record (higher = "member"):
   (one per class) to tell members from non-members by the prediction vector and the label.
 
 Both return a :class:`MembershipResult`: ROC curve, AUC, advantage, TPR at low FPR, and a
-:class:`~attrpriv.assess.stats.Score` (attack = AUC, baseline = 0.5, CI by stratified bootstrap).
+:class:`~attrpriv.stats.Score` (attack = AUC, baseline = 0.5, CI by stratified bootstrap).
 """
 
 from __future__ import annotations
@@ -35,8 +35,8 @@ from attrpriv.assess.models import (
     predict_outputs,
     task_of,
 )
-from attrpriv.assess.stats import Score, bootstrap_difference, rate_difference
 from attrpriv.errors import InputError
+from attrpriv.stats import Score, bootstrap_difference, rate_difference
 
 __all__ = [
     "MembershipResult",

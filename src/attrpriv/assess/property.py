@@ -44,8 +44,8 @@ from sklearn.preprocessing import StandardScaler
 from attrpriv._checks import check_choice, check_finite_number, check_positive_int
 from attrpriv.assess.inference import feature_kind
 from attrpriv.assess.models import fit_without, predict_outputs, task_of
-from attrpriv.assess.stats import Score, rate_difference
 from attrpriv.errors import InputError
+from attrpriv.stats import Score, rate_difference
 
 __all__ = ["PropertyInferenceResult", "property_inference"]
 

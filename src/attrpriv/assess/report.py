@@ -18,8 +18,8 @@ from numpy.typing import ArrayLike
 
 from attrpriv._io import atomic_write_json, to_jsonable
 from attrpriv.assess.scoring import score_from_dict
-from attrpriv.assess.stats import Score
 from attrpriv.errors import InputError
+from attrpriv.stats import Score
 
 __all__ = [
     "FeatureSetRisk",

@@ -1,6 +1,6 @@
 """Risk scores of a feature set: the differential score, the overall and the modified score.
 
-Everything here is a small pure function over :class:`~attrpriv.assess.stats.Score` values, so a
+Everything here is a small pure function over :class:`~attrpriv.stats.Score` values, so a
 score can always be traced back to the attack rates it came from (docs/assess/risk-scores.md):
 
 - :func:`differential_score` -- claim 1: the same membership attack on the model trained on all
@@ -23,8 +23,8 @@ from typing import Any
 from scipy import stats
 
 from attrpriv._checks import check_non_negative, check_probability
-from attrpriv.assess.stats import Score, pool_scores
 from attrpriv.errors import InputError
+from attrpriv.stats import Score, pool_scores
 
 __all__ = [
     "ATTACKS",
@@ -131,7 +131,7 @@ def differential_score(per_seed: Sequence[Score], confidence: float = 0.95) -> S
     member/non-member records: ``attack`` = its AUC against the model trained on all features,
     ``baseline`` = its AUC against the model retrained without the set, with a paired-bootstrap
     CI of the difference (:func:`attrpriv.assess.membership.auc_difference`). The repeats are
-    pooled with Rubin's rules (:func:`attrpriv.assess.stats.pool_scores`), so the CI holds both
+    pooled with Rubin's rules (:func:`attrpriv.stats.pool_scores`), so the CI holds both
     the sampling error of the attacked records and the variation over splits and training seeds.
     """
     confidence = check_probability(confidence, "confidence")

@@ -1,37 +1,79 @@
 """The ``attrpriv`` command: one sub-command group per job, thin over the library.
 
 Exit codes: 0 success, 2 bad input (one line on stderr), 1 unexpected failure.
+
+A group's modules are imported only when one of its commands runs or shows its help; the root
+help lists the groups from :data:`~attrpriv.cli._common.GROUP_HELP`, so ``attrpriv --help`` and
+``attrpriv --version`` load neither the library nor pandas, scikit-learn, DuckDB or torch.
 """
 
 from __future__ import annotations
 
 import sys
-from typing import Annotated
+from importlib import import_module
+from typing import TYPE_CHECKING, Annotated
 
 import typer
+from typer.core import TyperGroup
 
 from attrpriv import __version__
-from attrpriv.cli import (  # noqa: F401 (release_* register their commands on release.app)
-    assess,
-    budget,
-    datasets,
-    release,
-    release_attribute,
-    release_ddp,
-    release_quilt,
-    sanitize,
-)
-from attrpriv.cli._common import err_console, examples
+from attrpriv.cli._common import GROUP_HELP, err_console, examples
 from attrpriv.errors import InputError
+
+if TYPE_CHECKING:
+    from typer._click import Command, Context  # the click that typer vendors and builds on
 
 # typer >= 0.2x vendors click (typer._click); older versions raise click's own classes. Both
 # are found through the public typer.BadParameter, so click need not be installed.
 CLICK_ERRORS: tuple[type[Exception], ...] = tuple(
     c for c in typer.BadParameter.__mro__ if c.__name__ == "ClickException"
 )
+# The modules of each group: the first defines the group's ``app``, the others add commands to it.
+GROUP_MODULES: dict[str, tuple[str, ...]] = {
+    "datasets": ("attrpriv.cli.datasets",),
+    "assess": ("attrpriv.cli.assess",),
+    "release": (
+        "attrpriv.cli.release",
+        "attrpriv.cli.release_attribute",
+        "attrpriv.cli.release_ddp",
+        "attrpriv.cli.release_quilt",
+    ),
+    "sanitize": ("attrpriv.cli.sanitize",),
+    "budget": ("attrpriv.cli.budget",),
+}
+
+
+class LazyGroups(TyperGroup):
+    """The root command: imports a sub-command group's modules when the group is first used."""
+
+    listing = False  # True while the root help is written: groups are then only listed
+
+    def list_commands(self, ctx: Context) -> list[str]:
+        return list(dict.fromkeys([*GROUP_MODULES, *super().list_commands(ctx)]))
+
+    def get_command(self, ctx: Context, cmd_name: str) -> Command | None:
+        command = super().get_command(ctx, cmd_name)
+        if command is not None or cmd_name not in GROUP_MODULES:
+            return command
+        if self.listing:
+            return TyperGroup(name=cmd_name, help=GROUP_HELP[cmd_name])
+        modules = [import_module(name) for name in GROUP_MODULES[cmd_name]]
+        command = typer.main.get_group(modules[0].app)  # a group even of one command
+        self.add_command(command, cmd_name)
+        return command
+
+    def get_help(self, ctx: Context) -> str:
+        """The help text; the groups in it are listed by their lines in GROUP_HELP alone."""
+        self.listing = True
+        try:
+            return super().get_help(ctx)
+        finally:
+            self.listing = False
+
 
 app = typer.Typer(
     name="attrpriv",
+    cls=LazyGroups,
     help="Attribute privacy: assess which features leak, release statistics, sanitize data.",
     epilog=examples(
         "attrpriv datasets list",
@@ -43,11 +85,6 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
     add_completion=False,
 )
-app.add_typer(datasets.app)
-app.add_typer(assess.app)
-app.add_typer(release.app)
-app.add_typer(sanitize.app)
-app.add_typer(budget.app)
 
 _state = {"debug": False}
 

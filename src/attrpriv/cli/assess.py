@@ -20,11 +20,13 @@ from attrpriv.assess.report import RiskReport
 from attrpriv.assess.scoring import FLAG_ON, ScoreWeights, parse_weights
 from attrpriv.cli._common import (
     TABLE_SUFFIXES,
+    DataArgument,
+    HtmlFile,
     OutFile,
     console,
     examples,
     group,
-    out_path_callback,
+    output_option,
     split_names,
     write_json,
     write_table,
@@ -34,7 +36,7 @@ from attrpriv.data.schema import Role, Schema
 from attrpriv.errors import InputError
 from attrpriv.report import render_html
 
-app = group("assess", "Which features of a model leak, and what to do about them.")
+app = group("assess")
 
 TASKS = ("auto", "classification", "regression")
 
@@ -161,7 +163,7 @@ def _print(report: RiskReport) -> None:
     ),
 )
 def run(
-    data: Annotated[str, typer.Argument(help="Bundled dataset name, or a CSV/Parquet file.")],
+    data: DataArgument,
     target: Annotated[str, typer.Option(help="The column the model predicts.")],
     model: Annotated[
         str, typer.Option(help=f"Built-in model: {', '.join(MODEL_CHOICES)}.")
@@ -197,18 +199,11 @@ def run(
     ] = None,
     max_steps: Annotated[int, typer.Option(help="At most this many mitigation steps.")] = 5,
     mitigated_out: Annotated[
-        Path | None,
-        typer.Option(
-            help="Write the mitigated data (.csv or .parquet; needs --mitigate).",
-            callback=out_path_callback,
-        ),
+        Path | None, output_option("Write the mitigated data (.csv or .parquet; needs --mitigate).")
     ] = None,
     key_out: Annotated[
         Path | None,
-        typer.Option(
-            help="Write the AES-SIV key of an 'encrypt' strategy (hex, owner-only file).",
-            callback=out_path_callback,
-        ),
+        output_option("Write the AES-SIV key of an 'encrypt' strategy (hex, owner-only file)."),
     ] = None,
     ldp_epsilon: Annotated[float, typer.Option(help="Epsilon of a bare 'ldp' strategy.")] = 1.0,
     repeats: Annotated[int, typer.Option(help="Seeds each attack is repeated over.")] = 3,
@@ -240,10 +235,7 @@ def run(
     jobs: Annotated[int, typer.Option(help="Worker processes (-1: one per CPU).")] = 2,
     backend: Annotated[str, typer.Option(help=f"{', '.join(BACKENDS)}.")] = "joblib",
     out: OutFile = None,
-    html: Annotated[
-        Path | None,
-        typer.Option(help="Write the HTML report to this file.", callback=out_path_callback),
-    ] = None,
+    html: HtmlFile = None,
 ) -> None:
     """Differential inference attacks per feature set, risk scores, threshold, mitigation."""
     check_choice(task, "--task", TASKS)

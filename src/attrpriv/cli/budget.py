@@ -1,4 +1,4 @@
-"""``attrpriv budget``: the privacy-budget ledger of a dataset or project."""
+"""``attrpriv budget``: the privacy-budget ledger of a dataset or project, one budget per unit."""
 
 from __future__ import annotations
 
@@ -7,26 +7,65 @@ from typing import Annotated
 
 import typer
 from rich.table import Table
+from rich.text import Text
 
+from attrpriv._checks import check_delta, check_epsilon
 from attrpriv.cli._common import OutFile, console, examples, group, write_json
-from attrpriv.dp.ledger import Budget, BudgetLedger
+from attrpriv.dp.accounting import Budget
+from attrpriv.dp.ledger import BudgetLedger, LedgerEntry, LedgerSummary, UnitSpend
+from attrpriv.dp.units import ADD_REMOVE, PrivacyUnit
 
-app = group("budget", "The privacy-budget ledger (a SQLite file): set the budget, show the spend.")
+app = group(
+    "budget",
+    "The privacy-budget ledger (a SQLite file): set a budget per privacy unit, show the spend.",
+)
 
 LedgerOption = Annotated[Path, typer.Option("--ledger", help="The ledger file (SQLite).")]
+UNIT_HELP = (
+    "The privacy unit the budget is for, written definition/scope: dp/add-remove (the "
+    "default), dp/substitute, dependent-dp/answer, attribute-privacy/<secrets> or "
+    "pufferfish/<secrets>. Spend is composed only within a unit."
+)
 
 
 @app.command(
-    "set", epilog=examples("attrpriv budget set --ledger survey.ledger --epsilon 3 --delta 1e-6")
+    "set",
+    epilog=examples(
+        "attrpriv budget set --ledger survey.ledger --epsilon 3 --delta 1e-6",
+        "attrpriv budget set --ledger survey.ledger --unit dependent-dp/answer --epsilon 2",
+        "attrpriv budget set --ledger survey.ledger --epsilon 4 --delta 1e-6 --allow-raise",
+    ),
 )
 def set_(
     ledger: LedgerOption,
-    epsilon: Annotated[float, typer.Option(help="Total epsilon for all releases (> 0).")],
-    delta: Annotated[float, typer.Option(help="Total delta for all releases, in [0, 1).")] = 0.0,
+    epsilon: Annotated[float, typer.Option(help="Total epsilon of the unit (> 0).")],
+    delta: Annotated[float, typer.Option(help="Total delta of the unit, in [0, 1).")] = 0.0,
+    unit: Annotated[str, typer.Option(help=UNIT_HELP)] = ADD_REMOVE.key,
+    allow_raise: Annotated[
+        bool,
+        typer.Option(
+            "--allow-raise",
+            help="Allow raising a budget that is partly spent (recorded in the history).",
+        ),
+    ] = False,
 ) -> None:
-    """Create the ledger if needed and set its total budget (never below what is spent)."""
-    budget = BudgetLedger(ledger).set_budget(epsilon, delta)
-    console.print(f"budget of {ledger}: epsilon={budget.epsilon:g}, delta={budget.delta:g}")
+    """Create the ledger if needed and set the budget of one privacy unit.
+
+    A budget is never set below what its unit has spent; raising one that is partly spent
+    needs --allow-raise. Every change is appended, with its time, to the budget history.
+    """
+    # everything is checked before the ledger file is created: bad input writes nothing
+    budget = Budget(check_epsilon(epsilon, "--epsilon"), check_delta(delta, "--delta"))
+    target = PrivacyUnit.coerce(unit, "--unit")
+    book = BudgetLedger(ledger)
+    book.set_budget(budget.epsilon, budget.delta, unit=target, allow_raise=allow_raise)
+    note = book.history()[-1].note
+    console.print(
+        f"budget of {target.key} in {ledger}: epsilon={budget.epsilon:g}, "
+        f"delta={budget.delta:g} ({note})",
+        markup=False,
+        highlight=False,
+    )
 
 
 @app.command(
@@ -39,40 +78,114 @@ def show(
     ledger: LedgerOption,
     out: OutFile = None,
 ) -> None:
-    """Show the budget, what the releases spent (basic composition) and what remains."""
+    """Show, per privacy unit, the budget, the spend and its composition rule, and what remains.
+
+    Units are never added together. For row-level DP units both basic and zCDP accounting are
+    shown where zCDP applies; the smaller valid one is used. Then every release with its unit,
+    and the budget history.
+    """
     book = BudgetLedger(ledger, create=False)
     summary, entries = book.summary(), book.entries()
-    table = Table("", "epsilon", "delta")
-    for label, pair in (
-        ("budget", summary.budget),
-        ("spent", summary.spent),
-        ("remaining", summary.remaining),
-    ):
-        table.add_row(label, *_pair(pair))
-    console.print(table)
-    releases = Table("id", "when (UTC)", "label", "mechanism", "definition", "epsilon", "delta")
-    for e in entries:
-        releases.add_row(
-            str(e.id),
-            e.created,
-            e.label,
-            e.record.mechanism,
-            e.record.definition,
-            f"{e.record.epsilon:g}",
-            f"{e.record.delta:g}",
+    for row in summary.units:
+        console.print(_unit_table(row))
+    if not summary.units:
+        console.print("no budgets and no releases yet")
+    if summary.unbudgeted:
+        console.print(
+            f"unbudgeted units (charged with allow_unbudgeted): {', '.join(summary.unbudgeted)}",
+            markup=False,
+            highlight=False,
         )
-    console.print(releases if entries else "no releases yet")
+    console.print(_releases_table(entries) if entries else "no releases yet")
+    console.print(_history_table(summary) if summary.history else "no budget set yet")
     write_json(
         out,
         {
             **summary.to_dict(),
             "releases": [
-                {"id": e.id, "created": e.created, "label": e.label, "record": e.record.to_dict()}
+                {
+                    "id": e.id,
+                    "created": e.created,
+                    "label": e.label,
+                    "unit": e.record.unit.key,
+                    "budgeted": e.budgeted,
+                    "record": e.record.to_dict(),
+                }
                 for e in entries
             ],
         },
     )
 
 
-def _pair(budget: Budget | None) -> tuple[str, str]:
-    return ("-", "-") if budget is None else (f"{budget.epsilon:g}", f"{budget.delta:g}")
+def _unit_table(row: UnitSpend) -> Table:
+    """One privacy unit: its budget, its spend under each accounting, and how it composes."""
+    if row.zcdp_epsilon is not None and row.budget is not None:
+        zcdp = f"epsilon={row.zcdp_epsilon:.6g} at delta={row.budget.delta:.6g} (rho={row.rho:.6g})"
+    elif row.rho is not None:
+        zcdp = f"rho={row.rho:.6g}; no epsilon without a budget delta > 0"
+    else:
+        zcdp = "not applicable"
+    table = Table("", "", title=Text(f"unit {row.unit}"), title_justify="left", show_header=False)
+    for name, value in (
+        ("budget", _pair(row.budget)),
+        ("spent, basic composition", _pair(row.spent)),
+        ("spent, zCDP", zcdp),
+        ("accounting used", row.accounting if row.budget is not None else "- (no budget)"),
+        ("remaining", _pair(row.remaining)),
+        ("charges", _charges(row)),
+        ("counts against", ", ".join(row.covered_by) or "no budget: unbudgeted"),
+        ("rule", row.rule),
+        ("proven", "yes" if row.proven else "no: an accounting convention, not a guarantee"),
+    ):
+        table.add_row(name, Text(value))
+    return table
+
+
+def _charges(row: UnitSpend) -> str:
+    text = f"{row.n_direct} charged to this unit"
+    if row.n_converted:
+        text += f", {row.n_converted} converted from {', '.join(row.converted_from)}"
+    return text
+
+
+def _releases_table(entries: list[LedgerEntry]) -> Table:
+    table = Table(
+        "id",
+        "when (UTC)",
+        "label",
+        "mechanism",
+        "unit",
+        "epsilon",
+        "delta",
+        "rho",
+        title="releases",
+    )
+    for column in table.columns:
+        column.overflow = "fold"
+    for e in entries:
+        table.add_row(
+            str(e.id),
+            e.created,
+            Text(e.label),
+            Text(e.record.mechanism),
+            Text(e.record.unit.key + ("" if e.budgeted else " (unbudgeted)")),
+            f"{e.record.epsilon:g}",
+            f"{e.record.delta:g}",
+            "-" if e.record.rho is None else f"{e.record.rho:g}",
+        )
+    return table
+
+
+def _history_table(summary: LedgerSummary) -> Table:
+    table = Table("id", "when (UTC)", "unit", "epsilon", "delta", "note", title="budget history")
+    for column in table.columns:
+        column.overflow = "fold"
+    for h in summary.history:
+        table.add_row(
+            str(h.id), h.created, Text(h.unit), f"{h.epsilon:g}", f"{h.delta:g}", Text(h.note)
+        )
+    return table
+
+
+def _pair(budget: Budget | None) -> str:
+    return "-" if budget is None else f"epsilon={budget.epsilon:.6g}, delta={budget.delta:.6g}"

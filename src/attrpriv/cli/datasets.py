@@ -4,23 +4,25 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
-import pandas as pd
 import typer
 from rich.table import Table
 
-from attrpriv._io import atomic_path
-from attrpriv.cli._common import OutFile, console, examples, group, write_json
-from attrpriv.data import datasets as bundled
+from attrpriv.cli._common import DatasetArgument, OutFile, console, examples, group, write_json
 from attrpriv.errors import InputError
 
-app = group("datasets", "The bundled datasets (offline): list them, show one, export one.")
+if TYPE_CHECKING:
+    import pandas as pd
+
+app = group("datasets")
 
 
 @app.command("list", epilog=examples("attrpriv datasets list"))
 def list_() -> None:
     """List the bundled datasets with their roles and licences."""
+    from attrpriv.data import datasets as bundled
+
     table = Table("name", "columns", "sensitive", "target", "licence")
     for name in bundled.names():
         schema = bundled.info(name)
@@ -37,10 +39,12 @@ def list_() -> None:
     )
 )
 def show(
-    name: Annotated[str, typer.Argument(help="Bundled dataset name (see `datasets list`).")],
+    name: DatasetArgument,
     out: OutFile = None,
 ) -> None:
     """Show a dataset's size, source, licence and the role and public domain of every column."""
+    from attrpriv.data import datasets as bundled
+
     data = bundled.load(name)
     schema = data.schema
     rows, cols = data.frame.shape
@@ -62,13 +66,16 @@ def show(
     )
 )
 def export(
-    name: Annotated[str, typer.Argument(help="Bundled dataset name.")],
+    name: DatasetArgument,
     path: Annotated[Path, typer.Argument(help="Output file: .csv, .csv.gz or .parquet.")],
     schema_out: Annotated[
         Path | None, typer.Option(help="Also write the schema here (.yaml, .yml or .json).")
     ] = None,
 ) -> None:
     """Write a bundled dataset (and optionally its schema) to a file, atomically."""
+    from attrpriv._io import atomic_path
+    from attrpriv.data import datasets as bundled
+
     writer = _writer_for(path)
     if schema_out is not None and schema_out.suffix.lower() not in (".yaml", ".yml", ".json"):
         raise InputError(f"schema file {str(schema_out)!r} must end in .yaml, .yml or .json")

@@ -2,14 +2,18 @@
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Annotated
 
 import typer
 from rich.table import Table
 
 from attrpriv.cli._common import (
+    DataArgument,
+    HistogramsEpsilon,
+    InferOption,
+    LedgerOption,
     OutFile,
+    SchemaOption,
     console,
     examples,
     group,
@@ -17,21 +21,8 @@ from attrpriv.cli._common import (
     split_names,
     write_json,
 )
-from attrpriv.dp.ledger import BudgetLedger
-from attrpriv.release.histogram import LaplaceHistograms
 
-app = group("release", "Publish statistics under formal privacy guarantees.")
-
-SchemaOption = Annotated[
-    Path | None, typer.Option("--schema", help="Schema file (.yaml/.json) for a data file.")
-]
-InferOption = Annotated[
-    bool,
-    typer.Option("--infer-schema", help="Read domains from the data (leaks them; warned)."),
-]
-LedgerOption = Annotated[
-    Path | None, typer.Option("--ledger", help="Charge the release to this budget ledger.")
-]
+app = group("release")
 
 
 @app.command(
@@ -42,8 +33,8 @@ LedgerOption = Annotated[
     )
 )
 def histograms(
-    data: Annotated[str, typer.Argument(help="Bundled dataset name, or a CSV/Parquet file.")],
-    epsilon: Annotated[float, typer.Option(help="Privacy loss of all histograms together.")],
+    data: DataArgument,
+    epsilon: HistogramsEpsilon,
     columns: Annotated[
         str | None, typer.Option(help="Comma-separated columns; default all categorical ones.")
     ] = None,
@@ -56,6 +47,9 @@ def histograms(
     out: OutFile = None,
 ) -> None:
     """Row-level DP histograms (Laplace mechanism) over the schema's public domains."""
+    from attrpriv.dp.ledger import BudgetLedger
+    from attrpriv.release.laplace import LaplaceHistograms
+
     mechanism = LaplaceHistograms(epsilon, split_names(columns), neighbours=neighbours)
     book = BudgetLedger(ledger, create=False) if ledger is not None else None
     source, resolved = resolve_data(data, schema, infer_schema=infer_schema)

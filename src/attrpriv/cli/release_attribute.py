@@ -19,25 +19,23 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
-import pandas as pd
 import typer
-import yaml
 from rich.table import Table
 
-from attrpriv._yaml import load_yaml
-from attrpriv.cli._common import OutFile, console, examples, resolve_data, write_json
-from attrpriv.cli.release import LedgerOption, app
-from attrpriv.data import datasets as bundled
-from attrpriv.data.schema import Schema
-from attrpriv.dp.ledger import BudgetLedger
-from attrpriv.dp.record import Release
+from attrpriv.cli._common import LedgerOption, OutFile, console, examples, resolve_data, write_json
+from attrpriv.cli.release import app
 from attrpriv.errors import InputError
-from attrpriv.release.gaussian import AttributePrivateGaussian
-from attrpriv.release.models import GaussianModel, ThetaModel
-from attrpriv.release.resampling import ResamplingModel
-from attrpriv.release.specs import Secret
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from attrpriv.data.schema import Schema
+    from attrpriv.dp.record import Release
+    from attrpriv.release.gaussian.mechanism import AttributePrivateGaussian
+    from attrpriv.release.gaussian.query import Secret
+    from attrpriv.release.gaussian.theta import ThetaModel
 
 _KEYS = {
     "data",
@@ -75,6 +73,8 @@ def attribute(
     out: OutFile = None,
 ) -> None:
     """Release statistics while hiding whole-dataset secrets (attribute-private Gaussian)."""
+    from attrpriv.dp.ledger import BudgetLedger
+
     settings = load_spec(spec)
     mechanism, data, schema = build(settings, spec.resolve().parent)
     book = BudgetLedger(ledger, create=False) if ledger is not None else None
@@ -85,6 +85,10 @@ def attribute(
 
 def load_spec(path: Path) -> dict[str, Any]:
     """Read a YAML (1.2 booleans) spec and check its top-level keys."""
+    import yaml
+
+    from attrpriv._yaml import load_yaml
+
     try:
         text = Path(path).read_text(encoding="utf-8")
     except OSError as exc:
@@ -107,6 +111,8 @@ def build(
     spec: Mapping[str, Any], base: Path
 ) -> tuple[AttributePrivateGaussian, pd.DataFrame | Path, Schema]:
     """The mechanism, the private data and its schema described by a checked spec."""
+    from attrpriv.release.gaussian.mechanism import AttributePrivateGaussian
+
     schema_file = _path(spec["schema"], base) if spec.get("schema") is not None else None
     data, schema = _data(spec["data"], schema_file, base)
     model = _model(spec["model"], schema, base)
@@ -126,6 +132,9 @@ def build(
 
 def _data(data: Any, schema_file: Path | None, base: Path) -> tuple[pd.DataFrame | Path, Schema]:
     """A bundled name, a file, or ``{dataset, rows, seed}``: a random subset of a bundled set."""
+    from attrpriv.data import datasets as bundled
+    from attrpriv.data.schema import Schema
+
     if isinstance(data, str):
         name = data if data in bundled.names() else str(_path(data, base))
         return resolve_data(name, schema_file)
@@ -144,6 +153,9 @@ def _data(data: Any, schema_file: Path | None, base: Path) -> tuple[pd.DataFrame
 
 
 def _model(spec: Any, schema: Schema, base: Path) -> ThetaModel:
+    from attrpriv.release.gaussian.resampling import ResamplingModel
+    from attrpriv.release.gaussian.theta import GaussianModel
+
     if not isinstance(spec, Mapping) or spec.get("type") not in _MODEL_KEYS:
         raise InputError(f"spec 'model' must be a mapping with type one of {sorted(_MODEL_KEYS)}")
     kind = str(spec["type"])
@@ -167,6 +179,10 @@ def _model(spec: Any, schema: Schema, base: Path) -> ThetaModel:
 
 def _reference(source: Any, base: Path) -> pd.DataFrame:
     """Public reference data: a bundled name or a CSV/Parquet file read into memory."""
+    import pandas as pd
+
+    from attrpriv.data import datasets as bundled
+
     if not isinstance(source, str):
         raise InputError("model 'reference' must be a bundled dataset name or a file path")
     if source in bundled.names():
@@ -180,6 +196,8 @@ def _reference(source: Any, base: Path) -> pd.DataFrame:
 
 
 def _secret(item: Any) -> Secret:
+    from attrpriv.release.gaussian.query import Secret
+
     if not isinstance(item, Mapping):
         raise InputError("each protected secret must be a mapping with 'statistic' and values")
     _check_keys(item, _SECRET_KEYS, "protected secret", required={"statistic"})

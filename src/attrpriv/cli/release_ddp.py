@@ -4,18 +4,30 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.progress import Progress
 from rich.table import Table
 
-from attrpriv.cli._common import OutFile, console, examples, resolve_data, split_names, write_json
-from attrpriv.cli.release import InferOption, LedgerOption, SchemaOption, app
-from attrpriv.data import datasets as bundled
-from attrpriv.dp.ledger import BudgetLedger
+from attrpriv.cli._common import (
+    DataArgument,
+    HistogramsEpsilon,
+    InferOption,
+    LedgerOption,
+    OutFile,
+    SchemaOption,
+    console,
+    examples,
+    resolve_data,
+    split_names,
+    write_json,
+)
+from attrpriv.cli.release import app
 from attrpriv.errors import InputError
-from attrpriv.release.ddp import TabularDDP
+
+if TYPE_CHECKING:
+    from attrpriv.release.ddp.mechanism import TabularDDP
 
 
 @app.command(
@@ -27,8 +39,8 @@ from attrpriv.release.ddp import TabularDDP
     ),
 )
 def ddp(
-    data: Annotated[str, typer.Argument(help="Bundled dataset name, or a CSV/Parquet file.")],
-    epsilon: Annotated[float, typer.Option(help="Privacy loss of all histograms together.")],
+    data: DataArgument,
+    epsilon: HistogramsEpsilon,
     chunk_size: Annotated[int, typer.Option(help="k: the most columns per chunk.")] = 10,
     structure: Annotated[
         str, typer.Option(help="Network structure: 'hc', 'chow-liu' or 'exact' (k <= 4).")
@@ -60,6 +72,9 @@ def ddp(
     out: OutFile = None,
 ) -> None:
     """Histograms of every question, hiding any one answer even through correlated answers."""
+    from attrpriv.dp.ledger import BudgetLedger
+    from attrpriv.release.ddp.mechanism import TabularDDP
+
     source, resolved = resolve_data(data, schema, infer_schema=infer_schema)
     mechanism = TabularDDP(
         epsilon,
@@ -77,12 +92,13 @@ def ddp(
     book = BudgetLedger(ledger, create=False) if ledger is not None else None
     with Progress(console=console, transient=True) as progress:
         task = progress.add_task("learning chunk networks", total=None)
-        mechanism.fit(
+        result = mechanism.release(
             source,
             resolved,
+            ledger=book,
+            label=f"ddp histograms of {data}",
             progress=lambda done, total: progress.update(task, completed=done, total=total),
         )
-    result = mechanism.release(source, resolved, ledger=book, label=f"ddp histograms of {data}")
     _summary(mechanism, result.parts)
     write_json(out, result.to_dict())
 
@@ -91,6 +107,8 @@ def _aux(aux: str | None) -> Any:
     """Public auxiliary data: a bundled dataset's frame, or a file path (sampled by DuckDB)."""
     if aux is None:
         return None
+    from attrpriv.data import datasets as bundled
+
     if aux in bundled.names():
         return bundled.load(aux).frame
     path = Path(aux)

@@ -4,20 +4,19 @@ from __future__ import annotations
 
 from collections.abc import Hashable
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
-import numpy as np
-import pandas as pd
 import typer
 from rich.table import Table
 
-from attrpriv.cli._common import OutFile, console, examples, write_json
-from attrpriv.cli.release import LedgerOption, app
-from attrpriv.dp.ledger import BudgetLedger
-from attrpriv.dp.record import Release
+from attrpriv.cli._common import LedgerOption, OutFile, console, examples, write_json
+from attrpriv.cli.release import app
 from attrpriv.errors import InputError
-from attrpriv.release.markov_chain import MarkovChainModel
-from attrpriv.release.markov_quilt import MarkovQuiltMechanism
+
+if TYPE_CHECKING:
+    import numpy as np
+
+    from attrpriv.dp.record import Release
 
 
 @app.command(
@@ -56,6 +55,10 @@ def quilt(
     out: OutFile = None,
 ) -> None:
     """Release a chain's state histogram (or sum) hiding any single state (Markov quilts)."""
+    from attrpriv.dp.ledger import BudgetLedger
+    from attrpriv.release.markov_quilt.chain_mechanism import MarkovQuiltMechanism
+    from attrpriv.release.markov_quilt.chain_model import MarkovChainModel
+
     matrix = parse_matrix(transition, "transition")
     start = parse_matrix(initial, "initial")[0] if initial is not None else None
     model = (
@@ -72,6 +75,8 @@ def quilt(
 
 def _summary(result: Release, epsilon: float, method: str, n_chains: int) -> None:
     """Print the noisy values and the noise that protects them."""
+    import pandas as pd
+
     if isinstance(result.values, pd.Series):
         table = Table("state", "noisy count")
         for state, count in result.values.items():
@@ -89,6 +94,8 @@ def _summary(result: Release, epsilon: float, method: str, n_chains: int) -> Non
 
 def parse_matrix(text: str, name: str) -> np.ndarray:
     """``"0.9,0.1;0.2,0.8"`` -> a 2-d float array (one row per ';')."""
+    import numpy as np
+
     try:
         rows = [[float(x) for x in row.split(",")] for row in text.split(";") if row.strip()]
     except ValueError:
@@ -119,6 +126,9 @@ def _read_chains(
     path: Path, column: str | None, by: str | None, labels: tuple[Hashable, ...]
 ) -> list[list[Hashable]]:
     """The chains of a CSV file: one column (of state labels), optionally split by ``by``."""
+    import numpy as np
+    import pandas as pd
+
     if not path.is_file():
         raise InputError(f"sequence file {str(path)!r} does not exist")
     frame = pd.read_csv(path, dtype=str, keep_default_na=False)

@@ -9,37 +9,36 @@ import zipfile
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
-import numpy as np
-import pandas as pd
 import typer
 
-from attrpriv._checks import check_epsilon
-from attrpriv._io import atomic_path
 from attrpriv.cli._common import (
-    OUT_HELP,
     TABLE_SUFFIXES,
+    BoundOption,
+    DecouplerOption,
+    HtmlFile,
+    LedgerOption,
     OutFile,
+    RowsOption,
+    SchemaOption,
+    SeedOption,
     console,
     examples,
     group,
-    out_path_callback,
     resolve_data,
     write_json,
     write_table,
 )
-from attrpriv.data import datasets as bundled
 from attrpriv.errors import InputError
 
 if TYPE_CHECKING:
+    import numpy as np
+    import pandas as pd
+
     from attrpriv.sanitize.decoupler import GlobalDecoupler
     from attrpriv.sanitize.samplers import DPObfuscation, DPSampling, Suppression
 
-app = group(
-    "sanitize", "Share data with its sensitive attribute replaced by private synthetic values."
-)
+app = group("sanitize")
 
-SchemaOption = Annotated[Path | None, typer.Option("--schema", help="Schema file for a data file.")]
-SeedOption = Annotated[int, typer.Option(help="Seed of training / sampling.")]
 MECHANISMS = ("suppression", "dp-obfuscation", "dp-sampling")
 # Training settings that differ between tables and images (benchmarks/decoupler.py); an option
 # left out takes its data kind's value.
@@ -61,6 +60,8 @@ def _require_torch() -> None:
 
 
 def _frame(data: str, schema_file: Path | None) -> tuple[pd.DataFrame, Any]:
+    import pandas as pd
+
     loaded, schema = resolve_data(data, schema_file)
     if isinstance(loaded, Path):
         suffix = loaded.suffix.lower()
@@ -98,6 +99,9 @@ def _image_data(data: str) -> tuple[np.ndarray, dict[str, np.ndarray]]:
     ``mnist_5k``: the digits, with ``label`` (the digit) and the generated ``thickness``. An
     ``.npz`` file: its ``images`` array and every other array as labels (no pickled objects).
     """
+    import numpy as np
+
+    from attrpriv.data import datasets as bundled
     from attrpriv.sanitize.images import mnist_images, thickness_labels
 
     if data == IMAGE_DATASET:
@@ -129,6 +133,8 @@ def _take(
     """A seeded sample of ``rows`` images and their labels (all of them without ``rows``)."""
     if rows is None or rows >= len(images):
         return images, labels
+    import numpy as np
+
     index = np.random.default_rng(seed).choice(len(images), size=rows, replace=False)
     return images[index], {name: values[index] for name, values in labels.items()}
 
@@ -185,9 +191,7 @@ def fit(
     sensitive: Annotated[str, typer.Option(help="The sensitive column (or label array) y_S.")],
     out: Annotated[Path, typer.Option(help="Directory for the decoupler (weights + JSON).")],
     schema: SchemaOption = None,
-    rows: Annotated[
-        int | None, typer.Option(min=1, help="Train on a seeded sample of this many rows.")
-    ] = None,
+    rows: RowsOption = None,
     epochs: Annotated[
         int | None, typer.Option(help="Training epochs (default: 15 tables, 30 images).")
     ] = None,
@@ -254,6 +258,7 @@ def _sampler(
     seed: int,
     classes: list[Any],
 ) -> Suppression | DPObfuscation | DPSampling:
+    from attrpriv._checks import check_epsilon
     from attrpriv.sanitize.samplers import DPObfuscation, DPSampling, Suppression
 
     if mechanism not in MECHANISMS:
@@ -292,7 +297,7 @@ def apply(
         str,
         typer.Argument(help="Private data: bundled name or CSV/Parquet, or mnist_5k / an .npz."),
     ],
-    decoupler: Annotated[Path, typer.Option(help="Directory written by 'sanitize fit'.")],
+    decoupler: DecouplerOption,
     out: Annotated[
         Path,
         typer.Option(
@@ -304,20 +309,20 @@ def apply(
         str, typer.Option(help=f"One of {', '.join(MECHANISMS)}.")
     ] = "dp-sampling",
     epsilon: Annotated[float | None, typer.Option(help="Privacy loss of the sampler.")] = None,
-    bound: Annotated[float, typer.Option(help="Public clipping bound of the latents.")] = 3.0,
+    bound: BoundOption = 3.0,
     projection_dim: Annotated[int | None, typer.Option(help="RON-Gauss projection p.")] = None,
     schema: SchemaOption = None,
-    rows: Annotated[
-        int | None, typer.Option(min=1, help="Sanitize a seeded sample of this many rows.")
-    ] = None,
-    ledger: Annotated[Path | None, typer.Option(help="Charge the release to this ledger.")] = None,
-    record: Annotated[
-        Path | None, typer.Option("--record", help=OUT_HELP, callback=out_path_callback)
-    ] = None,
+    rows: RowsOption = None,
+    ledger: LedgerOption = None,
+    record: OutFile = None,
     seed: SeedOption = 0,
 ) -> None:
     """Replace every record's sensitive latent with the sampler's draws and decode."""
     _require_torch()
+    import numpy as np
+    import pandas as pd
+
+    from attrpriv._io import atomic_path
     from attrpriv.dp.ledger import BudgetLedger
     from attrpriv.sanitize.decoupler import GlobalDecoupler
     from attrpriv.sanitize.sanitizer import Sanitizer
@@ -404,7 +409,7 @@ def evaluate(
         str, typer.Argument(help="Public auxiliary data (the attacker's): a table or images.")
     ],
     private: Annotated[str, typer.Argument(help="Private data to sanitize, of the same kind.")],
-    decoupler: Annotated[Path, typer.Option(help="Directory written by 'sanitize fit'.")],
+    decoupler: DecouplerOption,
     target: Annotated[
         str,
         typer.Option(
@@ -412,9 +417,9 @@ def evaluate(
         ),
     ],
     epsilons: Annotated[str, typer.Option(help="Comma-separated epsilons of the sweep.")] = "1",
-    bound: Annotated[float, typer.Option(help="Public clipping bound of the latents.")] = 3.0,
+    bound: BoundOption = 3.0,
     schema: SchemaOption = None,
-    rows: Annotated[int | None, typer.Option(min=1, help="Seeded sample of each data set.")] = None,
+    rows: RowsOption = None,
     noise_scales: Annotated[
         str | None,
         typer.Option(
@@ -430,16 +435,14 @@ def evaluate(
         ),
     ] = None,
     out: OutFile = None,
-    html: Annotated[
-        Path | None,
-        typer.Option(help="Write an HTML page with the plot.", callback=out_path_callback),
-    ] = None,
+    html: HtmlFile = None,
     seed: SeedOption = 0,
 ) -> None:
     """Leakage vs utility of suppression, DP-obfuscation and DP-sampling over epsilons."""
     _require_torch()
+    from attrpriv.report import write_sweep_html
     from attrpriv.sanitize.decoupler import GlobalDecoupler
-    from attrpriv.sanitize.sweep import sweep, sweep_images
+    from attrpriv.sanitize.tradeoff import sweep, sweep_images
 
     model = GlobalDecoupler.load(decoupler)
     for data in (aux, private):
@@ -499,8 +502,5 @@ def evaluate(
         f"{k} {v:.3f}" for k, v in result.pareto_auc.items()))  # fmt: skip
     write_json(out, result.to_dict())
     if html is not None:
-        from attrpriv._io import atomic_write_text
-        from attrpriv.cli._sanitize_html import sweep_html
-
-        atomic_write_text(html, sweep_html(result, title=f"Sanitizer: {private} (y_S, {target})"))
+        write_sweep_html(result, html, title=f"Sanitizer: {private} (y_S, {target})")
         console.print(f"[dim]wrote {html}[/dim]")

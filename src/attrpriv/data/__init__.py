@@ -1,6 +1,13 @@
-"""Data layer: schemas (roles + public domains), bundled datasets, aggregation engines."""
+"""Data layer: schemas (roles + public domains), bundled datasets, aggregation engines.
 
-from attrpriv.data.aggregate import Aggregator, aggregator_for
+The aggregation engines (:mod:`attrpriv.data.aggregate`) are imported on first use.
+"""
+
+from __future__ import annotations
+
+from importlib import import_module
+from typing import TYPE_CHECKING, Any
+
 from attrpriv.data.schema import (
     Categorical,
     Column,
@@ -11,6 +18,11 @@ from attrpriv.data.schema import (
     Role,
     Schema,
 )
+
+if TYPE_CHECKING:
+    from attrpriv.data.aggregate import Aggregator, aggregator_for
+
+_AGGREGATE = ("Aggregator", "aggregator_for")
 
 __all__ = [
     "Aggregator",
@@ -24,3 +36,10 @@ __all__ = [
     "Schema",
     "aggregator_for",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    """Import the aggregation layer on first use."""
+    if name not in _AGGREGATE:
+        raise AttributeError(f"module 'attrpriv.data' has no attribute {name!r}")
+    return getattr(import_module("attrpriv.data.aggregate"), name)

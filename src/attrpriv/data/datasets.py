@@ -12,14 +12,13 @@ import json
 from collections.abc import Callable, Hashable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
-
-import numpy as np
-import numpy.typing as npt
-import pandas as pd
+from typing import TYPE_CHECKING, Any
 
 from attrpriv.data.schema import Categorical, Column, Integer, Numeric, Role, Schema
 from attrpriv.errors import InputError, SchemaError
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 __all__ = ["Dataset", "info", "load", "names"]
 
@@ -418,6 +417,8 @@ def _dtype(column: Column, overrides: Mapping[str, str]) -> str | None:
 
 def _read_file(path: Path, spec: _Spec, columns: tuple[Column, ...]) -> pd.DataFrame:
     """Parse one raw file with the C engine: strip leading spaces, '?' is missing."""
+    import pandas as pd
+
     dtypes = {c.name: d for c in columns if (d := _dtype(c, spec.dtypes)) is not None}
     options: dict[str, Any] = {"header": None, "sep": ",", **spec.options}
     frame: pd.DataFrame = pd.read_csv(
@@ -437,6 +438,10 @@ def _to_category(
     values: pd.Series, categories: tuple[Hashable, ...], aliases: Mapping[str, str]
 ) -> pd.Series:
     """Re-code a parsed column onto the schema's categories (stripped, aliases applied)."""
+    import numpy as np
+    import numpy.typing as npt
+    import pandas as pd
+
     raw = values.astype("category")
     labels = [aliases.get(s, s) for s in (str(c).strip() for c in raw.cat.categories)]
     unknown = sorted(set(labels) - set(categories), key=str)
@@ -457,6 +462,9 @@ def _to_category(
 @functools.cache
 def _parse(name: str) -> pd.DataFrame:
     """Read, concatenate, re-code and validate a dataset (cached; callers get copies)."""
+    import numpy as np
+    import pandas as pd
+
     spec, schema = _REGISTRY[name], info(name)
     columns = tuple(c for c in schema.columns if c.name != _SPLIT)
     parts = [_read_file(_FILES / file, spec, columns) for _, file in spec.files]

@@ -254,13 +254,18 @@ _META_KEYS = ("name", "description", "source", "licence")
 
 @dataclass(frozen=True)
 class Schema:
-    """The columns of a dataset, in order, with their roles and public domains."""
+    """The columns of a dataset, in order, with their roles and public domains.
+
+    ``inferred`` names the columns whose domains were read off the data (:meth:`infer`):
+    releases on them say so in their records.
+    """
 
     columns: tuple[Column, ...]
     name: str = ""
     description: str = ""
     source: str = ""
     licence: str = ""
+    inferred: tuple[str, ...] = ()
     _index: dict[str, Column] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -276,6 +281,10 @@ class Schema:
             index[col.name] = col
         object.__setattr__(self, "columns", cols)
         object.__setattr__(self, "_index", index)
+        inferred = tuple(self.inferred)
+        if any(name not in index for name in inferred):
+            raise SchemaError(f"inferred names columns not in the schema: {list(inferred)}")
+        object.__setattr__(self, "inferred", inferred)
 
     # -- access ---------------------------------------------------------------------------
     @property
@@ -320,9 +329,14 @@ class Schema:
 
     def select(self, names: Iterable[str]) -> Schema:
         """A schema with only ``names`` (in the given order)."""
-        return Schema(
-            tuple(self[n] for n in names), self.name, self.description, self.source, self.licence
-        )
+        chosen = tuple(self[n] for n in names)
+        kept = tuple(c.name for c in chosen if c.name in self.inferred)
+        return Schema(chosen, self.name, self.description, self.source, self.licence, kept)
+
+    def inferred_among(self, names: Iterable[str]) -> tuple[str, ...]:
+        """Those of ``names`` whose domains were read off the data, in schema order."""
+        wanted = set(names)
+        return tuple(n for n in self.inferred if n in wanted)
 
     # -- validation -----------------------------------------------------------------------
     def validate(self, data: pd.DataFrame, *, allow_extra: bool = False) -> None:
@@ -376,12 +390,15 @@ class Schema:
             tuple(
                 _infer_column(str(name), data[name], Role(roles.get(str(name), Role.FEATURE)))
                 for name in data.columns
-            )
+            ),
+            inferred=tuple(str(name) for name in data.columns),
         )
 
     # -- serialisation --------------------------------------------------------------------
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {k: getattr(self, k) for k in _META_KEYS if getattr(self, k)}
+        if self.inferred:
+            out["inferred"] = list(self.inferred)
         out["columns"] = {c.name: c.to_dict() for c in self.columns}
         return out
 
@@ -390,11 +407,11 @@ class Schema:
         """Build from ``{"name": ..., "columns": {name: {"role": ..., "domain": ...}}}``."""
         if not isinstance(spec, Mapping):
             raise SchemaError(f"a schema must be a mapping, got {type(spec).__name__}")
-        unknown = set(spec) - {*_META_KEYS, "columns"}
+        unknown = set(spec) - {*_META_KEYS, "columns", "inferred"}
         if unknown:
             raise SchemaError(
                 f"unknown schema keys {sorted(unknown, key=str)}; expected 'columns' and "
-                f"optionally {list(_META_KEYS)}"
+                f"optionally {[*_META_KEYS, 'inferred']}"
             )
         columns = spec.get("columns")
         if not isinstance(columns, Mapping) or not columns:
@@ -403,7 +420,11 @@ class Schema:
         for key, value in meta.items():
             if not isinstance(value, str):
                 raise SchemaError(f"schema {key!r} must be a string, got {value!r}")
-        return cls(tuple(_column_from_dict(str(n), s) for n, s in columns.items()), **meta)
+        inferred = spec.get("inferred", [])
+        if isinstance(inferred, str) or not isinstance(inferred, list):
+            raise SchemaError(f"schema 'inferred' must be a list of column names, got {inferred!r}")
+        cols = tuple(_column_from_dict(str(n), s) for n, s in columns.items())
+        return cls(cols, **meta, inferred=tuple(str(n) for n in inferred))
 
     def to_json(self) -> str:
         return json.dumps(self.to_dict(), indent=2)

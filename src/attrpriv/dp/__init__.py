@@ -1,7 +1,11 @@
-"""Differential-privacy plumbing shared by every release: noise, records, budget ledger, audit."""
+"""Differential-privacy plumbing shared by every release: noise, the mechanism contract,
+records, privacy units, the budget ledger, accuracy and the empirical audit."""
 
+from attrpriv.dp.accounting import Budget
+from attrpriv.dp.accuracy import Accuracy
 from attrpriv.dp.audit import AuditResult, audit, audit_samples, clopper_pearson
-from attrpriv.dp.ledger import Budget, BudgetLedger, LedgerEntry, LedgerSummary
+from attrpriv.dp.ledger import BudgetChange, BudgetLedger, LedgerEntry, LedgerSummary, UnitSpend
+from attrpriv.dp.mechanism import Mechanism, NoisePlan, Parameters
 from attrpriv.dp.noise import (
     NoiseSampler,
     OpenDPNoise,
@@ -9,20 +13,28 @@ from attrpriv.dp.noise import (
     default_sampler,
     require_private,
 )
-from attrpriv.dp.record import DEFINITIONS, PrivacyRecord, Release
+from attrpriv.dp.record import PrivacyRecord, Release
+from attrpriv.dp.units import DEFINITIONS, PrivacyUnit
 
 __all__ = [
     "DEFINITIONS",
+    "Accuracy",
     "AuditResult",
     "Budget",
+    "BudgetChange",
     "BudgetLedger",
     "LedgerEntry",
     "LedgerSummary",
+    "Mechanism",
+    "NoisePlan",
     "NoiseSampler",
     "OpenDPNoise",
+    "Parameters",
     "PrivacyRecord",
+    "PrivacyUnit",
     "Release",
     "SeededNumpyNoise",
+    "UnitSpend",
     "audit",
     "audit_samples",
     "clopper_pearson",

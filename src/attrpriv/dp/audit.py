@@ -28,19 +28,12 @@ from scipy import stats
 
 from attrpriv._checks import check_delta, check_positive_int, check_probability
 from attrpriv.errors import InputError
+from attrpriv.stats import Interval
+from attrpriv.stats import clopper_pearson as clopper_pearson  # attrpriv.dp exports it
 
 Sampler = Callable[[int], ArrayLike]
 Statistic = Callable[[np.ndarray], ArrayLike]
 Scorer = Callable[[np.ndarray], np.ndarray]
-
-
-@dataclass(frozen=True)
-class Interval:
-    """A proportion with its confidence bounds."""
-
-    value: float
-    lower: float
-    upper: float
 
 
 @dataclass(frozen=True)
@@ -70,23 +63,6 @@ class AuditResult:
             "p_second": vars(self.p_second),
             "n_samples": self.n_samples,
         }
-
-
-def clopper_pearson(successes: int, trials: int, confidence: float = 0.95) -> Interval:
-    """Exact binomial interval; each bound is one-sided at level ``confidence``."""
-    trials = check_positive_int(trials, "trials")
-    if not 0 <= successes <= trials:
-        raise InputError(f"successes must be in [0, {trials}], got {successes}")
-    alpha = 1.0 - check_probability(confidence, "confidence")
-    lower = (
-        0.0 if successes == 0 else float(stats.beta.ppf(alpha, successes, trials - successes + 1))
-    )
-    upper = (
-        1.0
-        if successes == trials
-        else float(stats.beta.ppf(1.0 - alpha, successes + 1, trials - successes))
-    )
-    return Interval(successes / trials, lower, upper)
 
 
 def audit(

@@ -1,20 +1,27 @@
 """A privacy-budget ledger persisted in SQLite: one file per dataset or project.
 
-Every release is charged to the ledger *before* its noise is drawn. Charges compose by basic
-sequential composition (epsilons add up, deltas add up), and a charge that would exceed the
-configured budget is refused. Each charge is one ``BEGIN IMMEDIATE`` transaction: concurrent
-writers are serialised by SQLite's lock, and a crash mid-write rolls back to the last commit.
+Every release is charged to the ledger *before* its noise is drawn. Each charge states its
+privacy unit (:mod:`attrpriv.dp.units`): whose secret, under which definition. Spend is composed
+only within a unit, by sequential composition (and, for row-level DP, zCDP where that is
+tighter); a charge also counts, converted, in every unit its guarantee provably implies
+(:func:`~attrpriv.dp.units.conversions`), and nothing is ever added across units that no
+theorem connects. A budget is set per unit, and a charge must fit every budget it counts
+against; a charge that no budget covers is refused unless it is explicitly allowed.
+
+Each charge is one ``BEGIN IMMEDIATE`` transaction: concurrent writers are serialised by
+SQLite's lock, and a crash mid-write rolls back to the last commit. Budgets are kept as an
+append-only history: the current budget of a unit is its latest row.
 """
 
 from __future__ import annotations
 
 import contextlib
 import json
-import math
 import os
+import shlex
 import sqlite3
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import closing, contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -22,79 +29,193 @@ from pathlib import Path
 from typing import Any
 
 from attrpriv._checks import check_delta, check_epsilon, check_positive
+from attrpriv.dp.accounting import (
+    ZCDP,
+    Budget,
+    Charge,
+    compose,
+    convert,
+    counted_in,
+    describe,
+)
 from attrpriv.dp.record import PrivacyRecord
-from attrpriv.errors import BudgetExceededError, LedgerError
+from attrpriv.dp.units import (
+    ADD_REMOVE,
+    DEFINITIONS,
+    ZCDP_RULE,
+    Conversion,
+    PrivacyUnit,
+    composition_rule,
+    conversions,
+)
+from attrpriv.errors import BudgetExceededError, InputError, LedgerError
 
 _APPLICATION_ID = 0x41545052  # "ATPR": marks a SQLite file as an attrpriv ledger
-_SCHEMA_VERSION = 1
-_TOLERANCE = 1e-9  # relative slack so that 10 x 0.1 fits a budget of 1.0
+_SCHEMA_VERSION = 2
+TOLERANCE = 1e-9  # relative slack so that 10 x 0.1 fits a budget of 1.0
+
 
 _DDL = """
-CREATE TABLE budget (
-    id INTEGER PRIMARY KEY CHECK (id = 1),
+CREATE TABLE budgets (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    created TEXT NOT NULL,
+    unit TEXT NOT NULL,
     epsilon REAL NOT NULL CHECK (epsilon > 0),
-    delta REAL NOT NULL CHECK (delta >= 0 AND delta < 1)
+    delta REAL NOT NULL CHECK (delta >= 0 AND delta < 1),
+    note TEXT NOT NULL
 );
+CREATE INDEX budgets_by_unit ON budgets (unit, id);
 CREATE TABLE releases (
     id INTEGER PRIMARY KEY AUTOINCREMENT,
     created TEXT NOT NULL,
     label TEXT NOT NULL,
+    unit TEXT NOT NULL,
     mechanism TEXT NOT NULL,
     definition TEXT NOT NULL,
     epsilon REAL NOT NULL CHECK (epsilon > 0),
     delta REAL NOT NULL CHECK (delta >= 0 AND delta < 1),
+    rho REAL CHECK (rho IS NULL OR rho >= 0),
+    budgeted INTEGER NOT NULL CHECK (budgeted IN (0, 1)),
     record TEXT NOT NULL
 );
+CREATE TRIGGER budgets_no_update BEFORE UPDATE ON budgets
+BEGIN SELECT RAISE(ABORT, 'the budget history is append-only'); END;
+CREATE TRIGGER budgets_no_delete BEFORE DELETE ON budgets
+BEGIN SELECT RAISE(ABORT, 'the budget history is append-only'); END;
+CREATE TRIGGER releases_no_update BEFORE UPDATE ON releases
+BEGIN SELECT RAISE(ABORT, 'charged releases are append-only'); END;
+CREATE TRIGGER releases_no_delete BEFORE DELETE ON releases
+BEGIN SELECT RAISE(ABORT, 'charged releases are append-only'); END;
 """
 
 
 @dataclass(frozen=True)
-class Budget:
-    """A total (epsilon, delta) allowance, or what is left of it."""
+class BudgetChange:
+    """One row of a ledger's append-only budget history."""
 
+    id: int
+    created: str
+    unit: str
     epsilon: float
     delta: float
+    note: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "created": self.created,
+            "unit": self.unit,
+            "epsilon": self.epsilon,
+            "delta": self.delta,
+            "note": self.note,
+        }
 
 
 @dataclass(frozen=True)
 class LedgerEntry:
-    """One charged release."""
+    """One charged release; ``budgeted`` is False if it was let in with no covering budget."""
 
     id: int
     created: str
     label: str
     record: PrivacyRecord
+    budgeted: bool = True
+
+
+@dataclass(frozen=True)
+class UnitSpend:
+    """What one privacy unit has spent, how it was composed, and what is left.
+
+    ``spent`` is basic sequential composition of every charge that counts in the unit (its own
+    and converted ones); ``rho`` the zCDP total where every such charge has a zCDP bound (row
+    DP units only), and ``zcdp_epsilon`` that rho as epsilon at the budget's delta.
+    ``accounting`` is the one used (``"basic"`` or ``"zcdp"``: the smaller epsilon that fits),
+    ``used`` its (epsilon, delta). ``converted_from`` lists the units whose charges count here
+    through a conversion; ``covered_by`` the budgeted units that this unit's own charges count
+    against. ``rule`` and ``proven`` say how the spend composes and whether that is a theorem.
+    """
+
+    unit: str
+    budget: Budget | None
+    spent: Budget
+    rho: float | None
+    zcdp_epsilon: float | None
+    accounting: str
+    used: Budget
+    remaining: Budget | None
+    n_direct: int
+    n_converted: int
+    converted_from: tuple[str, ...]
+    covered_by: tuple[str, ...]
+    rule: str
+    proven: bool
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "unit": self.unit,
+            "budget": None if self.budget is None else self.budget.to_dict(),
+            "spent": self.spent.to_dict(),
+            "rho": self.rho,
+            "zcdp_epsilon": self.zcdp_epsilon,
+            "accounting": self.accounting,
+            "used": self.used.to_dict(),
+            "remaining": None if self.remaining is None else self.remaining.to_dict(),
+            "n_direct": self.n_direct,
+            "n_converted": self.n_converted,
+            "converted_from": list(self.converted_from),
+            "covered_by": list(self.covered_by),
+            "rule": self.rule,
+            "proven": self.proven,
+        }
 
 
 @dataclass(frozen=True)
 class LedgerSummary:
-    """Budget, spend (basic composition) and what remains."""
+    """Spend per privacy unit, the units that no budget covers, and the budget history.
+
+    Units are reported side by side and never added up: there is no ledger-wide total.
+    """
 
     path: str
-    budget: Budget | None
-    spent: Budget
-    remaining: Budget | None
+    units: tuple[UnitSpend, ...]
+    unbudgeted: tuple[str, ...]
+    history: tuple[BudgetChange, ...]
     n_releases: int
 
-    def to_dict(self) -> dict[str, Any]:
-        def pair(b: Budget | None) -> dict[str, float] | None:
-            return None if b is None else {"epsilon": b.epsilon, "delta": b.delta}
+    def unit(self, unit: PrivacyUnit | str) -> UnitSpend:
+        """The row of ``unit`` (a :class:`PrivacyUnit` or its key)."""
+        key = PrivacyUnit.coerce(unit).key
+        for row in self.units:
+            if row.unit == key:
+                return row
+        raise InputError(
+            f"unit {key!r} has neither a budget nor charges in this ledger "
+            f"(units: {', '.join(r.unit for r in self.units) or 'none'})"
+        )
 
+    def to_dict(self) -> dict[str, Any]:
         return {
             "path": self.path,
-            "budget": pair(self.budget),
-            "spent": pair(self.spent),
-            "remaining": pair(self.remaining),
+            "composition": (
+                "per privacy unit: sequential composition within a unit (zCDP where tighter for "
+                "row-level DP), proven conversions between units, never a sum across units"
+            ),
+            "units": [u.to_dict() for u in self.units],
+            "unbudgeted": list(self.unbudgeted),
+            "history": [h.to_dict() for h in self.history],
             "n_releases": self.n_releases,
-            "composition": "basic sequential (sum of epsilons, sum of deltas)",
         }
 
 
 class BudgetLedger:
-    """Records releases against a budget in the SQLite file at ``path``.
+    """Records releases against per-unit budgets in the SQLite file at ``path``.
 
-    ``create=True`` makes a new ledger if the file does not exist; an existing file must be an
-    attrpriv ledger (checked on open), else :class:`LedgerError`.
+    Parameters
+    ----------
+    path : the ledger file.
+    create : make a new ledger if the file does not exist (else :class:`LedgerError`). An
+        existing file must be an intact attrpriv ledger of this version (checked on open).
+    timeout : seconds to wait for another writer's lock before giving up.
     """
 
     def __init__(self, path: str | Path, *, create: bool = True, timeout: float = 30.0) -> None:
@@ -110,70 +231,163 @@ class BudgetLedger:
         self._check(self._header())
 
     # -- public API -----------------------------------------------------------------------
-    def set_budget(self, epsilon: float, delta: float = 0.0) -> Budget:
-        """Set the total budget; refused if it is below what is already spent."""
+    def set_budget(
+        self,
+        epsilon: float,
+        delta: float = 0.0,
+        *,
+        unit: PrivacyUnit | str = ADD_REMOVE,
+        allow_raise: bool = False,
+    ) -> Budget:
+        """Set the budget of one privacy unit, appending it to the budget history.
+
+        Parameters
+        ----------
+        epsilon, delta : the unit's total allowance (epsilon > 0, delta in [0, 1)).
+        unit : the privacy unit (:class:`PrivacyUnit` or its ``definition/scope`` key);
+            default ``dp/add-remove``.
+        allow_raise : permit raising a budget that is partly spent. Raising after releases
+            were made is a decision to give away more than was planned, so it must be explicit;
+            it is recorded with its time in the history either way.
+
+        Returns
+        -------
+        Budget : the new budget of the unit.
+
+        Raises
+        ------
+        BudgetExceededError : the budget is below what the unit has already spent, or it
+            raises a partly spent budget without ``allow_raise``.
+        """
         budget = Budget(check_epsilon(epsilon), check_delta(delta))
+        target = PrivacyUnit.coerce(unit)
+        if not isinstance(allow_raise, bool):
+            raise InputError(f"allow_raise must be True or False, got {allow_raise!r}")
+        created = _now()
         with self._transaction() as conn:
-            spent = _spent(conn)
-            if not _fits(spent.epsilon, budget.epsilon) or not _fits(spent.delta, budget.delta):
+            current = _budgets(conn, self.path).get(target.key)
+            counted = counted_in(target, _charges(conn, self.path))
+            spend = compose(target, [c for c, _ in counted], budget)
+            if not spend.fits:
                 raise BudgetExceededError(
-                    f"budget (epsilon={budget.epsilon:g}, delta={budget.delta:g}) is below what "
-                    f"is already spent (epsilon={spent.epsilon:g}, delta={spent.delta:g})"
+                    f"budget of unit {target.key!r} (epsilon={budget.epsilon:g}, "
+                    f"delta={budget.delta:g}) is below what is already spent there "
+                    f"({describe(spend)})"
                 )
+            raised = current is not None and _raises(current, budget)
+            if current is not None and raised and counted and not allow_raise:
+                raise BudgetExceededError(
+                    f"raising the budget of unit {target.key!r} from (epsilon="
+                    f"{current.epsilon:g}, delta={current.delta:g}) to (epsilon="
+                    f"{budget.epsilon:g}, delta={budget.delta:g}) after {len(counted)} "
+                    f"release(s) spent {describe(spend)} needs allow_raise=True "
+                    "(attrpriv budget set --allow-raise); the raise is then kept in the history"
+                )
+            note = _note(current, budget, raised=raised, spent=bool(counted))
             conn.execute(
-                "INSERT INTO budget (id, epsilon, delta) VALUES (1, ?, ?) "
-                "ON CONFLICT(id) DO UPDATE SET epsilon = excluded.epsilon, delta = excluded.delta",
-                (budget.epsilon, budget.delta),
+                "INSERT INTO budgets (created, unit, epsilon, delta, note) VALUES (?, ?, ?, ?, ?)",
+                (created, target.key, budget.epsilon, budget.delta, note),
             )
         return budget
 
-    def charge(self, record: PrivacyRecord, label: str = "") -> LedgerEntry:
-        """Record ``record`` if it fits the remaining budget, else raise BudgetExceededError."""
+    def charge(
+        self, record: PrivacyRecord, label: str = "", *, allow_unbudgeted: bool = False
+    ) -> LedgerEntry:
+        """Record ``record`` if it fits every budget it counts against.
+
+        Parameters
+        ----------
+        record : the release's guarantee; its ``unit`` says which budgets it counts against:
+            every budgeted unit in ``conversions(record.unit)``, at its converted
+            (epsilon, delta).
+        label : a free-text name for the release.
+        allow_unbudgeted : record the release even if no budget covers its unit (it is then
+            shown as unbudgeted). Budgets that do cover it are enforced regardless.
+
+        Returns
+        -------
+        LedgerEntry : the stored entry.
+
+        Raises
+        ------
+        BudgetExceededError : no budget covers the unit (and ``allow_unbudgeted`` is False),
+            or the release would exceed one of the budgets that do.
+        """
         if not isinstance(record, PrivacyRecord):
             raise LedgerError(f"can only charge a PrivacyRecord, got {type(record).__name__}")
-        created = datetime.now(UTC).isoformat(timespec="seconds")
+        if not isinstance(label, str):
+            raise InputError(f"label must be a string, got {type(label).__name__}")
+        if not isinstance(allow_unbudgeted, bool):
+            raise InputError(f"allow_unbudgeted must be True or False, got {allow_unbudgeted!r}")
+        new = Charge(record.unit, record.mechanism, record.epsilon, record.delta, record.rho)
+        created = _now()
         with self._transaction() as conn:
-            budget = _budget(conn)
-            if budget is None:
-                raise BudgetExceededError(
-                    f"ledger {str(self.path)!r} has no budget; set one first "
-                    "(attrpriv budget set --ledger FILE --epsilon E --delta D)"
-                )
-            spent = _spent(conn)
-            _check_fits(record, spent, budget)
+            budgets = _budgets(conn, self.path)
+            covering = [c for c in conversions(record.unit) if c.target.key in budgets]
+            if not covering and not allow_unbudgeted:
+                raise BudgetExceededError(self._unbudgeted_message(record.unit))
+            charges = _charges(conn, self.path)
+            for conversion in covering:
+                target, budget = conversion.target, budgets[conversion.target.key]
+                before = [c for c, _ in counted_in(target, charges)]
+                _check_fits(record, conversion, budget, before, [*before, convert(new, conversion)])
             cursor = conn.execute(
-                "INSERT INTO releases (created, label, mechanism, definition, epsilon, delta, "
-                "record) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                "INSERT INTO releases (created, label, unit, mechanism, definition, epsilon, "
+                "delta, rho, budgeted, record) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (
                     created,
                     label,
+                    record.unit.key,
                     record.mechanism,
                     record.definition,
                     record.epsilon,
                     record.delta,
+                    record.rho,
+                    int(bool(covering)),
                     json.dumps(record.to_dict()),
                 ),
             )
             entry_id = int(cursor.lastrowid or 0)
-        return LedgerEntry(entry_id, created, label, record)
+        return LedgerEntry(entry_id, created, label, record, bool(covering))
+
+    def budgets(self) -> dict[str, Budget]:
+        """The current budget of every unit that has one, by unit key."""
+        with self._transaction(write=False) as conn:
+            return _budgets(conn, self.path)
+
+    def history(self) -> list[BudgetChange]:
+        """Every budget ever set, oldest first (the history is append-only)."""
+        with self._transaction(write=False) as conn:
+            return _history(conn, self.path)
 
     def summary(self) -> LedgerSummary:
-        """Budget, spend and remaining budget, read in one consistent snapshot."""
+        """Spend per unit, unbudgeted units and the budget history, in one snapshot."""
         with self._transaction(write=False) as conn:
-            budget, spent = _budget(conn), _spent(conn)
-            count = int(conn.execute("SELECT COUNT(*) FROM releases").fetchone()[0])
-        remaining = None
-        if budget is not None:
-            remaining = Budget(
-                max(budget.epsilon - spent.epsilon, 0.0), max(budget.delta - spent.delta, 0.0)
-            )
-        return LedgerSummary(str(self.path), budget, spent, remaining, count)
+            history = _history(conn, self.path)
+            charges = _charges(conn, self.path)
+        budgets = {h.unit: Budget(h.epsilon, h.delta) for h in history}
+        keys = set(budgets) | {c.unit.key for c in charges}
+        units = sorted((PrivacyUnit.parse(k) for k in keys), key=_unit_order)
+        rows = tuple(_unit_spend(u, budgets, charges) for u in units)
+        unbudgeted = tuple(r.unit for r in rows if r.n_direct and not r.covered_by)
+        return LedgerSummary(str(self.path), rows, unbudgeted, tuple(history), len(charges))
 
     def entries(self) -> list[LedgerEntry]:
         """Every charged release, oldest first."""
         with self._transaction(write=False) as conn:
-            rows = conn.execute("SELECT id, created, label, record FROM releases ORDER BY id")
-            return [LedgerEntry(int(i), c, lab, self._record(i, r)) for i, c, lab, r in rows]
+            rows = conn.execute(
+                "SELECT id, created, label, unit, budgeted, record FROM releases ORDER BY id"
+            ).fetchall()
+        entries = []
+        for entry_id, created, label, unit, budgeted, text in rows:
+            record = self._record(entry_id, text)
+            if record.unit.key != unit:
+                raise LedgerError(
+                    f"ledger file {str(self.path)!r} is corrupt: release {entry_id} is stored "
+                    f"under unit {unit!r} but its record says {record.unit.key!r}"
+                )
+            entries.append(LedgerEntry(int(entry_id), created, label, record, bool(budgeted)))
+        return entries
 
     def _record(self, entry_id: int, text: Any) -> PrivacyRecord:
         """Parse a stored record; a garbled one is a corrupt ledger, not a bad argument."""
@@ -184,6 +398,18 @@ class BudgetLedger:
                 f"ledger file {str(self.path)!r} is corrupt: release {entry_id} has an "
                 f"unreadable record ({exc})"
             ) from None
+
+    def _unbudgeted_message(self, unit: PrivacyUnit) -> str:
+        reach = [c.target.key for c in conversions(unit)]
+        command = (
+            f"attrpriv budget set --ledger {shlex.quote(str(self.path))} "
+            f"--unit {shlex.quote(unit.key)} --epsilon E"
+        )
+        implied = f" nor any unit it implies ({', '.join(reach[1:])})" if len(reach) > 1 else ""
+        return (
+            f"unit {unit.key!r} has no budget in ledger {str(self.path)!r}{implied}; set one "
+            f"first ({command}), or charge with allow_unbudgeted=True to record it unbudgeted"
+        )
 
     # -- internals ------------------------------------------------------------------------
     def _connect(self) -> sqlite3.Connection:
@@ -235,19 +461,31 @@ class BudgetLedger:
             tmp.unlink(missing_ok=True)
 
     def _check(self, header: tuple[int, int, int]) -> None:
-        """Refuse files that are not intact attrpriv ledgers of a known version."""
+        """Refuse files that are not intact attrpriv ledgers of this version."""
         where = f"ledger file {str(self.path)!r}"
         app, version, _ = header
         if _is_empty(header):
             raise LedgerError(f"{where} is empty: not an attrpriv ledger (truncated?)")
         if app != _APPLICATION_ID:
             raise LedgerError(f"{where} is a SQLite database but not an attrpriv ledger")
+        if version == 1:
+            raise LedgerError(
+                f"{where} is a version-1 ledger, which sums the epsilons of every privacy "
+                "definition into one total and cannot be read per privacy unit; start a new "
+                "ledger file (attrpriv budget set --ledger NEW --unit KEY --epsilon E) and keep "
+                "this one, unchanged, as the record of its releases"
+            )
         if version != _SCHEMA_VERSION:
             raise LedgerError(f"{where} has schema version {version}; expected {_SCHEMA_VERSION}")
         with self._transaction(write=False) as conn:
             status = conn.execute("PRAGMA quick_check").fetchone()[0]
         if status != "ok":
             raise LedgerError(f"{where} is corrupt: {status}")
+
+
+# -- reading the file -------------------------------------------------------------------------
+def _now() -> str:
+    return datetime.now(UTC).isoformat(timespec="seconds")
 
 
 def _header_of(conn: sqlite3.Connection) -> tuple[int, int, int]:
@@ -262,25 +500,122 @@ def _is_empty(header: tuple[int, int, int]) -> bool:
     return app == 0 and objects == 0
 
 
-def _budget(conn: sqlite3.Connection) -> Budget | None:
-    row = conn.execute("SELECT epsilon, delta FROM budget WHERE id = 1").fetchone()
-    return None if row is None else Budget(float(row[0]), float(row[1]))
+def _stored_unit(text: Any, what: str, path: Path) -> PrivacyUnit:
+    try:
+        return PrivacyUnit.parse(text)
+    except InputError as exc:
+        raise LedgerError(
+            f"ledger file {str(path)!r} is corrupt: {what} has an unreadable unit ({exc})"
+        ) from None
 
 
-def _spent(conn: sqlite3.Connection) -> Budget:
-    rows = conn.execute("SELECT epsilon, delta FROM releases").fetchall()
-    return Budget(math.fsum(r[0] for r in rows), math.fsum(r[1] for r in rows))
+def _history(conn: sqlite3.Connection, path: Path) -> list[BudgetChange]:
+    rows = conn.execute(
+        "SELECT id, created, unit, epsilon, delta, note FROM budgets ORDER BY id"
+    ).fetchall()
+    history = []
+    for row_id, created, unit, epsilon, delta, note in rows:
+        key = _stored_unit(unit, f"budget {row_id}", path).key
+        history.append(BudgetChange(int(row_id), created, key, float(epsilon), float(delta), note))
+    return history
 
 
-def _fits(total: float, limit: float) -> bool:
-    return total <= limit * (1.0 + _TOLERANCE) + 1e-15
+def _budgets(conn: sqlite3.Connection, path: Path) -> dict[str, Budget]:
+    """The current budget of each unit: its latest history row."""
+    return {h.unit: Budget(h.epsilon, h.delta) for h in _history(conn, path)}
 
 
-def _check_fits(record: PrivacyRecord, spent: Budget, budget: Budget) -> None:
-    eps_after, delta_after = spent.epsilon + record.epsilon, spent.delta + record.delta
-    if not _fits(eps_after, budget.epsilon) or not _fits(delta_after, budget.delta):
-        raise BudgetExceededError(
-            f"release '{record.mechanism}' (epsilon={record.epsilon:g}, delta={record.delta:g}) "
-            f"would exceed the budget: spent epsilon={spent.epsilon:g} of {budget.epsilon:g}, "
-            f"delta={spent.delta:g} of {budget.delta:g}"
+def _charges(conn: sqlite3.Connection, path: Path) -> list[Charge]:
+    rows = conn.execute(
+        "SELECT id, unit, mechanism, epsilon, delta, rho FROM releases ORDER BY id"
+    ).fetchall()
+    return [
+        Charge(
+            _stored_unit(unit, f"release {row_id}", path),
+            mechanism,
+            float(epsilon),
+            float(delta),
+            None if rho is None else float(rho),
         )
+        for row_id, unit, mechanism, epsilon, delta, rho in rows
+    ]
+
+
+def _check_fits(
+    record: PrivacyRecord,
+    conversion: Conversion,
+    budget: Budget,
+    before: Sequence[Charge],
+    after: Sequence[Charge],
+) -> None:
+    """Refuse ``record`` unless the charges of ``conversion.target`` with it fit ``budget``."""
+    target = conversion.target
+    if compose(target, after, budget).fits:
+        return
+    epsilon, delta = conversion.convert(record.epsilon, record.delta)
+    counted = (
+        ""
+        if conversion.source == target
+        else f", counted there as epsilon={epsilon:g}, delta={delta:g}"
+    )
+    raise BudgetExceededError(
+        f"release '{record.mechanism}' ({record.unit.key}, epsilon={record.epsilon:g}, "
+        f"delta={record.delta:g}{counted}) would exceed the budget of unit {target.key!r}: "
+        f"spent {describe(compose(target, before, budget))}, of epsilon="
+        f"{budget.epsilon:g}, delta={budget.delta:g}"
+    )
+
+
+def _raises(current: Budget, budget: Budget) -> bool:
+    return budget.epsilon > current.epsilon or budget.delta > current.delta
+
+
+def _note(current: Budget | None, budget: Budget, *, raised: bool, spent: bool) -> str:
+    if current is None:
+        return "set"
+    if raised:
+        return "raised with allow_raise" if spent else "raised"
+    if budget == current:
+        return "set again (unchanged)"
+    return "lowered"
+
+
+def _unit_order(unit: PrivacyUnit) -> tuple[int, int, str]:
+    scopes = ("add-remove", "substitute")
+    rank = scopes.index(unit.scope) if unit.scope in scopes else len(scopes)
+    return DEFINITIONS.index(unit.definition), rank, unit.scope
+
+
+def _unit_spend(
+    unit: PrivacyUnit, budgets: dict[str, Budget], charges: Sequence[Charge]
+) -> UnitSpend:
+    budget = budgets.get(unit.key)
+    counted = counted_in(unit, charges)
+    converted = [c for c, conv in counted if conv.source != unit]
+    spend = compose(unit, [c for c, _ in counted], budget)
+    rule, proven = composition_rule(unit, frozenset(c.mechanism for c, _ in counted))
+    if spend.accounting == ZCDP:
+        rule = ZCDP_RULE
+    remaining = None
+    if budget is not None:
+        remaining = Budget(
+            max(budget.epsilon - spend.used.epsilon, 0.0), max(budget.delta - spend.used.delta, 0.0)
+        )
+    sources = sorted({conv.source for _, conv in counted if conv.source != unit}, key=_unit_order)
+    covered = [c.target for c in conversions(unit) if c.target.key in budgets]
+    return UnitSpend(
+        unit=unit.key,
+        budget=budget,
+        spent=spend.basic,
+        rho=spend.rho,
+        zcdp_epsilon=spend.zcdp_epsilon,
+        accounting=spend.accounting,
+        used=spend.used,
+        remaining=remaining,
+        n_direct=len(counted) - len(converted),
+        n_converted=len(converted),
+        converted_from=tuple(s.key for s in sources),
+        covered_by=tuple(c.key for c in sorted(covered, key=_unit_order)),
+        rule=rule,
+        proven=proven,
+    )

@@ -8,14 +8,19 @@ from typing import Any
 
 from attrpriv._checks import check_delta, check_epsilon, check_non_negative
 from attrpriv._io import to_jsonable
+from attrpriv.dp.accuracy import Accuracy
+from attrpriv.dp.units import DEFINITIONS, PrivacyUnit
 from attrpriv.errors import InputError
-
-DEFINITIONS = ("dp", "dependent-dp", "attribute-privacy", "pufferfish")
 
 
 @dataclass(frozen=True)
 class PrivacyRecord:
-    """The guarantee a release carries: which definition, which parameters, what it protects."""
+    """The guarantee a release carries: which definition, which parameters, what it protects.
+
+    ``unit`` is the privacy unit (:class:`PrivacyUnit`, or its ``definition/scope`` string):
+    the budget ledger composes spend only within one unit. ``rho`` is the release's zCDP
+    parameter where it has one (Gaussian noise), for tighter accounting.
+    """
 
     mechanism: str
     definition: str
@@ -24,7 +29,9 @@ class PrivacyRecord:
     protects: str
     sensitivity: float | Mapping[str, float]
     noise: Mapping[str, Any]
+    unit: PrivacyUnit
     assumptions: tuple[str, ...] = ()
+    rho: float | None = None
 
     def __post_init__(self) -> None:
         if not isinstance(self.mechanism, str) or not self.mechanism:
@@ -33,6 +40,14 @@ class PrivacyRecord:
             raise InputError(
                 f"record definition must be one of {list(DEFINITIONS)}, got {self.definition!r}"
             )
+        unit = self.unit if isinstance(self.unit, PrivacyUnit) else PrivacyUnit.parse(self.unit)
+        if unit.definition != self.definition:
+            raise InputError(
+                f"record unit {unit.key!r} is not a unit of its definition {self.definition!r}"
+            )
+        object.__setattr__(self, "unit", unit)
+        if self.rho is not None:
+            object.__setattr__(self, "rho", check_non_negative(self.rho, "rho"))
         object.__setattr__(self, "epsilon", check_epsilon(self.epsilon))
         object.__setattr__(self, "delta", check_delta(self.delta))
         if not isinstance(self.protects, str) or not self.protects:
@@ -63,7 +78,9 @@ class PrivacyRecord:
             "protects": self.protects,
             "sensitivity": to_jsonable(self.sensitivity),
             "noise": to_jsonable(self.noise),
+            "unit": self.unit.key,
             "assumptions": list(self.assumptions),
+            "rho": self.rho,
         }
 
     @classmethod
@@ -83,16 +100,19 @@ class Release:
     """A mechanism's output: the noisy ``values`` together with their ``record``.
 
     ``parts`` holds non-private diagnostics computed from public quantities only (noise scales,
-    per-chunk sensitivities), never from the private data.
+    per-chunk sensitivities), never from the private data. ``accuracy`` says how far each
+    released value can be from the true one through the noise (scale and interval per value).
     """
 
     values: Any
     record: PrivacyRecord
     parts: Mapping[str, Any] = field(default_factory=dict)
+    accuracy: Accuracy | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return {
             "values": to_jsonable(self.values),
             "record": self.record.to_dict(),
             "parts": to_jsonable(self.parts),
+            "accuracy": None if self.accuracy is None else self.accuracy.to_dict(),
         }

@@ -1,15 +1,26 @@
-"""release: statistics published under formal guarantees (DP, attribute privacy, Pufferfish)."""
+"""release: statistics published under formal guarantees (DP, attribute privacy, Pufferfish).
+
+One folder per mechanism (``gaussian/``, ``markov_quilt/``, ``ddp/``), the graph code they
+share (``graph/``), and the row-level Laplace baseline (``laplace``).
+"""
 
 from attrpriv.release.ddp import TabularDDP
-from attrpriv.release.gaussian import AttributePrivateGaussian
-from attrpriv.release.histogram import NEIGHBOURS, LaplaceHistograms
-from attrpriv.release.markov_chain import MarkovChainModel
-from attrpriv.release.markov_quilt import AttributeMarkovQuilt, MarkovQuiltMechanism
-from attrpriv.release.models import GaussianModel
-from attrpriv.release.network import DiscreteNetwork
-from attrpriv.release.quilt import Quilt, best_quilt, max_influence, quilt_scale
-from attrpriv.release.resampling import ResamplingModel
-from attrpriv.release.specs import Query, Secret, Statistic
+from attrpriv.release.gaussian import (
+    AttributePrivateGaussian,
+    GaussianModel,
+    Query,
+    ResamplingModel,
+    Secret,
+    Statistic,
+)
+from attrpriv.release.graph.network import DiscreteNetwork
+from attrpriv.release.graph.quilts import Quilt, best_quilt, max_influence, quilt_scale
+from attrpriv.release.laplace import NEIGHBOURS, LaplaceHistograms
+from attrpriv.release.markov_quilt import (
+    AttributeMarkovQuilt,
+    MarkovChainModel,
+    MarkovQuiltMechanism,
+)
 
 __all__ = [
     "NEIGHBOURS",

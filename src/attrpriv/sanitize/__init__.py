@@ -15,8 +15,8 @@ _LAZY = {
     "SanitizedData": "attrpriv.sanitize.sanitizer",
     "thickness_labels": "attrpriv.sanitize.images",
     "mnist_images": "attrpriv.sanitize.images",
-    "sweep": "attrpriv.sanitize.sweep",
-    "sweep_images": "attrpriv.sanitize.sweep",
+    "sweep": "attrpriv.sanitize.tradeoff",
+    "sweep_images": "attrpriv.sanitize.tradeoff",
     "InputNoise": "attrpriv.sanitize.baselines",
     "LatentInterpolation": "attrpriv.sanitize.baselines",
 }

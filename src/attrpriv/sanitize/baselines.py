@@ -7,7 +7,7 @@
   ``z~ = z - z_{S_i} + z_{S_j}``, and decode.
 
 Both are duck-typed like :class:`attrpriv.sanitize.sanitizer.Sanitizer` (a ``sanitize`` method
-returning :class:`SanitizedData`), so :func:`attrpriv.sanitize.sweep.sweep` takes them as they
+returning :class:`SanitizedData`), so :func:`attrpriv.sanitize.tradeoff.sweep` takes them as they
 are. Neither gives a formal privacy guarantee: their record is None, nothing is charged to a
 ledger, and their randomness is a seeded numpy generator, not a DP noise sampler.
 """

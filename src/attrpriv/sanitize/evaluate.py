@@ -8,7 +8,7 @@
 - :func:`pareto_front` / :func:`pareto_auc` -- the non-dominated (leakage, utility) points of a
   trade-off sweep and the area under their attainable-utility step function.
 
-Scores reuse :class:`attrpriv.assess.stats.Score` (rate, baseline rate, difference, Newcombe CI).
+Scores reuse :class:`attrpriv.stats.Score` (rate, baseline rate, difference, Newcombe CI).
 """
 
 from __future__ import annotations
@@ -26,8 +26,8 @@ from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
 
 from attrpriv._checks import check_positive, check_positive_int, check_probability
-from attrpriv.assess.stats import Score, rate_difference
 from attrpriv.errors import InputError
+from attrpriv.stats import Score, rate_difference
 
 Features = pd.DataFrame | np.ndarray
 

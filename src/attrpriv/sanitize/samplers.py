@@ -12,23 +12,28 @@ post-process DP outputs (sampling from the released model), which needs no priva
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 from numpy.typing import ArrayLike
 
 from attrpriv._checks import (
+    Check,
     check_epsilon,
     check_positive,
     check_positive_int,
     check_probability,
+    optional,
 )
 from attrpriv._io import to_jsonable
+from attrpriv.dp.accuracy import Accuracy
 from attrpriv.dp.ledger import BudgetLedger
-from attrpriv.dp.noise import NoiseSampler, default_sampler, require_private
-from attrpriv.dp.record import PrivacyRecord
+from attrpriv.dp.mechanism import SAMPLER_CONSTRAINTS, Mechanism, NoisePlan
+from attrpriv.dp.noise import NoiseSampler
+from attrpriv.dp.record import PrivacyRecord, Release
+from attrpriv.dp.units import SUBSTITUTE
 from attrpriv.errors import InputError
 from attrpriv.sanitize import ron_gauss as rg
 
@@ -43,6 +48,7 @@ class SampledLatents:
     y_s: np.ndarray | None
     record: PrivacyRecord | None
     parts: dict[str, Any] | None = None
+    accuracy: Accuracy | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -50,6 +56,7 @@ class SampledLatents:
             "y_s": None if self.y_s is None else to_jsonable(self.y_s),
             "record": None if self.record is None else self.record.to_dict(),
             "parts": to_jsonable(self.parts or {}),
+            "accuracy": None if self.accuracy is None else self.accuracy.to_dict(),
         }
 
 
@@ -64,17 +71,6 @@ def _latents(z_s: ArrayLike) -> np.ndarray:
     if not np.isfinite(array).all():
         raise InputError("z_s has NaN or infinite values; expected finite numbers")
     return array
-
-
-def _sampler(noise: NoiseSampler | None, allow_nonprivate: bool) -> NoiseSampler:
-    sampler = noise if noise is not None else default_sampler()
-    require_private(sampler, allow_nonprivate=allow_nonprivate)
-    return sampler
-
-
-def _assumptions(sampler: NoiseSampler, *extra: str) -> tuple[str, ...]:
-    flagged = () if sampler.private else ("noise sampler is not private",)
-    return (NS_CAVEAT, *extra, *flagged)
 
 
 class Suppression:
@@ -93,13 +89,50 @@ class Suppression:
         return SampledLatents(np.zeros_like(array), None, None, {"mechanism": "suppression"})
 
 
-class DPObfuscation:
+@dataclass(frozen=True)
+class Latents:
+    """One private input of a sampler: latents as a checked (n, k) array, and labels."""
+
+    z_s: np.ndarray
+    y_s: np.ndarray | None
+
+
+@dataclass(frozen=True)
+class Draw:
+    """What a sampler releases: replacement latents and (DP-sampling only) labels."""
+
+    z_s: np.ndarray
+    y_s: np.ndarray | None
+
+
+def _sampled(release: Release) -> SampledLatents:
+    draw: Draw = release.values
+    return SampledLatents(draw.z_s, draw.y_s, release.record, dict(release.parts), release.accuracy)
+
+
+@dataclass(frozen=True)
+class ObfuscationPlan(NoisePlan):
+    """Laplace noise of one scale on every coordinate of a k-dimensional latent."""
+
+    k: int
+    bound: float
+    sensitivity: float
+    scale: float
+
+
+class DPObfuscation(Mechanism[Latents, ObfuscationPlan]):
     """Local epsilon-DP per record: clip ``z_S`` to ``[-bound, bound]^k``, add Laplace noise.
 
     Two values of one record's clipped ``z_S`` differ by at most ``2 * bound * k`` in l1 norm, so
     Laplace noise of scale ``2 * bound * k / epsilon`` on each coordinate makes the output
     epsilon-indistinguishable for any two values of that record's ``z_S`` (local DP).
     """
+
+    _constraints: ClassVar[Mapping[str, Check]] = {
+        "epsilon": check_epsilon,
+        "bound": check_positive,
+        **SAMPLER_CONSTRAINTS,
+    }
 
     def __init__(
         self,
@@ -123,41 +156,93 @@ class DPObfuscation:
         label: str = "",
     ) -> SampledLatents:
         """Clip, charge the ledger, add Laplace noise; ``y_s`` is not used."""
-        epsilon = check_epsilon(self.epsilon)
-        bound = check_positive(self.bound, "bound")
-        sampler = _sampler(self.noise, self.allow_nonprivate)
-        clipped = np.clip(_latents(z_s), -bound, bound)
-        record = self.record(clipped.shape[1], epsilon, bound, sampler)
-        if ledger is not None:
-            ledger.charge(record, label=label)
-        noisy = sampler.laplace(clipped, record.noise["scale"])
-        return SampledLatents(noisy, None, record, {"clipped_share": _share_clipped(z_s, bound)})
+        return _sampled(self._release(z_s, ledger=ledger, label=label))
 
-    def record(self, k: int, epsilon: float, bound: float, sampler: NoiseSampler) -> PrivacyRecord:
-        """The guarantee of obfuscating k-dimensional latents with this configuration."""
+    def calibrate(self, k: int, sampler: NoiseSampler | None = None) -> ObfuscationPlan:
+        """The noise of k-dimensional latents (public: no data is used)."""
+        self._validate_params()
+        return self._plan(k, sampler or self._sampler())
+
+    def _plan(self, k: int, sampler: NoiseSampler) -> ObfuscationPlan:
+        bound, epsilon = float(self.bound), float(self.epsilon)
         sensitivity = 2.0 * bound * k + sampler.rounding_slack(k)
+        return ObfuscationPlan(epsilon, 0.0, sampler, k, bound, sensitivity, sensitivity / epsilon)
+
+    def _measure(self, z_s: ArrayLike) -> Latents:
+        return Latents(_latents(z_s), None)
+
+    def _calibrate(self, measured: Latents, sampler: NoiseSampler) -> ObfuscationPlan:
+        return self._plan(measured.z_s.shape[1], sampler)
+
+    def record(self, plan: ObfuscationPlan) -> PrivacyRecord:
+        """The guarantee of obfuscating latents with ``plan``."""
         return PrivacyRecord(
             mechanism="dp-obfuscation",
             definition="dp",
-            epsilon=epsilon,
+            epsilon=plan.epsilon,
             delta=0.0,
             protects=(
                 "the value of each record's sensitive latent z_S within the public box "
-                f"[-{bound:g}, {bound:g}]^{k} (local DP: any two values are indistinguishable)"
+                f"[-{plan.bound:g}, {plan.bound:g}]^{plan.k} (local DP: any two values are "
+                "indistinguishable)"
             ),
-            sensitivity=sensitivity,
-            noise={"distribution": "laplace", "scale": sensitivity / epsilon, "norm": "l1",
-                   "per": "coordinate", **sampler.describe()},
-            assumptions=_assumptions(sampler, "each record is obfuscated independently"),
+            sensitivity=plan.sensitivity,
+            noise={"distribution": "laplace", "scale": plan.scale, "norm": "l1",
+                   "per": "coordinate", **plan.sampler.describe()},
+            unit=SUBSTITUTE,
+            assumptions=self._assumptions(
+                plan, NS_CAVEAT, "each record is obfuscated independently"),
         )  # fmt: skip
 
+    def _noise(self, measured: Latents, plan: ObfuscationPlan) -> Draw:
+        clipped = np.clip(measured.z_s, -plan.bound, plan.bound)
+        return Draw(plan.sampler.laplace(clipped, plan.scale), None)
 
-def _share_clipped(z_s: ArrayLike, bound: float) -> float:
-    """Share of latent coordinates outside the public box (a diagnostic, not released)."""
-    return float(np.mean(np.abs(np.asarray(z_s, dtype=float)) > bound))
+    def _accuracy(self, plan: ObfuscationPlan, values: Draw) -> Accuracy:
+        scales = np.full(values.z_s.shape, plan.scale)
+        return Accuracy.of_scales("laplace", scales, of="the clipped latents")
+
+    def _parts(self, measured: Latents, plan: ObfuscationPlan, noisy: Draw) -> dict[str, Any]:
+        """Share of latent coordinates outside the public box (a diagnostic, not released)."""
+        return {"clipped_share": float(np.mean(np.abs(measured.z_s) > plan.bound))}
 
 
-class DPSampling:
+@dataclass(frozen=True)
+class SamplingPlan(NoisePlan):
+    """The epsilons and sensitivities of the count, sum and scatter releases."""
+
+    k: int
+    p: int
+    bound: float
+    n_classes: int
+    classes_seen: bool
+    statistics: rg.Calibration
+
+
+@dataclass(frozen=True)
+class LabelledLatents:
+    """DP-sampling's private input: the projected, clipped rows' statistics per class."""
+
+    n: int
+    k: int
+    projection: np.ndarray
+    statistics: rg.ClassStatistics
+    classes: np.ndarray
+    classes_seen: bool
+
+
+@dataclass(frozen=True)
+class SampledModel:
+    """DP-sampling's DP output (the per-class Gaussian model) and the public facts to sample
+    from it: the number of rows, the classes and the projection."""
+
+    model: rg.GaussianClasses
+    n: int
+    classes: np.ndarray
+    projection: np.ndarray
+
+
+class DPSampling(Mechanism[LabelledLatents, SamplingPlan]):
     """epsilon-DP per-class Gaussian model of projected ``z_S`` (RON-Gauss), then sampling.
 
     Parameters
@@ -174,6 +259,16 @@ class DPSampling:
         which classes occur).
     seed : seeds the public projection and the post-processing sampler.
     """
+
+    _constraints: ClassVar[Mapping[str, Check]] = {
+        "epsilon": check_epsilon,
+        "bound": check_positive,
+        "projection_dim": optional(check_positive_int),
+        "mean_share": check_probability,
+        "class_share_epsilon": optional(check_epsilon),
+        "seed": lambda value, name: check_positive_int(value, name, minimum=0),
+        **SAMPLER_CONSTRAINTS,
+    }
 
     def __init__(
         self,
@@ -198,28 +293,48 @@ class DPSampling:
         self.noise = noise
         self.allow_nonprivate = allow_nonprivate
 
+    def sample(
+        self,
+        z_s: ArrayLike,
+        y_s: ArrayLike | None,
+        *,
+        ledger: BudgetLedger | None = None,
+        label: str = "",
+    ) -> SampledLatents:
+        """Release the DP model (ledger charged first), then draw ``n`` labelled replacements."""
+        return _sampled(self._release(z_s, y_s, ledger=ledger, label=label))
+
     def split(self) -> tuple[float, float, float]:
         """(epsilon_count, epsilon_sum, epsilon_scatter), summing to ``epsilon``."""
-        epsilon = check_epsilon(self.epsilon)
-        share = check_probability(self.mean_share, "mean_share")
-        if self.class_share_epsilon is None:
-            counts = 0.1 * epsilon
-        else:
-            counts = check_epsilon(self.class_share_epsilon, "class_share_epsilon")
-            if counts >= epsilon:
-                raise InputError(
-                    f"class_share_epsilon must be < epsilon ({epsilon:g}), got {counts:g}"
-                )
+        epsilon = float(self.epsilon)
+        counts = 0.1 * epsilon if self.class_share_epsilon is None else self.class_share_epsilon
+        if counts >= epsilon:
+            raise InputError(f"class_share_epsilon must be < epsilon ({epsilon:g}), got {counts:g}")
         rest = epsilon - counts
-        return counts, share * rest, rest - share * rest
+        return counts, self.mean_share * rest, rest - self.mean_share * rest
 
-    def calibration(self, p: int, sampler: NoiseSampler) -> rg.Calibration:
+    def calibrate(
+        self, k: int, n_classes: int, sampler: NoiseSampler | None = None
+    ) -> SamplingPlan:
+        """The noise of the model of k-dimensional latents in ``n_classes`` public classes
+        (public: no data is used)."""
+        self._validate_params()
+        return self._plan(k, n_classes, False, sampler or self._sampler())
+
+    def _plan(self, k: int, n_classes: int, seen: bool, sampler: NoiseSampler) -> SamplingPlan:
+        p = self._dim(k)
+        statistics = self._sensitivities(p, sampler)
+        return SamplingPlan(
+            float(self.epsilon), 0.0, sampler, k, p, float(self.bound), n_classes, seen, statistics
+        )
+
+    def _sensitivities(self, p: int, sampler: NoiseSampler) -> rg.Calibration:
         """Epsilons and l1 sensitivities of the count, sum and scatter releases.
 
         Substituting one record's ``(z_S, y_S)`` removes a row from one class and adds one to
         the same or another class: twice one row's contribution to each statistic.
         """
-        bound = check_positive(self.bound, "bound")
+        bound = float(self.bound)
         eps_count, eps_sum, eps_scatter = self.split()
         return rg.Calibration(
             eps_count,
@@ -230,44 +345,51 @@ class DPSampling:
             2.0 * rg.scatter_sensitivity(p, bound) + sampler.rounding_slack(rg.triangle_size(p)),
         )
 
-    def sample(
-        self,
-        z_s: ArrayLike,
-        y_s: ArrayLike | None,
-        *,
-        ledger: BudgetLedger | None = None,
-        label: str = "",
-    ) -> SampledLatents:
-        """Release the DP model (ledger charged first), then draw ``n`` labelled replacements."""
+    def _measure(self, z_s: ArrayLike, y_s: ArrayLike | None) -> LabelledLatents:
         latents = _latents(z_s)
         labels, classes, seen = self._labels(y_s, latents.shape[0])
-        k = latents.shape[1]
-        p = self._dim(k)
-        bound = check_positive(self.bound, "bound")
-        sampler = _sampler(self.noise, self.allow_nonprivate)
-        projection = rg.orthonormal_projection(k, p, check_seed(self.seed))
-        rows = rg.clip_rows(latents @ projection, bound)
+        n, k = latents.shape
+        projection = rg.orthonormal_projection(k, self._dim(k), int(self.seed))
+        rows = rg.clip_rows(latents @ projection, float(self.bound))
         stats = rg.class_statistics(rows, labels, classes)
-        record = self.record(k, p, len(classes), sampler, classes_seen=seen)
-        if ledger is not None:
-            ledger.charge(record, label=label)
-        noisy = rg.noisy_statistics(stats, self.calibration(p, sampler), sampler)
-        model = rg.gaussian_classes(noisy, bound)
-        draws, index = rg.sample_classes(model, latents.shape[0], np.random.default_rng(self.seed))
-        parts = {"shares": model.shares, "means": model.means, "classes": list(classes),
-                 "projection_dim": p}  # fmt: skip
-        return SampledLatents(draws @ projection.T, classes[index], record, parts)
+        return LabelledLatents(n, k, projection, stats, classes, seen)
 
-    def record(
-        self, k: int, p: int, n_classes: int, sampler: NoiseSampler, *, classes_seen: bool = False
-    ) -> PrivacyRecord:
+    def _calibrate(self, measured: LabelledLatents, sampler: NoiseSampler) -> SamplingPlan:
+        return self._plan(measured.k, measured.classes.size, measured.classes_seen, sampler)
+
+    def _noise(self, measured: LabelledLatents, plan: SamplingPlan) -> SampledModel:
+        noisy = rg.noisy_statistics(measured.statistics, plan.statistics, plan.sampler)
+        model = rg.gaussian_classes(noisy, plan.bound)
+        return SampledModel(model, measured.n, measured.classes, measured.projection)
+
+    def _post_process(self, noisy: SampledModel) -> Draw:
+        """Draw the replacements from the released model (post-processing)."""
+        rng = np.random.default_rng(int(self.seed))
+        draws, index = rg.sample_classes(noisy.model, noisy.n, rng)
+        return Draw(draws @ noisy.projection.T, noisy.classes[index])
+
+    def _accuracy(self, plan: SamplingPlan, values: Draw) -> Accuracy:
+        count, total, scatter = plan.statistics.scales
+        return Accuracy.of_scales(
+            "laplace",
+            {"count": count, "sum": total, "scatter": scatter},
+            of="the noisy class counts, sums and scatter entries the samples are drawn from",
+        )
+
+    def _parts(
+        self, measured: LabelledLatents, plan: SamplingPlan, noisy: SampledModel
+    ) -> dict[str, Any]:
+        return {"shares": noisy.model.shares, "means": noisy.model.means,
+                "classes": list(noisy.classes), "projection_dim": plan.p}  # fmt: skip
+
+    def record(self, plan: SamplingPlan) -> PrivacyRecord:
         """The guarantee: sequential over count/sum/scatter, each calibrated to a substitution."""
-        calibration = self.calibration(p, sampler)
+        calibration = plan.statistics
         extra = ("sensitive classes read off the private data (reveals which occur)",)
         return PrivacyRecord(
             mechanism="dp-sampling",
             definition="dp",
-            epsilon=check_epsilon(self.epsilon),
+            epsilon=plan.epsilon,
             delta=0.0,
             protects=(
                 "each private record's sensitive latent z_S and sensitive label y_S "
@@ -278,10 +400,11 @@ class DPSampling:
                          "sum": calibration.sensitivity_sum,
                          "scatter": calibration.sensitivity_scatter},
             noise={**calibration.to_dict(), "composition": "sequential over count, sum, scatter; "
-                   f"l1 over all {n_classes} classes (a substitution moves one row)",
-                   "latent_dim": k,
-                   "projection_dim": p, "bound": self.bound, **sampler.describe()},
-            assumptions=_assumptions(sampler, *(extra if classes_seen else ())),
+                   f"l1 over all {plan.n_classes} classes (a substitution moves one row)",
+                   "latent_dim": plan.k,
+                   "projection_dim": plan.p, "bound": plan.bound, **plan.sampler.describe()},
+            unit=SUBSTITUTE,
+            assumptions=self._assumptions(plan, NS_CAVEAT, *(extra if plan.classes_seen else ())),
         )  # fmt: skip
 
     def _dim(self, k: int) -> int:
@@ -308,11 +431,6 @@ class DPSampling:
         if unknown.any():
             raise InputError(f"y_s has label {labels[unknown][0]!r}, not in classes")
         return labels, classes, False
-
-
-def check_seed(seed: object) -> int:
-    """A seed: a non-negative integer."""
-    return check_positive_int(seed, "seed", minimum=0)
 
 
 __all__ = ["DPObfuscation", "DPSampling", "SampledLatents", "Suppression"]

@@ -17,12 +17,13 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Mapping, Sequence
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, ClassVar
 
 import numpy as np
 import pandas as pd
 
-from attrpriv._checks import check_epsilon, check_finite_number
+from attrpriv._checks import Check, check_epsilon, check_finite_number, instance_of, optional
 from attrpriv.assess.mitigation.base import (
     Strategy,
     check_feature_names,
@@ -38,15 +39,46 @@ from attrpriv.assess.mitigation.randomizers import (
     replace_probability,
 )
 from attrpriv.data.schema import Categorical, Integer, Numeric, PrivateDomainWarning, Schema
+from attrpriv.dp.accuracy import Accuracy
 from attrpriv.dp.ledger import BudgetLedger
-from attrpriv.dp.noise import NoiseSampler, default_sampler, require_private
+from attrpriv.dp.mechanism import SAMPLER_CONSTRAINTS, Mechanism, NoisePlan
+from attrpriv.dp.noise import NoiseSampler
 from attrpriv.dp.record import PrivacyRecord, Release
+from attrpriv.dp.units import SUBSTITUTE
 from attrpriv.errors import InputError
 
 MAX_EPSILON = 700.0  # e^epsilon must be a finite float
 
 
-class LocalDPNoise(Strategy):
+def _check_epsilon(value: object, name: str) -> float:
+    epsilon = check_epsilon(value, name)
+    if epsilon > MAX_EPSILON:
+        raise InputError(f"{name} must be <= {MAX_EPSILON:g}, got {epsilon}")
+    return epsilon
+
+
+@dataclass(frozen=True)
+class Columns:
+    """The private input: a copy of the frame, the features to randomize and the seed."""
+
+    frame: pd.DataFrame
+    features: tuple[str, ...]
+    seed: int
+
+
+@dataclass(frozen=True)
+class LocalPlan(NoisePlan):
+    """How each feature is randomized (public parameters, plus the declared domain values)."""
+
+    per_value_epsilon: float
+    features: Mapping[str, Mapping[str, Any]]
+
+    def public(self) -> dict[str, dict[str, Any]]:
+        """The plan without the domain values."""
+        return {f: {k: v for k, v in p.items() if k != "values"} for f, p in self.features.items()}
+
+
+class LocalDPNoise(Strategy, Mechanism[Columns, LocalPlan]):
     """epsilon-local DP per record and feature: randomized response or clipped Laplace noise.
 
     Parameters
@@ -60,6 +92,11 @@ class LocalDPNoise(Strategy):
     """
 
     name = "ldp"
+    _constraints: ClassVar[Mapping[str, Check]] = {
+        "epsilon": _check_epsilon,
+        "schema": optional(instance_of(Schema, "an attrpriv Schema")),
+        **SAMPLER_CONSTRAINTS,
+    }
 
     def __init__(
         self,
@@ -78,9 +115,6 @@ class LocalDPNoise(Strategy):
         self.noise = noise
         self.allow_nonprivate = allow_nonprivate
 
-    def __repr__(self) -> str:
-        return f"LocalDPNoise(epsilon={self.epsilon!r})"
-
     def release(
         self,
         X: pd.DataFrame,
@@ -96,36 +130,43 @@ class LocalDPNoise(Strategy):
         """
         frame = check_frame(X)
         names = check_feature_names(features, frame)
-        return self._release(frame.copy(deep=True), names, seed, ledger, label)
+        return self._release(frame.copy(deep=True), names, seed, ledger=ledger, label=label)
 
     def _transform(
         self, X: pd.DataFrame, features: tuple[str, ...], seed: int, y: pd.Series | None
     ) -> tuple[pd.DataFrame, dict[str, Any], float | None]:
-        result = self._release(X, features, seed, None, "")
+        result = self._release(X, features, seed)
         return result.values, dict(result.parts), result.record.epsilon
 
-    def _release(
-        self,
-        X: pd.DataFrame,
-        features: tuple[str, ...],
-        seed: int,
-        ledger: BudgetLedger | None,
-        label: str,
-    ) -> Release:
-        epsilon = check_epsilon(self.epsilon)
-        if epsilon > MAX_EPSILON:
-            raise InputError(f"epsilon must be <= {MAX_EPSILON:g}, got {epsilon}")
-        sampler = self.noise if self.noise is not None else default_sampler()
-        require_private(sampler, allow_nonprivate=self.allow_nonprivate)
-        plans = {f: self._plan(X[f], epsilon, sampler) for f in features}
-        record = self._record(features, epsilon, plans, sampler)
-        if ledger is not None:
-            ledger.charge(record, label=label)
-        bits = BitSource(sampler, seed)
-        for feature, plan in plans.items():
-            X[feature] = _randomize(X[feature], plan, sampler, bits)
-        public = {f: {k: v for k, v in p.items() if k != "values"} for f, p in plans.items()}
-        return Release(X, record, {"features": public})
+    def _measure(self, X: pd.DataFrame, features: tuple[str, ...], seed: int) -> Columns:
+        return Columns(X, features, seed)
+
+    def _calibrate(self, measured: Columns, sampler: NoiseSampler) -> LocalPlan:
+        epsilon = float(self.epsilon)
+        frame, features = measured.frame, measured.features
+        plans = {f: self._plan(frame[f], epsilon, sampler) for f in features}
+        return LocalPlan(epsilon * len(features), 0.0, sampler, epsilon, plans)
+
+    def _noise(self, measured: Columns, plan: LocalPlan) -> pd.DataFrame:
+        X = measured.frame
+        bits = BitSource(plan.sampler, measured.seed)
+        for feature, feature_plan in plan.features.items():
+            X[feature] = _randomize(X[feature], feature_plan, plan.sampler, bits)
+        return X
+
+    def _accuracy(self, plan: LocalPlan, values: pd.DataFrame) -> Accuracy:
+        scales = {
+            f: float(p["scale"]) for f, p in plan.features.items() if p["distribution"] == "laplace"
+        }
+        return Accuracy.of_scales(
+            "laplace",
+            scales,
+            of="each value of the Laplace-noised numeric features (randomized-response "
+            "features: their keep probabilities are in parts)",
+        )
+
+    def _parts(self, measured: Columns, plan: LocalPlan, noisy: pd.DataFrame) -> dict[str, Any]:
+        return {"features": plan.public()}
 
     def replace_probability(self, epsilon: float, k: int) -> float:
         """Randomized response's replacement probability for epsilon over k values."""
@@ -218,36 +259,32 @@ class LocalDPNoise(Strategy):
             )
         return declared, source
 
-    def _record(
-        self,
-        features: tuple[str, ...],
-        epsilon: float,
-        plans: Mapping[str, Mapping[str, Any]],
-        sampler: NoiseSampler,
-    ) -> PrivacyRecord:
-        assumptions = [] if sampler.private else ["noise sampler is not private"]
-        assumptions.append(
-            "columns outside the feature set are kept as they are: what they reveal about "
-            "the randomized values (through correlation) is not protected"
-        )
-        assumptions += [
-            f"domain of {f!r} read from the data"
-            for f, p in plans.items()
-            if "observed" in str(p.get("domain_source", ""))
-        ]
-        noise = {f: {k: v for k, v in p.items() if k != "values"} for f, p in plans.items()}
+    def record(self, plan: LocalPlan) -> PrivacyRecord:
+        """The guarantee of randomizing with ``plan``."""
+        features = list(plan.features)
+        epsilon = plan.per_value_epsilon
         return PrivacyRecord(
             mechanism="local-dp-noise",
             definition="dp",
-            epsilon=epsilon * len(features),
+            epsilon=plan.epsilon,
             delta=0.0,
             protects=(
-                f"each record's values of {list(features)}: any two values it could hold give "
+                f"each record's values of {features}: any two values it could hold give "
                 f"outputs within a factor e^{epsilon:g} per feature (local DP, no trusted curator)"
             ),
-            sensitivity={f: float(p["sensitivity"]) for f, p in plans.items()},
-            noise={"per_feature": noise, **sampler.describe()},
-            assumptions=tuple(assumptions),
+            sensitivity={f: float(p["sensitivity"]) for f, p in plan.features.items()},
+            noise={"per_feature": plan.public(), **plan.sampler.describe()},
+            unit=SUBSTITUTE,
+            assumptions=self._assumptions(
+                plan,
+                "columns outside the feature set are kept as they are: what they reveal about "
+                "the randomized values (through correlation) is not protected",
+                *(
+                    f"domain of {f!r} read from the data"
+                    for f, p in plan.features.items()
+                    if "observed" in str(p.get("domain_source", ""))
+                ),
+            ),
         )
 
 

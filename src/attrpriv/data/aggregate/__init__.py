@@ -4,22 +4,32 @@
 ...     histograms = agg.all_counts()
 
 :func:`aggregator_for` picks the engine from the data: pandas for a DataFrame, DuckDB for a
-CSV/Parquet path (the file is never loaded into pandas), Dask for a Dask DataFrame.
+CSV/Parquet path (the file is never loaded into pandas), Dask for a Dask DataFrame. Each engine
+is imported when it is first needed (``import attrpriv`` loads none of them, nor DuckDB).
 """
 
 from __future__ import annotations
 
+from importlib import import_module
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
 from attrpriv.data.aggregate.base import MAX_CELLS, Aggregator
-from attrpriv.data.aggregate.dask import DaskAggregator, is_dask_frame
-from attrpriv.data.aggregate.duckdb import DuckDBAggregator
-from attrpriv.data.aggregate.pandas import PandasAggregator
 from attrpriv.data.schema import Schema
 from attrpriv.errors import InputError
+
+if TYPE_CHECKING:
+    from attrpriv.data.aggregate.dask import DaskAggregator
+    from attrpriv.data.aggregate.duckdb import DuckDBAggregator
+    from attrpriv.data.aggregate.pandas import PandasAggregator
+
+_ENGINES = {
+    "DaskAggregator": "attrpriv.data.aggregate.dask",
+    "DuckDBAggregator": "attrpriv.data.aggregate.duckdb",
+    "PandasAggregator": "attrpriv.data.aggregate.pandas",
+}
 
 __all__ = [
     "MAX_CELLS",
@@ -31,6 +41,13 @@ __all__ = [
 ]
 
 
+def __getattr__(name: str) -> Any:
+    """Import an engine on first use."""
+    if name not in _ENGINES:
+        raise AttributeError(f"module 'attrpriv.data.aggregate' has no attribute {name!r}")
+    return getattr(import_module(_ENGINES[name]), name)
+
+
 def aggregator_for(data: Any, schema: Schema) -> Aggregator:
     """The engine for ``data``: pandas (DataFrame), DuckDB (CSV/Parquet path) or Dask.
 
@@ -38,9 +55,15 @@ def aggregator_for(data: Any, schema: Schema) -> Aggregator:
     :class:`~attrpriv.errors.InputError`.
     """
     if isinstance(data, pd.DataFrame):
+        from attrpriv.data.aggregate.pandas import PandasAggregator
+
         return PandasAggregator(data, schema)
     if isinstance(data, (str, Path)):
+        from attrpriv.data.aggregate.duckdb import DuckDBAggregator
+
         return DuckDBAggregator(data, schema)
+    from attrpriv.data.aggregate.dask import DaskAggregator, is_dask_frame
+
     if is_dask_frame(data):
         return DaskAggregator(data, schema)
     raise InputError(

@@ -31,6 +31,7 @@ from typing import Any, Self
 import numpy as np
 import pandas as pd
 
+from attrpriv._checks import check_positive_int
 from attrpriv.data.schema import Categorical, Domain, Integer, Numeric, Role, Schema
 from attrpriv.errors import InputError, SchemaError
 
@@ -192,6 +193,10 @@ class Aggregator(ABC):
     def _comoments(self, columns: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
         """Pairwise-complete counts ``n[i, j]`` and centred co-moments ``C[i, j]``."""
 
+    @abstractmethod
+    def _sample_rows(self, columns: Sequence[str], n: int, seed: int | None) -> pd.DataFrame:
+        """At most ``n`` rows of ``columns``, a uniform sample (all rows when there are fewer)."""
+
     # -- life cycle ----------------------------------------------------------------------------
     def close(self) -> None:  # noqa: B027 - a no-op by default, not abstract
         """Release the back end's resources (nothing to release by default)."""
@@ -236,6 +241,16 @@ class Aggregator(ABC):
             name: counts_series(name, dom, groups[name])
             for name, dom in zip(names, domains, strict=True)
         }
+
+    def sample_rows(self, columns: Sequence[str], n: int, seed: int | None = 0) -> pd.DataFrame:
+        """At most ``n`` rows of ``columns`` (a uniform sample, reproducible for a ``seed``).
+
+        Rows, not aggregates: for learning a model of the data (a Bayesian network), which is
+        then itself derived from the data and says so in the records that use it.
+        """
+        names = self._names(columns)
+        count = check_positive_int(n, "n")
+        return self._sample_rows(names, count, seed)
 
     def histogram(self, column: str, edges: Sequence[float]) -> pd.Series:
         """Counts of a numeric column in bins ``[e0, e1), [e1, e2), ..., [e_{m-2}, e_{m-1}]``.

@@ -91,3 +91,15 @@ class DaskAggregator(Aggregator):
     def _comoments(self, columns: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
         result = self._merged(columns, lambda f: stats.moments(f, columns))
         return result.n, result.comoment
+
+    def _sample_rows(self, columns: Sequence[str], n: int, seed: int | None) -> pd.DataFrame:
+        """Each partition sampled at the rate that gives about ``n`` rows, then cut to ``n``."""
+        frame = self._frame[list(columns)]
+        total = len(frame)
+        if total <= n:
+            return pd.DataFrame(frame.compute())
+        fraction = min(1.0, 1.1 * n / total)  # a little over, so the cut rarely runs short
+        sample = pd.DataFrame(frame.sample(frac=fraction, random_state=seed).compute())
+        if len(sample) < n:
+            sample = pd.DataFrame(frame.compute()).sample(n=n, random_state=seed)
+        return sample.iloc[:n]

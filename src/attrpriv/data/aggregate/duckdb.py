@@ -7,16 +7,19 @@ path is passed as a bound parameter and column names are quoted, so neither can 
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 
 import duckdb
 import numpy as np
+import pandas as pd
 
 from attrpriv.data.aggregate.base import Aggregator, BinStats, Groups, centred_comoment
-from attrpriv.data.schema import Categorical, Integer, Numeric, Schema
+from attrpriv.data.schema import Categorical, Column, Integer, Numeric, Schema
 from attrpriv.errors import InputError, SchemaError
+
+T = TypeVar("T")
 
 PARQUET_SUFFIXES = (".parquet", ".pq")
 CSV_SUFFIXES = (".csv", ".csv.gz")
@@ -146,13 +149,22 @@ class DuckDBAggregator(Aggregator):
         return f"(SELECT {', '.join(parts)} FROM {reader}) AS src"
 
     def _query(self, sql: str, params: dict[str, Any] | None = None) -> list[tuple[Any, ...]]:
+        return self._run(sql, lambda con: con.fetchall(), params)
+
+    def _run(
+        self,
+        sql: str,
+        fetch: Callable[[duckdb.DuckDBPyConnection], T],
+        params: dict[str, Any] | None = None,
+    ) -> T:
+        """Execute ``sql`` and ``fetch`` its result; a DuckDB error is one clear line."""
         if self._con is None:
             raise InputError("this DuckDBAggregator is closed")
         try:
-            return self._con.execute(sql, {"path": self._path, **(params or {})}).fetchall()
+            return fetch(self._con.execute(sql, {"path": self._path, **(params or {})}))
         except duckdb.Error as exc:
             first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-            raise InputError(f"DuckDB could not aggregate {self._path!r}: {first}") from None
+            raise InputError(f"DuckDB could not read {self._path!r}: {first}") from None
 
     def _number(self, column: str) -> str:
         """``column`` as a DOUBLE expression; :class:`SchemaError` if its type is not numeric."""
@@ -270,6 +282,14 @@ class DuckDBAggregator(Aggregator):
         products = np.triu(products) + np.triu(products, 1).T
         return n, centred_comoment(n, sums, products)
 
+    def _sample_rows(self, columns: Sequence[str], n: int, seed: int | None) -> pd.DataFrame:
+        """A reservoir sample read by DuckDB without loading the file; values as the domain's."""
+        names = ", ".join(quote(c) for c in columns)
+        repeat = "" if seed is None else f" REPEATABLE ({int(seed)})"
+        sql = f"SELECT {names} FROM {self._source} USING SAMPLE reservoir({int(n)} ROWS){repeat}"
+        frame = self._run(sql, lambda con: con.df())
+        return pd.DataFrame({c: _as_domain(frame[c], self.schema[c]) for c in columns})
+
     def _provisional_centre(self, columns: Sequence[str]) -> np.ndarray:
         """Means over the first rows (cheap: the scan stops there), else the domain midpoints."""
         means = ", ".join(f"avg({quote(c)})" for c in columns)
@@ -294,3 +314,13 @@ def _present(key: int | list[bool], width: int) -> np.ndarray:
     """Decode :func:`_pattern_key`: which columns are present (float 0/1)."""
     missing = [bool(key >> i & 1) for i in range(width)] if isinstance(key, int) else key
     return np.array([0.0 if m else 1.0 for m in missing])
+
+
+def _as_domain(values: pd.Series, column: Column) -> pd.Series:
+    """Sampled values as those of the column's domain: a category read as other text or
+    another type (``1`` for ``"1"``) is mapped back to the declared category."""
+    domain = column.domain
+    if not isinstance(domain, Categorical):
+        return values
+    lookup = {str(c): c for c in domain.categories}
+    return values.map(lambda v: v if v is None or v is pd.NA else lookup.get(str(v), v))

@@ -175,3 +175,9 @@ class PandasAggregator(Aggregator):
     def _comoments(self, columns: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
         result = chunked(self._frame, lambda part: moments(part, columns))
         return result.n, result.comoment
+
+    def _sample_rows(self, columns: Sequence[str], n: int, seed: int | None) -> pd.DataFrame:
+        frame = self._frame.loc[:, list(columns)]
+        if len(frame) > n:
+            frame = frame.sample(n=n, random_state=np.random.default_rng(seed))
+        return frame

@@ -12,7 +12,7 @@ network per chunk of columns. This module gives it three things:
   ``TreeSearch``: fast) or an exhaustive search over every DAG (``"exact"``, pgmpy's
   ``ExhaustiveSearch``: at most :data:`EXACT_MAX_COLUMNS` columns), then CPDs with a Dirichlet
   prior (``prior`` pseudo-counts per cell, so that no probability is 0), converted to a
-  :class:`~attrpriv.release.network.DiscreteNetwork` for exact inference.
+  :class:`~attrpriv.release.graph.network.DiscreteNetwork` for exact inference.
 * :func:`learning_rows`: the rows to learn from: a DataFrame (subsampled to ``max_rows``) or a
   bounded reservoir sample of a CSV/Parquet file read by DuckDB.
 
@@ -25,19 +25,17 @@ import itertools
 import warnings
 from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
 from attrpriv._checks import check_choice, check_positive, check_positive_int
-from attrpriv.data.aggregate import Aggregator
+from attrpriv.data.aggregate import Aggregator, aggregator_for
 from attrpriv.data.aggregate.base import domain_positions
-from attrpriv.data.aggregate.duckdb import file_format, quote
 from attrpriv.data.schema import Categorical, Column, Integer, Numeric, Schema
 from attrpriv.errors import InputError, SchemaError
-from attrpriv.release.network import DiscreteNetwork
+from attrpriv.release.graph.network import DiscreteNetwork
 
 STRUCTURES = ("hc", "chow-liu", "exact")
 EXACT_MAX_COLUMNS = 4
@@ -195,63 +193,12 @@ def encode(frame: pd.DataFrame, levels: Mapping[str, Levels]) -> pd.DataFrame:
 def learning_rows(
     data: Any, schema: Schema, columns: Sequence[str], max_rows: int, seed: int | None
 ) -> pd.DataFrame:
-    """At most ``max_rows`` rows of ``columns`` to learn networks from (a uniform sample).
-
-    ``data`` is a DataFrame, or a CSV/Parquet path sampled by DuckDB without loading the file.
-    """
+    """At most ``max_rows`` rows of ``columns`` to learn networks from (a uniform sample),
+    drawn by the data's aggregation engine: a DataFrame, a CSV/Parquet path (sampled by DuckDB
+    without loading the file) or a Dask DataFrame."""
     max_rows = check_positive_int(max_rows, "max_learn_rows")
-    if isinstance(data, pd.DataFrame):
-        missing = [c for c in columns if c not in data.columns]
-        if missing:
-            raise SchemaError(f"column {missing[0]!r} is in the schema but not in the data")
-        frame = data.loc[:, list(columns)]
-        if len(frame) > max_rows:
-            frame = frame.sample(n=max_rows, random_state=np.random.default_rng(seed))
-        return frame
-    if isinstance(data, (str, Path)):
-        return _sample_file(Path(data), schema, columns, max_rows, seed)
-    raise InputError(
-        "networks are learned from rows: pass a pandas DataFrame or a CSV/Parquet path "
-        f"(or public auxiliary data as aux=), got {type(data).__name__}"
-    )
-
-
-def _sample_file(
-    path: Path, schema: Schema, columns: Sequence[str], n: int, seed: int | None
-) -> pd.DataFrame:
-    """A reservoir sample of ``n`` rows read by DuckDB; CSV text is typed by the schema."""
-    import duckdb
-
-    kind = file_format(path)
-    if not path.is_file():
-        raise InputError(f"data file {str(path)!r} does not exist")
-    reader = "read_parquet($path)" if kind == "parquet" else "read_csv($path, all_varchar = true)"
-    repeat = "" if seed is None else f" REPEATABLE ({int(seed)})"
-    names = ", ".join(quote(c) for c in columns)
-    sql = f"SELECT {names} FROM {reader} USING SAMPLE reservoir({int(n)} ROWS){repeat}"
-    try:
-        with duckdb.connect() as con:
-            frame = con.execute(sql, {"path": str(path)}).df()
-    except duckdb.Error as exc:
-        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        raise InputError(f"DuckDB could not sample {str(path)!r}: {first}") from None
-    if kind == "csv":
-        frame = pd.DataFrame({c: _typed(frame[c], schema[c]) for c in columns})
-    return frame
-
-
-def _typed(text: pd.Series, column: Column) -> pd.Series:
-    """CSV text as the values of the column's domain (unparseable text -> SchemaError)."""
-    domain = column.domain
-    if isinstance(domain, Categorical):
-        lookup = {str(c): c for c in domain.categories}
-        return text.map(lambda v: v if v is None or v is pd.NA else lookup.get(v, v))
-    numbers = pd.to_numeric(text, errors="coerce")
-    bad = numbers.isna() & text.notna()
-    if bad.any():
-        value = text[bad].iloc[0]
-        raise SchemaError(f"column {column.name!r} has value {value!r}; expected a number")
-    return numbers.astype(np.float64)
+    with aggregator_for(data, schema) as aggregator:
+        return aggregator.sample_rows(columns, max_rows, seed)
 
 
 def learn_network(

@@ -8,14 +8,24 @@ from typing import Any
 
 import numpy as np
 
-from attrpriv.release.approx import Approximation
-from attrpriv.release.calibration import Calibration, Constraint, mahalanobis_sq, worst_shift
-from attrpriv.release.specs import Array
+from attrpriv.dp.mechanism import NoisePlan
+from attrpriv.release.gaussian.approximation import Approximation
+from attrpriv.release.gaussian.calibration import (
+    Calibration,
+    Constraint,
+    mahalanobis_sq,
+    worst_shift,
+)
+from attrpriv.release.gaussian.query import Array
 
 
 @dataclass(frozen=True)
-class NoisePlan:
-    """The calibrated noise: covariance, how it is sampled, and the guarantee it gives."""
+class GaussianPlan(NoisePlan):
+    """The calibrated noise: covariance, how it is sampled, and the guarantee it gives.
+
+    ``epsilon`` and ``delta`` are the guarantee (``epsilon + 2 lambda`` and ``delta'`` with
+    Algorithm 2); ``calibration`` holds the nominal pair the covariance was sized for.
+    """
 
     covariance: Array
     basis: Array | None  # None: independent noise per statistic; else rotate into this basis
@@ -23,13 +33,14 @@ class NoisePlan:
     calibration: Calibration
     constraints: tuple[Constraint, ...]
     sensitivity: dict[str, float]
-    epsilon: float  # the guarantee (epsilon + 2 lambda with Algorithm 2)
-    delta: float
+    names: tuple[str, ...]  # the statistics, in release order
+    protects: str
+    models: tuple[str, ...]  # the type of every model in Theta
+    gaussian_models: bool  # some model in Theta is Gaussian (F exactly Gaussian under it)
     lam: float = 0.0
     approximations: tuple[Approximation, ...] = ()
     checks: dict[str, Any] = field(default_factory=dict)
     assumed_gaussian: bool = False  # Algorithm 2 skipped on request: F treated as Gaussian
-    params: tuple[Any, ...] = ()
 
     @property
     def free(self) -> bool:
@@ -79,4 +90,4 @@ def sampling_basis(cov: Array) -> tuple[Array | None, Array]:
     return vectors, np.sqrt(np.clip(values, 0.0, None))
 
 
-__all__ = ["NoisePlan", "sampling_basis"]
+__all__ = ["GaussianPlan", "sampling_basis"]

@@ -5,8 +5,8 @@ adversary knows the data distribution (a model Theta). Given that the secret tak
 query F is (approximately) Gaussian with mean mu_a and covariance S; releasing ``F + Z`` with
 ``Z ~ N(0, Sigma_Z)`` gives ``N(mu_a, S + Sigma_Z)``, so for every protected pair (a, b) it is
 enough that the Mahalanobis shift ``d^T (S + Sigma_Z)^+ d``, ``d = mu_a - mu_b``, is at most
-``r(epsilon, delta)^2`` (see :mod:`attrpriv.release.calibration`). The data's own randomness S
-pays for part (or all: privacy "for free") of the noise.
+``r(epsilon, delta)^2`` (see :mod:`attrpriv.release.gaussian.calibration`). The data's own
+randomness S pays for part (or all: privacy "for free") of the noise.
 
 Variants: ``"isotropic"`` adds ``s I`` with the smallest such s (the paper's sigma^2 for a
 scalar query, its conditional-covariance extension for vectors); ``"directional"`` adds noise
@@ -17,27 +17,34 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, ClassVar
 
 import numpy as np
 import pandas as pd
 
 from attrpriv._checks import (
-    check_choice,
+    Check,
     check_delta,
     check_epsilon,
     check_non_negative,
     check_positive_int,
     check_probability,
+    one_of,
+    optional,
 )
 from attrpriv.data.schema import Schema
+from attrpriv.dp.accuracy import Accuracy
 from attrpriv.dp.ledger import BudgetLedger
-from attrpriv.dp.noise import NoiseSampler, default_sampler, require_private
+from attrpriv.dp.mechanism import SAMPLER_CONSTRAINTS, Mechanism
+from attrpriv.dp.noise import NoiseSampler
 from attrpriv.dp.record import PrivacyRecord, Release
+from attrpriv.dp.units import PrivacyUnit
 from attrpriv.errors import InputError
-from attrpriv.release import approx
-from attrpriv.release.calibration import (
+from attrpriv.release.gaussian import approximation as approx
+from attrpriv.release.gaussian.calibration import (
+    CALIBRATIONS,
     Calibration,
     Constraint,
     calibrate,
@@ -45,15 +52,33 @@ from attrpriv.release.calibration import (
     isotropic_noise,
     worst_shift,
 )
-from attrpriv.release.models import ThetaModel
-from attrpriv.release.plan import NoisePlan, sampling_basis
-from attrpriv.release.specs import Array, Query, Secret, Statistic, check_schema, evaluate
+from attrpriv.release.gaussian.plan import GaussianPlan, sampling_basis
+from attrpriv.release.gaussian.query import Array, Query, Secret, Statistic, check_schema, evaluate
+from attrpriv.release.gaussian.theta import ThetaModel
 
 VARIANTS = ("isotropic", "directional")
 APPROXIMATIONS = ("bound", "assume-gaussian")
 
 
-class AttributePrivateGaussian:
+@dataclass(frozen=True)
+class Specs:
+    """The query, the secrets and the models, checked and as tuples."""
+
+    query: Query
+    secrets: tuple[Secret, ...]
+    models: tuple[ThetaModel, ...]
+
+
+@dataclass(frozen=True)
+class Answer:
+    """F on the data (private), and which of its columns' domains were read off the data."""
+
+    values: Array
+    specs: Specs
+    inferred: tuple[str, ...]
+
+
+class AttributePrivateGaussian(Mechanism[Answer, GaussianPlan]):
     """Release statistics F while hiding the value of whole-dataset secrets (attribute privacy).
 
     Parameters
@@ -77,6 +102,18 @@ class AttributePrivateGaussian:
     noise : a :class:`NoiseSampler`; default exact OpenDP noise.
     allow_nonprivate : accept a non-private sampler (reproducible tests only).
     """
+
+    _constraints: ClassVar[Mapping[str, Check]] = {
+        "epsilon": check_epsilon,
+        "delta": check_delta,
+        "variant": one_of(VARIANTS),
+        "calibration": one_of(CALIBRATIONS),
+        "approximation": one_of(APPROXIMATIONS),
+        "eta": optional(check_probability),
+        "smoothing": check_non_negative,
+        "n_eval": lambda value, name: check_positive_int(value, name, minimum=100),
+        **SAMPLER_CONSTRAINTS,
+    }
 
     def __init__(
         self,
@@ -109,28 +146,95 @@ class AttributePrivateGaussian:
         self.noise = noise
         self.allow_nonprivate = allow_nonprivate
 
+    # -- the release -------------------------------------------------------------------------
+    def release(
+        self, data: Any, schema: Schema, *, ledger: BudgetLedger | None = None, label: str = ""
+    ) -> Release:
+        """Compute F, charge the ledger (before any noise is drawn), add noise, return
+        values + record. ``data``: a DataFrame, a CSV/Parquet path or a Dask DataFrame."""
+        return self._release(data, schema, ledger=ledger, label=label)
+
+    def calibrate(self, sampler: NoiseSampler | None = None) -> GaussianPlan:
+        """The noise, from public quantities only (the models): no data is used."""
+        self._validate_params()
+        return self._plan(self._specs(), sampler or self._sampler(), ())
+
+    def _measure(self, data: Any, schema: Schema) -> Answer:
+        specs = self._specs()
+        n = specs.models[0].n
+        check_schema(schema, specs.query, specs.secrets, n)  # before reading any data
+        columns = {s.column for s in specs.query.statistics} | {
+            s.statistic.column for s in specs.secrets
+        }
+        values = evaluate(data, schema, specs.query, specs.secrets, n)
+        return Answer(values, specs, schema.inferred_among(columns))
+
+    def _calibrate(self, measured: Answer, sampler: NoiseSampler) -> GaussianPlan:
+        return self._plan(measured.specs, sampler, measured.inferred)
+
+    def _noise(self, measured: Answer, plan: GaussianPlan) -> pd.Series:
+        noisy = self._perturb(measured.values, plan)
+        return pd.Series(noisy, index=pd.Index(plan.names), name="value")
+
+    def _accuracy(self, plan: GaussianPlan, values: pd.Series) -> Accuracy:
+        std = np.sqrt(np.clip(np.diag(plan.covariance), 0.0, None))
+        return Accuracy.of_scales("gaussian", pd.Series(std, index=values.index))
+
+    def _parts(self, measured: Answer, plan: GaussianPlan, noisy: Any) -> dict[str, Any]:
+        return {"noise_plan": plan.to_dict(), "free": plan.free, "n": measured.specs.models[0].n}
+
+    @staticmethod
+    def _perturb(values: Any, plan: GaussianPlan) -> Array:
+        """``values + Z`` for one query answer (shape (k,)) or many (shape (N, k)).
+
+        Private: noise is drawn only inside a charged release (and by audits). Directional
+        noise is drawn in the eigenbasis of its covariance, one exact OpenDP draw per
+        direction, and rotated back (rotation is post-processing of a private release).
+        """
+        array = np.array(values, dtype=np.float64)
+        rows = np.atleast_2d(array)
+        if rows.shape[1] != plan.scales.size:
+            raise InputError(f"values must have {plan.scales.size} columns, got {rows.shape[1]}")
+        rotated = rows if plan.basis is None else rows @ plan.basis
+        noisy = rotated.copy()
+        for j, scale in enumerate(plan.scales):
+            if scale > 0.0:
+                noisy[:, j] = plan.sampler.gaussian(rotated[:, j], float(scale))
+        out = noisy if plan.basis is None else noisy @ plan.basis.T
+        return out.reshape(array.shape)
+
     # -- calibration -------------------------------------------------------------------------
-    def calibrate(self) -> AttributePrivateGaussian:
-        """Compute the noise from public quantities only (the models); sets ``plan_``."""
-        epsilon, delta = check_epsilon(self.epsilon), check_delta(self.delta)
-        check_choice(self.variant, "variant", VARIANTS)
-        extra = check_non_negative(self.smoothing, "smoothing")
-        query, secrets, models = self._specs()
-        sampler = self._sampler()
+    def _plan(self, specs: Specs, sampler: NoiseSampler, inferred: tuple[str, ...]) -> GaussianPlan:
+        epsilon, delta = float(self.epsilon), float(self.delta)
+        query, secrets, models = specs.query, specs.secrets, specs.models
         cal = calibrate(epsilon, delta, self.calibration)
-        constraints, sensitivity = self._constraints(query, secrets, models, sampler)
+        constraints, sensitivity = self._constraints_of(specs, sampler)
         cov = self._noise_covariance(constraints, cal, query.size)
-        if extra > 0.0:
+        if self.smoothing > 0.0:
             covs = [m.approximation_cov(query, s) for m in models for s in secrets]
-            cov = cov + np.diag(extra**2 * np.max([np.diag(c) for c in covs], axis=0))
+            cov = cov + np.diag(self.smoothing**2 * np.max([np.diag(c) for c in covs], axis=0))
         if constraints and worst_shift(constraints, cov) > cal.max_shift * (1 + 1e-8):
             raise RuntimeError("noise calibration failed its own check; please report this")
         basis, scales = sampling_basis(cov)
-        plan = NoisePlan(cov, basis, scales, cal, constraints, sensitivity, epsilon, delta)
-        self.plan_ = self._approximate(plan, query, secrets, models)
-        return self
+        plan = GaussianPlan(
+            epsilon,
+            delta,
+            sampler,
+            covariance=cov,
+            basis=basis,
+            scales=scales,
+            calibration=cal,
+            constraints=constraints,
+            sensitivity=sensitivity,
+            names=tuple(query.names),
+            protects="; ".join(s.describe() for s in secrets),
+            models=tuple(str(m.describe()["type"]) for m in models),
+            gaussian_models=any(m.gaussian for m in models),
+            inferred=inferred,
+        )
+        return self._approximate(plan, specs)
 
-    def _specs(self) -> tuple[Query, tuple[Secret, ...], tuple[ThetaModel, ...]]:
+    def _specs(self) -> Specs:
         query = Query.of(self.query)
         secrets = (self.secrets,) if isinstance(self.secrets, Secret) else tuple(self.secrets)
         models = (self.model,) if isinstance(self.model, ThetaModel) else tuple(self.model)
@@ -140,26 +244,18 @@ class AttributePrivateGaussian:
             raise InputError("model must be a GaussianModel, a ResamplingModel, or a list of them")
         if len({m.n for m in models}) != 1:
             raise InputError(f"every model must describe the same n, got {[m.n for m in models]}")
-        return query, secrets, models
+        return Specs(query, secrets, models)
 
-    def _sampler(self) -> NoiseSampler:
-        sampler = self.noise if self.noise is not None else default_sampler()
-        require_private(sampler, allow_nonprivate=self.allow_nonprivate)
-        return sampler
-
-    def _constraints(
-        self,
-        query: Query,
-        secrets: tuple[Secret, ...],
-        models: tuple[ThetaModel, ...],
-        sampler: NoiseSampler,
+    def _constraints_of(
+        self, specs: Specs, sampler: NoiseSampler
     ) -> tuple[tuple[Constraint, ...], dict[str, float]]:
         """One constraint per model, secret and protected pair with a non-zero mean shift."""
+        query = specs.query
         slack = 2.0 * sampler.rounding_slack(query.size, norm=2)
         constraints: list[Constraint] = []
         sensitivity: dict[str, float] = {}
-        for t, model in enumerate(models):
-            for secret in secrets:
+        for t, model in enumerate(specs.models):
+            for secret in specs.secrets:
                 values = model.support(secret)
                 cov = model.approximation_cov(query, secret)
                 means = {v: model.conditional(query, secret, v).mean for v in values}
@@ -181,36 +277,28 @@ class AttributePrivateGaussian:
             return isotropic_noise(constraints, cal.max_shift)
         return directional_noise(constraints, cal.max_shift)
 
-    def _approximate(
-        self,
-        plan: NoisePlan,
-        query: Query,
-        secrets: tuple[Secret, ...],
-        models: tuple[ThetaModel, ...],
-    ) -> NoisePlan:
+    def _approximate(self, plan: GaussianPlan, specs: Specs) -> GaussianPlan:
         """Algorithm 2: lambda_eta of every non-Gaussian model's secret values, and the
         resulting (epsilon + 2 lambda, delta') guarantee."""
-        params = self._params()
-        assume = check_choice(self.approximation, "approximation", APPROXIMATIONS) != "bound"
-        inexact = [m for m in models if not m.gaussian]
+        assume = self.approximation != "bound"
+        inexact = [m for m in specs.models if not m.gaussian]
         if not inexact:
-            return dataclasses.replace(plan, params=params)
+            return plan
         default = plan.delta / (1.0 + math.exp(plan.epsilon))  # eta's share of delta' ~ delta
-        eta = check_probability(self.eta if self.eta is not None else default, "eta")
-        n_eval = check_positive_int(self.n_eval, "n_eval", minimum=100)
+        eta = float(self.eta) if self.eta is not None else default
         found: list[approx.Approximation] = []
         checks: dict[str, Any] = {}
         for t, model in enumerate(inexact):
-            for secret in secrets:
+            for secret in specs.secrets:
                 if not assume:
                     found += approx.model_lambdas(
-                        model, query, secret, plan.covariance, eta, n_eval
+                        model, specs.query, secret, plan.covariance, eta, self.n_eval
                     )
-                check = model.moment_check(query, secret)
+                check = model.moment_check(specs.query, secret)
                 if check is not None:
                     checks[f"theta {t}: {secret.name}"] = check
         if assume:
-            return dataclasses.replace(plan, checks=checks, assumed_gaussian=True, params=params)
+            return dataclasses.replace(plan, checks=checks, assumed_gaussian=True)
         lam = max(a.lam for a in found)
         epsilon, delta = approx.approximate_guarantee(plan.epsilon, plan.delta, lam, eta)
         return dataclasses.replace(
@@ -220,91 +308,28 @@ class AttributePrivateGaussian:
             lam=lam,
             approximations=tuple(found),
             checks=checks,
-            params=(*params, eta),
         )
 
-    def _params(self) -> tuple[Any, ...]:
-        return (
-            id(self.query),
-            id(self.secrets),
-            id(self.model),
-            self.epsilon,
-            self.delta,
-            self.variant,
-            self.calibration,
-            self.approximation,
-            self.eta,
-            self.smoothing,
-            self.n_eval,
-            id(self.noise),
-        )
-
-    # -- release -----------------------------------------------------------------------------
-    def release(
-        self, data: Any, schema: Schema, *, ledger: BudgetLedger | None = None, label: str = ""
-    ) -> Release:
-        """Compute F, charge the ledger (before any noise is drawn), add noise, return
-        values + record. ``data``: a DataFrame, a CSV/Parquet path or a Dask DataFrame."""
-        sampler = self._sampler()
-        query, secrets, models = self._specs()
-        check_schema(schema, query, secrets, models[0].n)  # before the (slower) calibration
-        plan = self._plan()
-        true = evaluate(data, schema, query, secrets, models[0].n)
-        record = self.record(sampler)
-        if ledger is not None:
-            ledger.charge(record, label=label)
-        noisy = self.add_noise(true, sampler)
-        values = pd.Series(noisy, index=pd.Index(query.names), name="value")
-        parts = {"noise_plan": plan.to_dict(), "free": plan.free, "n": models[0].n}
-        return Release(values, record, parts)
-
-    def _plan(self) -> NoisePlan:
-        plan: NoisePlan | None = getattr(self, "plan_", None)
-        if plan is None or plan.params[: len(self._params())] != self._params():
-            plan = self.calibrate().plan_
-        return plan
-
-    def add_noise(self, values: Any, sampler: NoiseSampler | None = None) -> Array:
-        """``values + Z`` for one query answer (shape (k,)) or many (shape (N, k)).
-
-        Directional noise is drawn in the eigenbasis of its covariance, one exact OpenDP draw
-        per direction, and rotated back (rotation is post-processing of a private release).
-        """
-        plan = self._plan()
-        sampler = sampler if sampler is not None else self._sampler()
-        array = np.array(values, dtype=np.float64)
-        rows = np.atleast_2d(array)
-        if rows.shape[1] != plan.scales.size:
-            raise InputError(f"values must have {plan.scales.size} columns, got {rows.shape[1]}")
-        rotated = rows if plan.basis is None else rows @ plan.basis
-        noisy = rotated.copy()
-        for j, scale in enumerate(plan.scales):
-            if scale > 0.0:
-                noisy[:, j] = sampler.gaussian(rotated[:, j], float(scale))
-        out = noisy if plan.basis is None else noisy @ plan.basis.T
-        return out.reshape(array.shape)
-
-    def record(self, sampler: NoiseSampler | None = None) -> PrivacyRecord:
-        """The guarantee of a release with the calibrated noise."""
-        plan = self._plan()
-        sampler = sampler if sampler is not None else self._sampler()
-        _, secrets, models = self._specs()
-        protected = "; ".join(s.describe() for s in secrets)
+    # -- the guarantee -----------------------------------------------------------------------
+    def record(self, plan: GaussianPlan) -> PrivacyRecord:
+        """The guarantee of a release with ``plan``."""
         return PrivacyRecord(
             mechanism="attribute-private-gaussian",
             definition="attribute-privacy",
             epsilon=plan.epsilon,
             delta=plan.delta,
             protects=(
-                f"which value each protected statistic of the whole dataset takes ({protected}), "
-                "against an adversary who knows the data distribution (the model)"
+                f"which value each protected statistic of the whole dataset takes "
+                f"({plan.protects}), against an adversary who knows the data distribution "
+                "(the model)"
             ),
             sensitivity=plan.sensitivity,
-            noise=self._noise_description(plan, sampler),
-            assumptions=_assumptions(plan, models, sampler),
+            noise=self._noise_description(plan),
+            unit=PrivacyUnit("attribute-privacy", ",".join(sorted(plan.sensitivity))),
+            assumptions=self._assumptions(plan, *_model_assumptions(plan)),
         )
 
-    def _noise_description(self, plan: NoisePlan, sampler: NoiseSampler) -> dict[str, Any]:
+    def _noise_description(self, plan: GaussianPlan) -> dict[str, Any]:
         return {
             "distribution": "gaussian",
             "variant": self.variant,
@@ -318,18 +343,16 @@ class AttributePrivateGaussian:
             "lambda_eta": plan.lam,
             "assumed_gaussian": plan.assumed_gaussian,
             "smoothing": float(self.smoothing),
-            **sampler.describe(),
+            **plan.sampler.describe(),
         }
 
 
-def _assumptions(
-    plan: NoisePlan, models: Sequence[ThetaModel], sampler: NoiseSampler
-) -> tuple[str, ...]:
+def _model_assumptions(plan: GaussianPlan) -> tuple[str, ...]:
     out = [
         "the n records are drawn from one of the models in Theta (Pufferfish prior): "
-        + "; ".join(str(m.describe()["type"]) for m in models)
+        + "; ".join(plan.models)
     ]
-    if any(m.gaussian for m in models):
+    if plan.gaussian_models:
         out.append("Gaussian model: F given a secret is exactly Gaussian (records are Gaussian)")
     if plan.assumed_gaussian:
         out.append(
@@ -344,9 +367,7 @@ def _assumptions(
         )
         if "monte-carlo" in methods:
             out.append("lambda_eta of a vector query is a Monte Carlo estimate, not a proof")
-    if not sampler.private:
-        out.append("noise sampler is not private")
     return tuple(out)
 
 
-__all__ = ["APPROXIMATIONS", "VARIANTS", "AttributePrivateGaussian", "NoisePlan"]
+__all__ = ["APPROXIMATIONS", "VARIANTS", "AttributePrivateGaussian", "GaussianPlan"]

@@ -19,8 +19,8 @@ from scipy.sparse.csgraph import connected_components
 
 from attrpriv._checks import check_positive_int
 from attrpriv.errors import InputError
-from attrpriv.release.network import DiscreteNetwork
-from attrpriv.release.quilt import max_log_ratio
+from attrpriv.release.graph.network import DiscreteNetwork
+from attrpriv.release.graph.quilts import max_log_ratio
 
 METHODS = ("exact", "approx")
 _START_WIDTH = 8

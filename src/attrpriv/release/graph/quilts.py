@@ -27,7 +27,7 @@ import numpy as np
 
 from attrpriv._checks import check_epsilon, check_non_negative, check_positive_int
 from attrpriv.errors import InputError
-from attrpriv.release.network import DiscreteNetwork
+from attrpriv.release.graph.network import DiscreteNetwork
 
 MAX_CANDIDATES = 20_000
 """Most candidate quilts one search enumerates; beyond it, ``max_quilt_size`` is required."""

@@ -1,9 +1,13 @@
-"""Scores of attacks: an attack rate, the baseline it must beat, their difference and its CI.
+"""Statistics shared by every layer: proportions with exact and score intervals, and scores.
 
-Small pure functions in the manner of anonymeter's ``stats/confidence.py`` (its style only: we
-report *attack minus baseline*, never a control-normalised ratio):
+Small pure functions with small typed results, in the manner of anonymeter's
+``stats/confidence.py`` (its style only: a :class:`Score` is *attack minus baseline*, never a
+control-normalised ratio):
 
+- :func:`clopper_pearson` -- exact binomial bounds, each one-sided at level ``confidence``
+  (the empirical audit of :mod:`attrpriv.dp.audit` takes them so).
 - :func:`binomial_ci` -- exact two-sided Clopper-Pearson interval of one proportion.
+- :func:`wilson_ci` -- Wilson score interval of one proportion.
 - :func:`rate_difference` -- two rates of 0/1 outcomes and the CI of their difference: Newcombe's
   hybrid score interval (Newcombe 1998, Stat. Med. 17:873 for independent samples, method 10;
   Stat. Med. 17:2635 for paired outcomes, method 10), which keeps its coverage near the nominal
@@ -25,13 +29,14 @@ from numpy.typing import ArrayLike
 from scipy import stats
 
 from attrpriv._checks import check_finite_number, check_positive_int, check_probability
-from attrpriv.dp.audit import clopper_pearson
 from attrpriv.errors import InputError
 
 __all__ = [
+    "Interval",
     "Score",
     "binomial_ci",
     "bootstrap_difference",
+    "clopper_pearson",
     "pool_scores",
     "rate_difference",
     "rate_vs_chance",
@@ -42,8 +47,21 @@ Metric = Callable[[np.ndarray], float]
 
 
 @dataclass(frozen=True)
+class Interval:
+    """A proportion with its confidence bounds."""
+
+    value: float
+    lower: float
+    upper: float
+
+
+@dataclass(frozen=True)
 class Score:
-    """An attack's headline: its rate, the baseline's, ``attack - baseline`` and the CI of that."""
+    """A rate against its baseline: both, ``attack - baseline`` and the CI of that difference.
+
+    An attack's headline (its success rate or AUC against the baseline it must beat), and any
+    other comparison of two rates, such as a sanitizer's leakage against the prior.
+    """
 
     attack: float
     baseline: float
@@ -70,6 +88,21 @@ class Score:
         }
 
 
+def clopper_pearson(successes: int, trials: int, confidence: float = 0.95) -> Interval:
+    """Exact binomial interval; each bound is one-sided at level ``confidence``."""
+    trials = _trials(successes, trials)
+    alpha = 1.0 - check_probability(confidence, "confidence")
+    lower = (
+        0.0 if successes == 0 else float(stats.beta.ppf(alpha, successes, trials - successes + 1))
+    )
+    upper = (
+        1.0
+        if successes == trials
+        else float(stats.beta.ppf(1.0 - alpha, successes + 1, trials - successes))
+    )
+    return Interval(successes / trials, lower, upper)
+
+
 def binomial_ci(successes: int, trials: int, confidence: float = 0.95) -> tuple[float, float]:
     """Exact (Clopper-Pearson) two-sided interval for ``successes / trials``."""
     confidence = check_probability(confidence, "confidence")
@@ -80,9 +113,7 @@ def binomial_ci(successes: int, trials: int, confidence: float = 0.95) -> tuple[
 
 def wilson_ci(successes: int, trials: int, confidence: float = 0.95) -> tuple[float, float]:
     """Wilson score interval (the building block of Newcombe's difference intervals)."""
-    trials = check_positive_int(trials, "trials")
-    if not 0 <= successes <= trials:
-        raise InputError(f"successes must be in [0, {trials}], got {successes}")
+    trials = _trials(successes, trials)
     z = _z(confidence)
     p = successes / trials
     centre = (p + z * z / (2 * trials)) / (1 + z * z / trials)
@@ -216,6 +247,14 @@ def pool_scores(scores: Sequence[Score], confidence: float | None = None) -> Sco
 
 
 # -- helpers -------------------------------------------------------------------------------------
+
+
+def _trials(successes: int, trials: int) -> int:
+    """``trials`` (an integer >= 1), once ``successes`` is checked to lie in [0, trials]."""
+    trials = check_positive_int(trials, "trials")
+    if not 0 <= successes <= trials:
+        raise InputError(f"successes must be in [0, {trials}], got {successes}")
+    return trials
 
 
 def _z(confidence: float) -> float:

@@ -21,7 +21,7 @@ is ``DS = max_i sum_j rho_ij Delta_j`` and ``sigma = DS / epsilon`` (solved for 
 ``rho`` depends on it). Summing per-histogram losses is exact only when the chunk's other answers
 are independent given ``X_i``: an XOR v-structure breaks it. Not sound in general.
 
-``"quilt"`` (the default; Song, Wang & Chaudhuri 2017, via :mod:`attrpriv.release.quilt`):
+``"quilt"`` (the default; Song, Wang & Chaudhuri 2017, via :mod:`attrpriv.release.graph.quilts`):
 ``sigma = min over Markov quilts Q of sum_{j in N} Delta_j / (epsilon - e(X_Q | X_i))``,
 maximised over the protected columns. Sound for any network.
 """
@@ -37,8 +37,8 @@ import numpy as np
 
 from attrpriv._checks import check_choice, check_epsilon, check_non_negative
 from attrpriv.errors import InputError
-from attrpriv.release.network import DiscreteNetwork
-from attrpriv.release.quilt import Quilt, quilt_scale
+from attrpriv.release.graph.network import DiscreteNetwork
+from attrpriv.release.graph.quilts import Quilt, quilt_scale
 
 METHODS = ("quilt", "pairwise")
 SUBSTITUTION_SENSITIVITY = 2.0

@@ -42,8 +42,8 @@ from numpy.typing import NDArray
 
 from attrpriv._checks import check_epsilon, check_positive_int, check_probability
 from attrpriv.errors import InputError
-from attrpriv.release.models import ThetaModel
-from attrpriv.release.specs import Query, Secret
+from attrpriv.release.gaussian.query import Query, Secret
+from attrpriv.release.gaussian.theta import ThetaModel
 
 Array = NDArray[np.float64]
 MAX_LAMBDA = 20.0

@@ -8,19 +8,18 @@ aggregates only, so no data row can reach it.
 
 from __future__ import annotations
 
-import base64
-import io
 from collections.abc import Sequence
-from importlib import resources
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import jinja2
 import numpy as np
 from matplotlib.figure import Figure
 
 from attrpriv._io import atomic_write_text
-from attrpriv.assess.report import FeatureSetRisk, MitigationPath, RiskReport
+from attrpriv.report._page import png, render
+
+if TYPE_CHECKING:
+    from attrpriv.assess.report import FeatureSetRisk, MitigationPath, RiskReport
 
 __all__ = ["render_html", "write_html"]
 
@@ -28,13 +27,6 @@ TEMPLATE = "risk_report.html.j2"
 ATTACK_COLOURS = {"membership": "#1f77b4", "attribute": "#ff7f0e", "property": "#2ca02c"}
 MAX_ROWS_IN_FIGURE = 25
 ROC_SETS = 3
-
-
-def _png(figure: Figure) -> str:
-    """A figure as a base64 PNG (for an ``<img src="data:image/png;base64,...">``)."""
-    buffer = io.BytesIO()
-    figure.savefig(buffer, format="png", dpi=96, bbox_inches="tight")
-    return base64.b64encode(buffer.getvalue()).decode("ascii")
 
 
 def _interval(
@@ -139,47 +131,27 @@ def path_figure(path: MitigationPath, metric: str) -> Figure:
     return figure
 
 
+def _figure_png(figure: Figure) -> str:
+    return png(figure, dpi=96, bbox_inches="tight")
+
+
 def _figures(report: RiskReport) -> dict[str, str]:
     figures: dict[str, str] = {}
     if report.feature_sets:
-        figures["risk"] = _png(risk_figure(report.feature_sets, report.threshold))
+        figures["risk"] = _figure_png(risk_figure(report.feature_sets, report.threshold))
     roc = roc_figure(report)
     if roc is not None:
-        figures["roc"] = _png(roc)
+        figures["roc"] = _figure_png(roc)
     if report.mitigation is not None:
-        figures["path"] = _png(path_figure(report.mitigation, report.model.metric))
+        figures["path"] = _figure_png(path_figure(report.mitigation, report.model.metric))
     return figures
-
-
-def _environment() -> jinja2.Environment:
-    env = jinja2.Environment(
-        loader=jinja2.FunctionLoader(_template_source),
-        autoescape=True,
-        undefined=jinja2.StrictUndefined,
-        trim_blocks=True,
-        lstrip_blocks=True,
-    )
-    env.filters["num"] = _num
-    env.filters["ci"] = lambda ci: f"[{_num(ci[0])}, {_num(ci[1])}]"
-    return env
-
-
-def _template_source(name: str) -> str:
-    return resources.files("attrpriv.report").joinpath("templates", name).read_text("utf-8")
-
-
-def _num(value: Any, digits: int = 3) -> str:
-    if value is None:
-        return "-"
-    number = float(value)
-    return f"{number:+.{digits}f}" if number < 0 else f"{number:.{digits}f}"
 
 
 def render_html(report: RiskReport, *, title: str = "Feature privacy risk") -> str:
     """The report as one self-contained HTML page."""
     attacks = [a for a in ATTACK_COLOURS if any(a in r.attacks for r in report.feature_sets)]
-    template = _environment().get_template(TEMPLATE)
-    return template.render(
+    return render(
+        TEMPLATE,
         title=title,
         report=report,
         attacks=attacks,

@@ -1,11 +1,11 @@
 """Models Theta of the data for the attribute-private Gaussian mechanism.
 
-Queries and secrets (:mod:`attrpriv.release.specs`) are sums or means of per-record variables.
-A model describes the distribution of the n records (the ``theta`` of the Pufferfish framework):
-:class:`GaussianModel` (records i.i.d. multivariate Gaussian, closed forms, Section 4.3 of the
-paper) and :class:`~attrpriv.release.resampling.ResamplingModel` (records i.i.d. from a public
-reference dataset). A model answers: which secret values are in its support, and what is the
-conditional mean and covariance of F given that a secret takes a value.
+Queries and secrets (:mod:`attrpriv.release.gaussian.query`) are sums or means of per-record
+variables. A model describes the distribution of the n records (the ``theta`` of the Pufferfish
+framework): :class:`GaussianModel` (records i.i.d. multivariate Gaussian, closed forms, Section
+4.3 of the paper) and :class:`~attrpriv.release.gaussian.resampling.ResamplingModel` (records
+i.i.d. from a public reference dataset). A model answers: which secret values are in its
+support, and what is the conditional mean and covariance of F given that a secret takes a value.
 """
 
 from __future__ import annotations
@@ -20,8 +20,8 @@ import numpy as np
 from attrpriv._checks import check_positive_int
 from attrpriv.data.schema import Schema
 from attrpriv.errors import InputError
-from attrpriv.release.calibration import check_covariance
-from attrpriv.release.specs import (
+from attrpriv.release.gaussian.calibration import check_covariance
+from attrpriv.release.gaussian.query import (
     Array,
     Query,
     Secret,

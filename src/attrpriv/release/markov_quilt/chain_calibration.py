@@ -31,7 +31,7 @@ from typing import Any
 import numpy as np
 
 from attrpriv._checks import check_choice, check_epsilon, check_positive, check_positive_int
-from attrpriv.release.markov_chain import (
+from attrpriv.release.markov_quilt.chain_model import (
     ApproxInfluences,
     ExactInfluences,
     Influences,

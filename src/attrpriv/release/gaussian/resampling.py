@@ -27,8 +27,7 @@ from scipy import signal
 from attrpriv._checks import check_positive_int
 from attrpriv.data.schema import Schema
 from attrpriv.errors import InputError
-from attrpriv.release.models import Conditional, ThetaModel
-from attrpriv.release.specs import (
+from attrpriv.release.gaussian.query import (
     Array,
     Query,
     Secret,
@@ -36,6 +35,7 @@ from attrpriv.release.specs import (
     check_secret_range,
     design_matrix,
 )
+from attrpriv.release.gaussian.theta import Conditional, ThetaModel
 
 _CHUNK = 2**22  # floats gathered at a time when drawing datasets
 

@@ -1,0 +1,131 @@
+"""How accurate a release is: the noise on each released value, and an interval for it.
+
+Small pure functions (one per noise distribution) and one small result, :class:`Accuracy`,
+whose ``scale``, ``std`` and ``half_width`` have the shape of the release's values: a float,
+an array, a Series, or a mapping of them (one per histogram). With probability ``confidence``
+the noise on one value is at most ``half_width`` in absolute value, so
+``value +- half_width`` is a ``confidence`` interval for the true value (per value, not
+simultaneous over all of them).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from attrpriv._io import to_jsonable
+
+DISTRIBUTIONS = ("laplace", "discrete laplace", "gaussian")
+
+
+def laplace_half_width(scale: float, confidence: float) -> float:
+    """t with P(|Z| <= t) = confidence for Z ~ Laplace(0, scale)."""
+    return -scale * math.log1p(-confidence) if scale > 0 else 0.0
+
+
+def discrete_laplace_half_width(scale: float, confidence: float) -> float:
+    """The smallest integer t with P(|Z| <= t) >= confidence, P(z) ~ exp(-|z| / scale).
+
+    With q = exp(-1 / scale), P(|Z| > t) = 2 q^(t+1) / (1 + q).
+    """
+    if scale <= 0:
+        return 0.0
+    q = math.exp(-1.0 / scale)
+    tail = (1.0 - confidence) * (1.0 + q) / 2.0
+    t = max(math.ceil(math.log(tail) / math.log(q) - 1.0 - 1e-12), 0)
+    return float(t)
+
+
+def gaussian_half_width(scale: float, confidence: float) -> float:
+    """t with P(|Z| <= t) = confidence for Z ~ N(0, scale^2)."""
+    from scipy.special import ndtri
+
+    return float(scale * ndtri(0.5 + confidence / 2.0)) if scale > 0 else 0.0
+
+
+def noise_std(distribution: str, scale: float) -> float:
+    """The standard deviation of the noise of ``distribution`` with ``scale``."""
+    if scale <= 0:
+        return 0.0
+    if distribution == "laplace":
+        return math.sqrt(2.0) * scale
+    if distribution == "discrete laplace":
+        q = math.exp(-1.0 / scale)
+        return math.sqrt(2.0 * q) / (1.0 - q)
+    return scale
+
+
+_HALF_WIDTH: dict[str, Callable[[float, float], float]] = {
+    "laplace": laplace_half_width,
+    "discrete laplace": discrete_laplace_half_width,
+    "gaussian": gaussian_half_width,
+}
+
+
+@dataclass(frozen=True)
+class Accuracy:
+    """The noise on every released value: its scale, standard deviation and interval.
+
+    ``of`` says what the values are when they are not the released numbers themselves (for a
+    sampler, the noisy statistics that its samples are drawn from).
+    """
+
+    distribution: str
+    confidence: float
+    scale: Any
+    std: Any
+    half_width: Any
+    of: str = "released values"
+
+    @classmethod
+    def of_scales(
+        cls, distribution: str, scales: Any, *, confidence: float = 0.95, of: str = ""
+    ) -> Accuracy:
+        """The accuracy of noise of ``distribution`` with ``scales`` (shaped like the values)."""
+        if distribution not in DISTRIBUTIONS:
+            raise ValueError(f"distribution must be one of {list(DISTRIBUTIONS)}")
+        width = _HALF_WIDTH[distribution]
+        return cls(
+            distribution,
+            confidence,
+            scales,
+            _per_value(scales, lambda s: noise_std(distribution, s)),
+            _per_value(scales, lambda s: width(s, confidence)),
+            of or "released values",
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "distribution": self.distribution,
+            "confidence": self.confidence,
+            "of": self.of,
+            "scale": to_jsonable(self.scale),
+            "std": to_jsonable(self.std),
+            "half_width": to_jsonable(self.half_width),
+        }
+
+
+def _per_value(scales: Any, function: Callable[[float], float]) -> Any:
+    """``function`` applied to every scale, keeping the container's shape."""
+    if isinstance(scales, Mapping):
+        return {key: _per_value(value, function) for key, value in scales.items()}
+    if isinstance(scales, pd.Series):
+        return scales.map(lambda s: function(float(s))).astype(float)
+    if isinstance(scales, np.ndarray):
+        return np.vectorize(lambda s: function(float(s)), otypes=[float])(scales)
+    return function(float(scales))
+
+
+__all__ = [
+    "DISTRIBUTIONS",
+    "Accuracy",
+    "discrete_laplace_half_width",
+    "gaussian_half_width",
+    "laplace_half_width",
+    "noise_std",
+]

@@ -1,0 +1,201 @@
+"""Privacy units: what one unit of protection is, and which guarantees imply which.
+
+A guarantee is a statement about a *secret*: whether one row is present (row-level DP under
+add/remove neighbours), what one row holds (row-level DP under substitution), one answer of one
+respondent with what depends on it (dependent DP), a property of a whole attribute (attribute
+privacy), or a named set of Pufferfish secrets. Two epsilons are comparable, and can be composed,
+only when they are about the same unit; a few conversions between units are theorems
+(:func:`conversions`), every other combination is not.
+
+A unit is written ``definition/scope``: ``dp/add-remove``, ``dp/substitute``,
+``dependent-dp/answer``, ``attribute-privacy/<the protected statistics>``,
+``pufferfish/<the secrets>``.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from attrpriv.errors import InputError
+
+DEFINITIONS = ("dp", "dependent-dp", "attribute-privacy", "pufferfish")
+ROW_NEIGHBOURS = ("add-remove", "substitute")
+ANSWER = "answer"
+
+
+@dataclass(frozen=True)
+class PrivacyUnit:
+    """One unit of protection: a privacy definition and the secret it is about."""
+
+    definition: str
+    scope: str
+
+    def __post_init__(self) -> None:
+        if self.definition not in DEFINITIONS:
+            raise InputError(
+                f"privacy definition must be one of {list(DEFINITIONS)}, got {self.definition!r}"
+            )
+        if not isinstance(self.scope, str) or not self.scope.strip():
+            raise InputError(f"the unit of a {self.definition} guarantee must name its secret")
+        if self.definition == "dp" and self.scope not in ROW_NEIGHBOURS:
+            raise InputError(
+                f"a dp unit is one row under {' or '.join(ROW_NEIGHBOURS)} neighbours, "
+                f"got {self.scope!r}"
+            )
+        if self.definition == "dependent-dp" and self.scope != ANSWER:
+            raise InputError(f"a dependent-dp unit is one {ANSWER!r}, got {self.scope!r}")
+
+    @property
+    def key(self) -> str:
+        """The unit as one string, ``definition/scope``."""
+        return f"{self.definition}/{self.scope}"
+
+    @classmethod
+    def parse(cls, text: str, name: str = "privacy unit") -> PrivacyUnit:
+        """The unit written as ``definition/scope`` (see the module docstring).
+
+        ``name`` is how the value is called in the error message (the parameter or option).
+        """
+        if not isinstance(text, str) or "/" not in text:
+            raise InputError(
+                f"{name} is written definition/scope (e.g. dp/add-remove, dp/substitute, "
+                f"dependent-dp/answer, attribute-privacy/<secrets>), got {text!r}"
+            )
+        definition, scope = text.split("/", 1)
+        try:
+            return cls(definition.strip(), scope.strip())
+        except InputError as exc:
+            raise InputError(f"{name} {text!r}: {exc}") from None
+
+    @classmethod
+    def coerce(cls, value: PrivacyUnit | str, name: str = "unit") -> PrivacyUnit:
+        """``value`` as a unit: a :class:`PrivacyUnit` as it is, a string parsed."""
+        return value if isinstance(value, PrivacyUnit) else cls.parse(value, name)
+
+    def __str__(self) -> str:
+        return self.key
+
+
+@dataclass(frozen=True)
+class Conversion:
+    """A proven implication: a guarantee in ``source`` gives one in ``target``.
+
+    ``group`` is how many ``source`` steps one ``target`` step takes (a substitution is a
+    removal and an addition: 2); ``reference`` says where it is proven.
+    """
+
+    source: PrivacyUnit
+    target: PrivacyUnit
+    group: int
+    reference: str
+
+    def convert(self, epsilon: float, delta: float) -> tuple[float, float]:
+        """(epsilon, delta) in ``source`` as a guarantee in ``target``: group privacy gives
+        ``(g epsilon, delta (1 + e^epsilon + ... + e^((g-1) epsilon)))``.
+
+        (Induction on the group: one more step multiplies the bound by e^epsilon and adds
+        delta.) A pure-epsilon guarantee stays pure for any epsilon; a delta term too large for
+        a float is infinite (the guarantee is vacuous anyway, and no budget admits it).
+        """
+        if delta == 0.0:
+            return self.group * epsilon, 0.0
+        try:
+            spread = math.fsum(math.exp(i * epsilon) for i in range(self.group))
+        except OverflowError:  # the bound is vacuous (delta >= 1) long before this
+            return self.group * epsilon, math.inf
+        return self.group * epsilon, delta * spread
+
+    def convert_rho(self, rho: float) -> float | None:
+        """A rho-zCDP guarantee in ``source`` as one in ``target``, where that is proven.
+
+        Between row-level DP units it is group privacy of zCDP: groups of size g get
+        ``g^2 rho`` (Bun & Steinke 2016, Proposition 1.9). Into any other definition the
+        ledger does not carry zCDP (``None``): it accounts there with epsilon and delta only.
+        """
+        if self.source.definition == "dp" and self.target.definition == "dp":
+            return self.group**2 * rho
+        return None
+
+
+ADD_REMOVE = PrivacyUnit("dp", "add-remove")
+SUBSTITUTE = PrivacyUnit("dp", "substitute")
+ONE_ANSWER = PrivacyUnit("dependent-dp", ANSWER)
+
+_GROUP = "group privacy (Dwork & Roth 2014, Theorem 2.2 and its (epsilon, delta) form)"
+_ANSWER = (
+    "changing one answer, with whatever it moves in the same respondent's row, is a "
+    "substitution of that row; with respondents independent the output law is a mixture over "
+    "substituted rows, so its ratio is bounded by the same e^epsilon (quasi-convexity)"
+)
+_CONVERSIONS = (
+    Conversion(ADD_REMOVE, SUBSTITUTE, 2, _GROUP),
+    Conversion(ADD_REMOVE, ONE_ANSWER, 2, f"{_GROUP}, then: {_ANSWER}"),
+    Conversion(SUBSTITUTE, ONE_ANSWER, 1, _ANSWER),
+)
+
+
+def conversions(source: PrivacyUnit) -> tuple[Conversion, ...]:
+    """Every unit that a guarantee in ``source`` implies one in (itself first)."""
+    own = Conversion(source, source, 1, "the same unit")
+    return (own, *(c for c in _CONVERSIONS if c.source == source))
+
+
+BASIC_RULE = "basic sequential composition (Dwork & Roth 2014, Theorem 3.16)"
+ZCDP_RULE = (
+    "zCDP composition (rhos add up; Bun & Steinke 2016, Lemma 1.7), pure epsilon-DP counted as "
+    "epsilon^2/2-zCDP (Proposition 1.4), converted to (rho + 2 sqrt(rho ln(1/delta)), delta)-DP "
+    "at the budget's delta (Proposition 1.3)"
+)
+
+
+def composition_rule(unit: PrivacyUnit, mechanisms: frozenset[str]) -> tuple[str, bool]:
+    """How spend in ``unit`` composes, and whether that rule is a theorem.
+
+    Parameters
+    ----------
+    unit : the privacy unit.
+    mechanisms : the names of the mechanisms charged to the unit (directly or by conversion).
+
+    Returns
+    -------
+    (rule, proven) : the rule in words, with its reference, and whether the ledger's total for
+        the unit is a privacy guarantee (True) or an accounting convention (False).
+    """
+    if unit.definition == "dp":
+        return BASIC_RULE, True
+    if unit.definition == "dependent-dp":
+        return (
+            "sequential composition of dependent DP for one dependence model "
+            "(Liu, Chakraborty & Mittal, NDSS 2016)",
+            True,
+        )
+    if mechanisms and all(m.startswith("markov-quilt") for m in mechanisms):
+        return (
+            "sequential composition of Markov quilt releases on the same chains under one class "
+            "Theta, which the unit's scope must name (Song & Chaudhuri, 'Composition properties "
+            "of inferential privacy for time-series data', 2017)",
+            True,
+        )
+    return (
+        "sum of epsilons as an accounting convention only: Pufferfish guarantees (attribute "
+        "privacy among them) do not compose in general (Kifer & Machanavajjhala 2014); linear "
+        "composition needs extra DP-style conditions (Bai, He, Gu, Kifer & Maeng 2026) that "
+        "these releases are not shown to meet",
+        False,
+    )
+
+
+__all__ = [
+    "ADD_REMOVE",
+    "BASIC_RULE",
+    "DEFINITIONS",
+    "ONE_ANSWER",
+    "ROW_NEIGHBOURS",
+    "SUBSTITUTE",
+    "ZCDP_RULE",
+    "Conversion",
+    "PrivacyUnit",
+    "composition_rule",
+    "conversions",
+]

@@ -1,0 +1,1 @@
+"""Graph code shared by the network mechanisms: the network, Markov quilts, learning."""

@@ -1,0 +1,244 @@
+"""The attribute-private Markov quilt mechanism (Zhang, Ohrimenko & Cummings).
+
+The nodes are the attributes of a record, related by a public Bayesian network; the secrets are
+the values of the protected attributes; the released statistic is the histograms of chosen
+columns over records drawn independently from the network. The quilt search is the one of
+:mod:`attrpriv.release.graph.quilts`; docs/mechanisms/markov-quilt.md has the privacy argument.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+import numpy as np
+import pandas as pd
+
+from attrpriv._checks import Check, check_epsilon
+from attrpriv.data.aggregate import aggregator_for
+from attrpriv.data.schema import Categorical, Integer, Schema
+from attrpriv.dp.accuracy import Accuracy
+from attrpriv.dp.ledger import BudgetLedger
+from attrpriv.dp.mechanism import SAMPLER_CONSTRAINTS, Mechanism, NoisePlan
+from attrpriv.dp.noise import NoiseSampler
+from attrpriv.dp.record import PrivacyRecord, Release
+from attrpriv.dp.units import PrivacyUnit
+from attrpriv.errors import InputError
+from attrpriv.release.graph.network import DiscreteNetwork
+from attrpriv.release.graph.quilts import Quilt, quilt_scale
+
+Histograms = dict[str, pd.Series]
+
+
+@dataclass(frozen=True)
+class Counts:
+    """The exact histograms of the released columns (private) and their domain provenance."""
+
+    histograms: Histograms
+    inferred: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class AttributePlan(NoisePlan):
+    """Noise for the attribute version: per-node sensitivity, chosen quilt per protected node."""
+
+    sigma_max: float
+    sensitivity: Mapping[str, float]
+    quilts: Mapping[str, Quilt]
+    network: Mapping[str, int]  # protected node -> index in Theta of the network that needs most
+    protected: tuple[str, ...]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "sigma_max": self.sigma_max,
+            "sensitivity": dict(self.sensitivity),
+            "quilts": {node: q.to_dict() for node, q in self.quilts.items()},
+            "network": dict(self.network),
+        }
+
+
+class AttributeMarkovQuilt(Mechanism[Counts, AttributePlan]):
+    """Histograms of columns, private for the values of the ``protected`` attributes.
+
+    Parameters
+    ----------
+    networks : a public :class:`DiscreteNetwork` over the attributes of one record, or several
+        (the class Theta). Records are independent draws from it.
+    epsilon : privacy parameter.
+    protected : the attribute(s) whose values are secret (network nodes).
+    columns : the columns whose histograms are released (network nodes in the schema);
+        default every network node.
+    max_quilt_size : the largest quilt tried besides the moral-graph rings (default: all).
+    noise, allow_nonprivate : the noise sampler, and whether a non-private one is accepted.
+    """
+
+    _constraints: ClassVar[Mapping[str, Check]] = {
+        "epsilon": check_epsilon,
+        **SAMPLER_CONSTRAINTS,
+    }
+
+    def __init__(
+        self,
+        networks: DiscreteNetwork | Sequence[DiscreteNetwork],
+        epsilon: float,
+        protected: str | Sequence[str],
+        columns: Sequence[str] | None = None,
+        *,
+        max_quilt_size: int | None = None,
+        noise: NoiseSampler | None = None,
+        allow_nonprivate: bool = False,
+    ) -> None:
+        self.networks = networks
+        self.epsilon = epsilon
+        self.protected = protected
+        self.columns = columns
+        self.max_quilt_size = max_quilt_size
+        self.noise = noise
+        self.allow_nonprivate = allow_nonprivate
+
+    def release(
+        self,
+        data: Any,
+        schema: Schema,
+        *,
+        ledger: BudgetLedger | None = None,
+        label: str = "",
+    ) -> Release:
+        """Count the columns, charge the ledger (before noise), add noise, return values+record."""
+        return self._release(data, schema, ledger=ledger, label=label)
+
+    def calibrate(self, sampler: NoiseSampler | None = None) -> AttributePlan:
+        """Best quilt of every protected node in every network; the largest scale wins."""
+        self._validate_params()
+        return self._plan(sampler or self._sampler(), ())
+
+    def _plan(self, sampler: NoiseSampler, inferred: tuple[str, ...]) -> AttributePlan:
+        networks, protected, columns = self._checked()
+        sensitivity = {n: 2.0 if n in columns else 0.0 for n in networks[0].nodes}
+        quilts: dict[str, Quilt] = {}
+        chosen: dict[str, int] = {}
+        epsilon = float(self.epsilon)
+        for index, network in enumerate(networks):
+            _, found = quilt_scale(
+                network,
+                epsilon,
+                sensitivity,
+                nodes=protected,
+                max_quilt_size=self.max_quilt_size,
+            )
+            for node, quilt in found.items():
+                if node not in quilts or quilt.scale > quilts[node].scale:
+                    quilts[node], chosen[node] = quilt, index
+        sigma = max(q.scale for q in quilts.values())
+        return AttributePlan(
+            epsilon, 0.0, sampler, sigma, sensitivity, quilts, chosen, protected, inferred=inferred
+        )
+
+    def _measure(self, data: Any, schema: Schema) -> Counts:
+        networks, _, columns = self._checked()
+        for network in networks:
+            _check_domains(network, schema, columns)
+        with aggregator_for(data, schema) as aggregator:
+            n_rows = aggregator.n_rows()
+            counts = aggregator.all_counts(list(columns))
+        for name, series in counts.items():
+            if int(series.sum()) != n_rows:
+                raise InputError(
+                    f"column {name!r} has missing values; the network has no state for them"
+                )
+        ordered = {name: counts[name] for name in columns}
+        return Counts(ordered, schema.inferred_among(columns))
+
+    def _calibrate(self, measured: Counts, sampler: NoiseSampler) -> AttributePlan:
+        return self._plan(sampler, measured.inferred)
+
+    def record(self, plan: AttributePlan) -> PrivacyRecord:
+        """The guarantee of releasing with ``plan``."""
+        names = ", ".join(repr(p) for p in plan.protected)
+        return PrivacyRecord(
+            mechanism="attribute-markov-quilt",
+            definition="pufferfish",
+            epsilon=plan.epsilon,
+            delta=0.0,
+            protects=(
+                f"the value of {names} of any single record "
+                "(secret pairs value a vs value b) against an adversary whose beliefs are in Theta"
+            ),
+            sensitivity=dict(plan.sensitivity),
+            noise={
+                "distribution": "discrete laplace",
+                "scale": plan.sigma_max,
+                "norm": "l1",
+                **plan.sampler.describe(),
+            },
+            unit=PrivacyUnit("pufferfish", "record:" + ",".join(plan.protected)),
+            assumptions=self._assumptions(
+                plan,
+                "data drawn from a distribution in Theta (the given Bayesian networks)",
+                "records are independent draws; the number of records is public",
+            ),
+        )
+
+    def _noise(self, measured: Counts, plan: AttributePlan) -> Histograms:
+        counts = measured.histograms
+        flat = np.concatenate([c.to_numpy() for c in counts.values()])
+        noisy = plan.sampler.discrete_laplace(flat, plan.sigma_max)
+        values, start = {}, 0
+        for name, true in counts.items():
+            values[name] = pd.Series(noisy[start : start + true.size], index=true.index, name=name)
+            start += true.size
+        return values
+
+    def _accuracy(self, plan: AttributePlan, values: Histograms) -> Accuracy:
+        scales = {name: pd.Series(plan.sigma_max, index=v.index) for name, v in values.items()}
+        return Accuracy.of_scales("discrete laplace", scales)
+
+    def _parts(self, measured: Counts, plan: AttributePlan, noisy: Any) -> dict[str, Any]:
+        return plan.to_dict()
+
+    def _checked(self) -> tuple[list[DiscreteNetwork], tuple[str, ...], tuple[str, ...]]:
+        nets = self.networks
+        networks = [nets] if isinstance(nets, DiscreteNetwork) else list(nets)
+        if not networks or not all(isinstance(n, DiscreteNetwork) for n in networks):
+            raise InputError("networks must be a DiscreteNetwork or a non-empty list of them")
+        first = networks[0]
+        for net in networks[1:]:
+            if dict(net.states) != dict(first.states):
+                raise InputError("every network in Theta must have the same nodes and states")
+        protected = _names(self.protected, "protected", first)
+        columns = first.nodes if self.columns is None else _names(self.columns, "columns", first)
+        return networks, protected, columns
+
+
+def _names(value: str | Iterable[str], what: str, network: DiscreteNetwork) -> tuple[str, ...]:
+    names = (value,) if isinstance(value, str) else tuple(value)
+    if not names:
+        raise InputError(f"{what} must name at least one network node")
+    for name in names:
+        if name not in network.states:
+            raise InputError(
+                f"{what} {name!r} is not a node of the network; "
+                f"expected one of {list(network.nodes)}"
+            )
+    return names
+
+
+def _check_domains(network: DiscreteNetwork, schema: Schema, columns: Sequence[str]) -> None:
+    """Released columns, and every network node in the schema, must match the schema domain."""
+    for node in network.nodes:
+        if node not in schema:
+            if node in columns:
+                raise InputError(f"column {node!r} is not in the schema")
+            continue
+        domain = schema.domain(node)
+        if not isinstance(domain, (Categorical, Integer)):
+            raise InputError(f"column {node!r} must have a categorical or integer domain")
+        if set(domain.categories) != set(network.states[node]):
+            raise InputError(
+                f"column {node!r}: the network's states {list(network.states[node])} differ "
+                f"from the schema's domain {list(domain.categories)}"
+            )
+
+
+__all__ = ["AttributeMarkovQuilt", "AttributePlan"]

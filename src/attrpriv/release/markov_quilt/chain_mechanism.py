@@ -1,0 +1,224 @@
+"""The Markov quilt mechanism (Song, Wang & Chaudhuri, SIGMOD 2017) for Markov chains.
+
+:class:`MarkovQuiltMechanism` releases a statistic of Markov chains (the histogram of their
+states, or their sum) so that no single X_i is revealed: epsilon-Pufferfish privacy for the
+secret pairs (X_i = a, X_i = b) against every adversary whose belief is a chain in Theta. The
+quilt search is :mod:`attrpriv.release.markov_quilt.chain_calibration`;
+docs/mechanisms/markov-quilt.md has the privacy argument.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Hashable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+import numpy as np
+import pandas as pd
+
+from attrpriv._checks import Check, check_epsilon, one_of
+from attrpriv.dp.accuracy import Accuracy
+from attrpriv.dp.ledger import BudgetLedger
+from attrpriv.dp.mechanism import SAMPLER_CONSTRAINTS, Mechanism, NoisePlan
+from attrpriv.dp.noise import NoiseSampler
+from attrpriv.dp.record import PrivacyRecord, Release
+from attrpriv.dp.units import PrivacyUnit
+from attrpriv.errors import InputError
+from attrpriv.release.markov_quilt.chain_calibration import (
+    METHODS,
+    ChainCalibration,
+    calibrate_chain,
+)
+from attrpriv.release.markov_quilt.chain_model import MarkovChainModel, as_chains
+
+QUERIES = ("histogram", "sum")
+PROTECTS_CHAIN = (
+    "the value of any single X_i (secret pairs X_i=a vs X_i=b) against an adversary whose "
+    "beliefs are in Theta"
+)
+
+
+@dataclass(frozen=True)
+class Chains:
+    """The chains as state codes (private), with their state labels."""
+
+    codes: tuple[np.ndarray, ...]
+    states: tuple[Hashable, ...]
+
+
+@dataclass(frozen=True)
+class ChainPlan(NoisePlan):
+    """One Laplace scale, the largest any chain length needs, and each length's quilts."""
+
+    lipschitz: float
+    sigma_max: float
+    calibrations: tuple[ChainCalibration, ...]
+    theta: str  # a fingerprint of the class Theta: releases compose only under one Theta
+
+
+class MarkovQuiltMechanism(Mechanism[Chains, ChainPlan]):
+    """epsilon-Pufferfish release of the state histogram (or sum) of Markov chains.
+
+    Parameters
+    ----------
+    models : a :class:`MarkovChainModel`, or several (the class Theta: the noise covers all).
+    epsilon : privacy parameter.
+    states : labels of the chain states, in the models' order; default ``0 .. k-1``.
+    query : ``"histogram"`` (counts of every state; Lipschitz 2 per node) or ``"sum"`` of the
+        (numeric) states (Lipschitz max(states) - min(states) per node).
+    method : ``"exact"`` max-influence, or ``"approx"`` (mixing bound; irreducible chains).
+    noise, allow_nonprivate : the noise sampler, and whether a non-private one is accepted.
+    """
+
+    _constraints: ClassVar[Mapping[str, Check]] = {
+        "epsilon": check_epsilon,
+        "query": one_of(QUERIES),
+        "method": one_of(METHODS),
+        **SAMPLER_CONSTRAINTS,
+    }
+
+    def __init__(
+        self,
+        models: MarkovChainModel | Sequence[MarkovChainModel],
+        epsilon: float,
+        *,
+        states: Sequence[Hashable] | None = None,
+        query: str = "histogram",
+        method: str = "exact",
+        noise: NoiseSampler | None = None,
+        allow_nonprivate: bool = False,
+    ) -> None:
+        self.models = models
+        self.epsilon = epsilon
+        self.states = states
+        self.query = query
+        self.method = method
+        self.noise = noise
+        self.allow_nonprivate = allow_nonprivate
+
+    def release(
+        self,
+        sequences: Any,
+        *,
+        ledger: BudgetLedger | None = None,
+        label: str = "",
+    ) -> Release:
+        """Release the statistic of ``sequences`` (one chain, or a list of independent chains).
+
+        The chain lengths are public. The ledger is charged before any noise is drawn.
+        """
+        return self._release(sequences, ledger=ledger, label=label)
+
+    def calibrate(
+        self, lengths: int | Sequence[int], sampler: NoiseSampler | None = None
+    ) -> ChainPlan:
+        """The quilts and noise scale for chains of ``lengths`` (public: no data is used)."""
+        self._validate_params()
+        wanted = [lengths] if isinstance(lengths, int) else list(lengths)
+        return self._plan(wanted, sampler or self._sampler())
+
+    def _plan(self, lengths: Sequence[int], sampler: NoiseSampler) -> ChainPlan:
+        models, states = self._model_states()
+        lipschitz = self._lipschitz(states, sampler)
+        epsilon = float(self.epsilon)
+        found = tuple(
+            calibrate_chain(models, n, epsilon, lipschitz, method=self.method) for n in lengths
+        )
+        sigma = max(c.sigma_max for c in found)
+        return ChainPlan(epsilon, 0.0, sampler, lipschitz, sigma, found, _fingerprint(models))
+
+    def _lipschitz(self, states: tuple[Hashable, ...], sampler: NoiseSampler) -> float:
+        """How much the statistic moves (l1) when one X_j changes, plus float-grid slack."""
+        if self.query == "histogram":
+            return 2.0
+        values = _numeric_states(states)
+        return float(values.max() - values.min()) + sampler.rounding_slack(1)
+
+    def _measure(self, sequences: Any) -> Chains:
+        _, states = self._model_states()
+        return Chains(tuple(as_chains(sequences, states)), states)
+
+    def _calibrate(self, measured: Chains, sampler: NoiseSampler) -> ChainPlan:
+        return self._plan(sorted({c.size for c in measured.codes}), sampler)
+
+    def record(self, plan: ChainPlan) -> PrivacyRecord:
+        """The guarantee of releasing with ``plan``."""
+        discrete = self.query == "histogram"
+        return PrivacyRecord(
+            mechanism=f"markov-quilt-{self.method}",
+            definition="pufferfish",
+            epsilon=plan.epsilon,
+            delta=0.0,
+            protects=PROTECTS_CHAIN,
+            sensitivity=plan.lipschitz,
+            noise={
+                "distribution": "discrete laplace" if discrete else "laplace",
+                "scale": plan.sigma_max,
+                "norm": "l1",
+                "sensitivity_is": "per-node Lipschitz constant of the query",
+                **plan.sampler.describe(),
+            },
+            unit=PrivacyUnit("pufferfish", f"chain-state@{plan.theta}"),
+            assumptions=self._assumptions(
+                plan,
+                "data drawn from a distribution in Theta (the given Markov chain models)",
+                "chains are independent of each other and their lengths are public",
+            ),
+        )
+
+    def _noise(self, measured: Chains, plan: ChainPlan) -> pd.Series | float:
+        codes = np.concatenate(measured.codes)
+        states = measured.states
+        if self.query == "histogram":
+            counts = np.bincount(codes, minlength=len(states))
+            noisy = plan.sampler.discrete_laplace(counts, plan.sigma_max)
+            return pd.Series(noisy, index=pd.Index(states, name="state"), name="count")
+        total = float(_numeric_states(states)[codes].sum())
+        return float(plan.sampler.laplace(np.array([total]), plan.sigma_max)[0])
+
+    def _accuracy(self, plan: ChainPlan, values: pd.Series | float) -> Accuracy:
+        if isinstance(values, pd.Series):
+            return Accuracy.of_scales("discrete laplace", pd.Series(plan.sigma_max, values.index))
+        return Accuracy.of_scales("laplace", plan.sigma_max)
+
+    def _parts(self, measured: Chains, plan: ChainPlan, noisy: Any) -> dict[str, Any]:
+        return {
+            "sigma_max": plan.sigma_max,
+            "lengths": [c.length for c in plan.calibrations],
+            "calibrations": [c.to_dict() for c in plan.calibrations],
+        }
+
+    def _model_states(self) -> tuple[list[MarkovChainModel], tuple[Hashable, ...]]:
+        models = [self.models] if isinstance(self.models, MarkovChainModel) else list(self.models)
+        if not models or not all(isinstance(m, MarkovChainModel) for m in models):
+            raise InputError("models must be a MarkovChainModel or a non-empty list of them")
+        k = models[0].n_states
+        if any(m.n_states != k for m in models):
+            raise InputError("every model in Theta must have the same number of states")
+        states = tuple(range(k)) if self.states is None else tuple(self.states)
+        if len(states) != k or len(set(states)) != k:
+            raise InputError(f"states must be {k} distinct labels (one per state), got {states}")
+        return models, states
+
+
+def _fingerprint(models: Sequence[MarkovChainModel]) -> str:
+    """Eight hex digits naming the class Theta (its initial and transition probabilities)."""
+    digest = hashlib.sha256()
+    for model in models:
+        digest.update(np.ascontiguousarray(model.initial, dtype=np.float64).tobytes())
+        digest.update(np.ascontiguousarray(model.transition, dtype=np.float64).tobytes())
+    return digest.hexdigest()[:8]
+
+
+def _numeric_states(states: tuple[Hashable, ...]) -> np.ndarray:
+    try:
+        values = np.array(states, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise InputError(f"query='sum' needs numeric states, got {list(states)}") from None
+    if not np.isfinite(values).all():
+        raise InputError(f"query='sum' needs finite numeric states, got {list(states)}")
+    return values
+
+
+__all__ = ["PROTECTS_CHAIN", "QUERIES", "ChainPlan", "MarkovQuiltMechanism"]

@@ -1,0 +1,225 @@
+"""The mechanism contract: parameters, one validation at the boundary, accuracy, records."""
+
+from __future__ import annotations
+
+import inspect
+import math
+import warnings
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy import stats
+from sklearn.base import clone
+
+from attrpriv import Categorical, Column, InputError, Integer, Schema
+from attrpriv.assess.mitigation.ldp import LocalDPNoise
+from attrpriv.data.schema import PrivateDomainWarning
+from attrpriv.dp import Accuracy, Mechanism, SeededNumpyNoise
+from attrpriv.dp.accuracy import (
+    discrete_laplace_half_width,
+    gaussian_half_width,
+    laplace_half_width,
+    noise_std,
+)
+from attrpriv.errors import NotFittedError
+from attrpriv.release import (
+    AttributeMarkovQuilt,
+    AttributePrivateGaussian,
+    DiscreteNetwork,
+    GaussianModel,
+    LaplaceHistograms,
+    MarkovChainModel,
+    MarkovQuiltMechanism,
+    Secret,
+    TabularDDP,
+)
+from attrpriv.sanitize.samplers import DPObfuscation, DPSampling
+
+SCHEMA = Schema(
+    (
+        Column("a", "feature", Categorical(("x", "y"))),
+        Column("b", "sensitive", Integer(0, 2)),
+    )
+)
+FRAME = pd.DataFrame({"a": ["x", "y", "x", "x", "y", "y"] * 5, "b": [0, 1, 2, 1, 0, 1] * 5})
+TEST = SeededNumpyNoise(0)
+
+
+def _network() -> DiscreteNetwork:
+    return DiscreteNetwork(
+        {"a": ("x", "y"), "b": (0, 1, 2)},
+        {"b": ("a",)},
+        {"a": [0.5, 0.5], "b": [[0.6, 0.3, 0.1], [0.1, 0.3, 0.6]]},
+    )
+
+
+MAKERS: dict[str, Callable[[], Mechanism[Any, Any]]] = {
+    "laplace": lambda: LaplaceHistograms(1.0, ["a", "b"], noise=TEST, allow_nonprivate=True),
+    "ddp": lambda: TabularDDP(1.0, 2, structure="chow-liu", noise=TEST, allow_nonprivate=True),
+    "gaussian": lambda: AttributePrivateGaussian(
+        "mean(y)",
+        Secret("mean(x)", values=(0.0, 0.2)),
+        GaussianModel(["x", "y"], [0.0, 0.0], [[1, 0.5], [0.5, 1]], 100),
+        1.0,
+        1e-5,
+        noise=TEST,
+        allow_nonprivate=True,
+    ),
+    "chain": lambda: MarkovQuiltMechanism(
+        MarkovChainModel.stationary([[0.9, 0.1], [0.2, 0.8]]),
+        1.0,
+        noise=TEST,
+        allow_nonprivate=True,
+    ),
+    "attribute-quilt": lambda: AttributeMarkovQuilt(
+        _network(), 1.0, "b", ["a"], noise=TEST, allow_nonprivate=True
+    ),
+    "obfuscation": lambda: DPObfuscation(1.0, 1.0, noise=TEST, allow_nonprivate=True),
+    "sampling": lambda: DPSampling(1.0, 1.0, noise=TEST, allow_nonprivate=True),
+    "ldp": lambda: LocalDPNoise(1.0, schema=SCHEMA, noise=TEST, allow_nonprivate=True),
+}
+
+
+def _run(name: str, mechanism: Mechanism[Any, Any]) -> Any:
+    """One release of each mechanism on small data: (values, record, accuracy)."""
+    if name in ("laplace", "ddp", "attribute-quilt"):
+        return mechanism.release(FRAME, SCHEMA)  # type: ignore[attr-defined]
+    if name == "gaussian":
+        rng = np.random.default_rng(0)
+        frame = pd.DataFrame(rng.standard_normal((100, 2)), columns=["x", "y"])
+        schema = Schema((Column("x", "feature", _bounded()), Column("y", "feature", _bounded())))
+        return mechanism.release(frame, schema)  # type: ignore[attr-defined]
+    if name == "chain":
+        return mechanism.release([0, 1, 1, 0, 0, 1])  # type: ignore[attr-defined]
+    if name == "ldp":
+        return mechanism.release(FRAME, ["a", "b"])  # type: ignore[attr-defined]
+    z = np.random.default_rng(1).standard_normal((30, 2))
+    y = np.arange(30) % 2
+    return mechanism.sample(z, y)  # type: ignore[attr-defined]
+
+
+def _simple(value: Any) -> bool:
+    return isinstance(value, (int, float, str, bool, type(None)))
+
+
+def _bounded() -> Any:
+    from attrpriv import Numeric
+
+    return Numeric(-10.0, 10.0)
+
+
+@pytest.mark.parametrize("name", MAKERS)
+def test_clone_and_params_follow_scikit_learn(name: str) -> None:
+    mechanism = MAKERS[name]()
+    params = mechanism.get_params()
+    assert list(params) == [p for p in inspect.signature(type(mechanism)).parameters]
+    copy = clone(mechanism)
+    assert type(copy) is type(mechanism) and copy is not mechanism
+    copied = copy.get_params()
+    assert type(copied.pop("noise")) is type(params.pop("noise"))  # clone deep-copies it
+    assert copied.keys() == params.keys()
+    assert all(
+        copied[k] is params[k] or copied[k] == params[k] for k in params if _simple(params[k])
+    )
+    copy.set_params(epsilon=2.0)
+    assert copy.epsilon == 2.0 and mechanism.epsilon == 1.0
+    assert "epsilon=2.0" in repr(copy) and "allow_nonprivate=True" in repr(copy)
+    with pytest.raises(InputError, match="has no parameter 'epsilom'"):
+        copy.set_params(epsilom=1.0)
+
+
+@pytest.mark.parametrize("name", MAKERS)
+def test_a_bad_parameter_is_refused_before_any_data_is_read(name: str) -> None:
+    """Constraints are checked at the boundary: a broken epsilon is named even when the data
+    would be refused too (data is only looked at after the parameters)."""
+    mechanism = MAKERS[name]().set_params(epsilon=-1.0)
+    with pytest.raises(InputError, match=r"^epsilon must be > 0"):
+        if hasattr(mechanism, "sample"):
+            mechanism.sample(object(), object())
+        elif name == "ldp":
+            mechanism._release(object(), ("a",), 0)
+        else:
+            mechanism._release(object(), object())
+
+
+@pytest.mark.parametrize("name", MAKERS)
+def test_every_release_says_how_accurate_it_is(name: str) -> None:
+    result = _run(name, MAKERS[name]())
+    accuracy = result.accuracy
+    assert isinstance(accuracy, Accuracy) and accuracy.confidence == 0.95
+    assert accuracy.to_dict()["half_width"] is not None
+    if name in ("laplace", "ddp", "attribute-quilt"):
+        assert set(accuracy.half_width) == set(result.values)
+        for column, series in result.values.items():
+            assert list(accuracy.half_width[column].index) == list(series.index)
+
+
+def test_no_mechanism_draws_noise_through_a_public_method() -> None:
+    for make in MAKERS.values():
+        public = [n for n in dir(make()) if not n.startswith("_")]
+        assert not [n for n in public if "noise" in n and n != "noise"]
+        assert "perturb" not in public
+
+
+def test_not_fitted_is_an_input_error_naming_fit() -> None:
+    with pytest.raises(NotFittedError, match="not fitted yet: call fit"):
+        TabularDDP(1.0).calibrate()
+    assert issubclass(NotFittedError, InputError) and issubclass(NotFittedError, AttributeError)
+
+
+def test_a_release_on_an_inferred_schema_says_so_in_its_record() -> None:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", PrivateDomainWarning)
+        inferred = Schema.infer(FRAME)
+    assert inferred.inferred == ("a", "b")
+    assert Schema.from_dict(inferred.to_dict()).inferred == ("a", "b")  # kept in the file
+    for mechanism in (
+        LaplaceHistograms(1.0, ["a"], noise=TEST, allow_nonprivate=True),
+        TabularDDP(1.0, 2, structure="chow-liu", noise=TEST, allow_nonprivate=True),
+    ):
+        record = mechanism.release(FRAME, inferred).record
+        assert any("read from the private data" in a for a in record.assumptions)
+        declared = clone(mechanism).release(FRAME, SCHEMA).record
+        assert not any("read from the private data" in a for a in declared.assumptions)
+    assert inferred.select(["b"]).inferred == ("b",)
+
+
+# -- accuracy, exactly -------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("scale", [0.3, 1.0, 2.5, 17.0])
+@pytest.mark.parametrize("confidence", [0.5, 0.9, 0.95, 0.999])
+def test_discrete_laplace_half_width_is_the_smallest_integer_that_covers(
+    scale: float, confidence: float
+) -> None:
+    q = math.exp(-1.0 / scale)
+    t = int(discrete_laplace_half_width(scale, confidence))
+
+    def covered(width: int) -> float:  # P(|Z| <= width), summed term by term
+        return (1 - q) / (1 + q) * (1 + 2 * sum(q**z for z in range(1, width + 1)))
+
+    assert covered(t) >= confidence - 1e-12
+    assert t == 0 or covered(t - 1) < confidence
+
+
+@pytest.mark.parametrize("scale", [0.5, 2.0])
+def test_continuous_half_widths_and_stds(scale: float) -> None:
+    assert laplace_half_width(scale, 0.95) == pytest.approx(stats.laplace(scale=scale).ppf(0.975))
+    assert gaussian_half_width(scale, 0.95) == pytest.approx(stats.norm(scale=scale).ppf(0.975))
+    assert noise_std("laplace", scale) == pytest.approx(stats.laplace(scale=scale).std())
+    q = math.exp(-1.0 / scale)
+    zs = np.arange(-400, 401)
+    pmf = (1 - q) / (1 + q) * q ** np.abs(zs)
+    assert noise_std("discrete laplace", scale) == pytest.approx(math.sqrt((pmf * zs**2).sum()))
+
+
+def test_accuracy_keeps_the_shape_of_the_values() -> None:
+    scales = {"h": pd.Series([2.0, 2.0], index=["u", "v"]), "s": 1.0}
+    accuracy = Accuracy.of_scales("laplace", scales)
+    assert list(accuracy.half_width["h"].index) == ["u", "v"]
+    assert accuracy.half_width["s"] == pytest.approx(-math.log(0.05))
+    with pytest.raises(ValueError, match="distribution must be one of"):
+        Accuracy.of_scales("cauchy", 1.0)
