@@ -28,6 +28,7 @@ if TYPE_CHECKING:
 CLICK_ERRORS: tuple[type[Exception], ...] = tuple(
     c for c in typer.BadParameter.__mro__ if c.__name__ == "ClickException"
 )
+
 # The modules of each group: the first defines the group's ``app``, the others add commands to it.
 GROUP_MODULES: dict[str, tuple[str, ...]] = {
     "datasets": ("attrpriv.cli.datasets",),

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import inspect
 from abc import ABC, abstractmethod
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar, Generic, TypeVar
 
@@ -28,6 +28,7 @@ from attrpriv._checks import Check, check_flag, instance_of, optional
 from attrpriv.dp.accuracy import Accuracy
 from attrpriv.dp.noise import NoiseSampler, default_sampler, require_private
 from attrpriv.dp.record import PrivacyRecord, Release
+from attrpriv.dp.units import PrivacyUnit
 from attrpriv.errors import InputError, NotFittedError
 
 if TYPE_CHECKING:
@@ -173,6 +174,31 @@ class Mechanism(Parameters, ABC, Generic[M, P]):
     def _parts(self, measured: M, plan: P, noisy: Any) -> dict[str, Any]:
         """Public diagnostics of the release (noise scales, calibration details)."""
         return {}
+
+    def _record(
+        self,
+        plan: P,
+        *,
+        mechanism: str,
+        unit: PrivacyUnit,
+        protects: str,
+        sensitivity: float | Mapping[str, float],
+        noise: Mapping[str, Any],
+        assumptions: Sequence[str] = (),
+    ) -> PrivacyRecord:
+        """The one record shape: the plan's (epsilon, delta), the unit's definition, the
+        sampler's description after ``noise`` and the shared assumptions after the own ones."""
+        return PrivacyRecord(
+            mechanism=mechanism,
+            definition=unit.definition,
+            epsilon=plan.epsilon,
+            delta=plan.delta,
+            protects=protects,
+            sensitivity=sensitivity,
+            noise={**noise, **plan.sampler.describe()},
+            unit=unit,
+            assumptions=self._assumptions(plan, *assumptions),
+        )
 
     @staticmethod
     def _assumptions(plan: NoisePlan, *own: str) -> tuple[str, ...]:

@@ -131,11 +131,9 @@ class LaplaceHistograms(Mechanism[Counts, LaplacePlan]):
 
     def record(self, plan: LaplacePlan) -> PrivacyRecord:
         """The guarantee of releasing with ``plan``."""
-        return PrivacyRecord(
+        return self._record(
+            plan,
             mechanism="laplace-histograms",
-            definition="dp",
-            epsilon=plan.epsilon,
-            delta=0.0,
             protects=(
                 "whether any one respondent is in the data, hence every answer they gave "
                 f"({self.neighbours} neighbours)"
@@ -145,25 +143,35 @@ class LaplaceHistograms(Mechanism[Counts, LaplacePlan]):
                 "distribution": "discrete laplace",
                 "scale": plan.scale,
                 "norm": "l1",
-                **plan.sampler.describe(),
             },
             unit=PrivacyUnit("dp", self.neighbours),
-            assumptions=self._assumptions(plan),
+            assumptions=(),
         )
 
     def _noise(self, measured: Counts, plan: LaplacePlan) -> Histograms:
-        counts = measured.histograms
-        flat = np.concatenate([c.to_numpy() for c in counts.values()])
-        noisy = plan.sampler.discrete_laplace(flat, plan.scale)
-        values, start = {}, 0
-        for name, true in counts.items():
-            values[name] = pd.Series(noisy[start : start + true.size], index=true.index, name=name)
-            start += true.size
-        return values
+        return noisy_histograms(measured.histograms, plan.scale, plan.sampler)
 
     def _accuracy(self, plan: LaplacePlan, values: Histograms) -> Accuracy:
-        scales = {name: pd.Series(plan.scale, index=v.index) for name, v in values.items()}
-        return Accuracy.of_scales("discrete laplace", scales)
+        return histogram_accuracy(values, dict.fromkeys(values, plan.scale))
 
     def _parts(self, measured: Counts, plan: LaplacePlan, noisy: Any) -> dict[str, Any]:
         return {"n_bins": int(sum(c.size for c in measured.histograms.values()))}
+
+
+def noisy_histograms(
+    histograms: Mapping[str, pd.Series], scale: float, sampler: NoiseSampler
+) -> Histograms:
+    """Every bin of every histogram plus discrete Laplace noise of ``scale``, in one draw."""
+    flat = np.concatenate([h.to_numpy() for h in histograms.values()])
+    noisy = sampler.discrete_laplace(flat, scale)
+    values, start = {}, 0
+    for name, true in histograms.items():
+        values[name] = pd.Series(noisy[start : start + true.size], index=true.index, name=name)
+        start += true.size
+    return values
+
+
+def histogram_accuracy(values: Histograms, scales: Mapping[str, float]) -> Accuracy:
+    """The accuracy of discrete Laplace noise of ``scales[name]`` on every bin of ``name``."""
+    shaped = {name: pd.Series(scales[name], index=v.index) for name, v in values.items()}
+    return Accuracy.of_scales("discrete laplace", shaped)

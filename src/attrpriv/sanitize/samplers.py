@@ -176,11 +176,9 @@ class DPObfuscation(Mechanism[Latents, ObfuscationPlan]):
 
     def record(self, plan: ObfuscationPlan) -> PrivacyRecord:
         """The guarantee of obfuscating latents with ``plan``."""
-        return PrivacyRecord(
+        return self._record(
+            plan,
             mechanism="dp-obfuscation",
-            definition="dp",
-            epsilon=plan.epsilon,
-            delta=0.0,
             protects=(
                 "the value of each record's sensitive latent z_S within the public box "
                 f"[-{plan.bound:g}, {plan.bound:g}]^{plan.k} (local DP: any two values are "
@@ -188,10 +186,9 @@ class DPObfuscation(Mechanism[Latents, ObfuscationPlan]):
             ),
             sensitivity=plan.sensitivity,
             noise={"distribution": "laplace", "scale": plan.scale, "norm": "l1",
-                   "per": "coordinate", **plan.sampler.describe()},
+                   "per": "coordinate"},
             unit=SUBSTITUTE,
-            assumptions=self._assumptions(
-                plan, NS_CAVEAT, "each record is obfuscated independently"),
+            assumptions=(NS_CAVEAT, "each record is obfuscated independently"),
         )  # fmt: skip
 
     def _noise(self, measured: Latents, plan: ObfuscationPlan) -> Draw:
@@ -386,11 +383,9 @@ class DPSampling(Mechanism[LabelledLatents, SamplingPlan]):
         """The guarantee: sequential over count/sum/scatter, each calibrated to a substitution."""
         calibration = plan.statistics
         extra = ("sensitive classes read off the private data (reveals which occur)",)
-        return PrivacyRecord(
+        return self._record(
+            plan,
             mechanism="dp-sampling",
-            definition="dp",
-            epsilon=plan.epsilon,
-            delta=0.0,
             protects=(
                 "each private record's sensitive latent z_S and sensitive label y_S "
                 "(substitution: neighbours differ in one record's (z_S, y_S); the number of "
@@ -402,9 +397,9 @@ class DPSampling(Mechanism[LabelledLatents, SamplingPlan]):
             noise={**calibration.to_dict(), "composition": "sequential over count, sum, scatter; "
                    f"l1 over all {plan.n_classes} classes (a substitution moves one row)",
                    "latent_dim": plan.k,
-                   "projection_dim": plan.p, "bound": plan.bound, **plan.sampler.describe()},
+                   "projection_dim": plan.p, "bound": plan.bound},
             unit=SUBSTITUTE,
-            assumptions=self._assumptions(plan, NS_CAVEAT, *(extra if plan.classes_seen else ())),
+            assumptions=(NS_CAVEAT, *(extra if plan.classes_seen else ())),
         )  # fmt: skip
 
     def _dim(self, k: int) -> int:

@@ -263,20 +263,17 @@ class LocalDPNoise(Strategy, Mechanism[Columns, LocalPlan]):
         """The guarantee of randomizing with ``plan``."""
         features = list(plan.features)
         epsilon = plan.per_value_epsilon
-        return PrivacyRecord(
+        return self._record(
+            plan,
             mechanism="local-dp-noise",
-            definition="dp",
-            epsilon=plan.epsilon,
-            delta=0.0,
             protects=(
                 f"each record's values of {features}: any two values it could hold give "
                 f"outputs within a factor e^{epsilon:g} per feature (local DP, no trusted curator)"
             ),
             sensitivity={f: float(p["sensitivity"]) for f, p in plan.features.items()},
-            noise={"per_feature": plan.public(), **plan.sampler.describe()},
+            noise={"per_feature": plan.public()},
             unit=SUBSTITUTE,
-            assumptions=self._assumptions(
-                plan,
+            assumptions=(
                 "columns outside the feature set are kept as they are: what they reveal about "
                 "the randomized values (through correlation) is not protected",
                 *(

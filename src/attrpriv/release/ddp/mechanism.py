@@ -54,17 +54,21 @@ from attrpriv.release.graph.learning import (
     learning_rows,
 )
 from attrpriv.release.graph.network import DiscreteNetwork
-from attrpriv.release.laplace import LaplaceHistograms
+from attrpriv.release.laplace import (
+    Histograms,
+    LaplaceHistograms,
+    histogram_accuracy,
+    noisy_histograms,
+)
 
 Progress = Callable[[int, int], None]
-Histograms = dict[str, pd.Series]
 
 
 @dataclass(frozen=True)
 class Counts:
     """The exact counts of every level of every released column (private)."""
 
-    counts: Mapping[str, np.ndarray]
+    counts: Mapping[str, pd.Series]  # indexed by the level labels
     inferred: tuple[str, ...]
 
 
@@ -308,7 +312,13 @@ class TabularDDP(Mechanism[Counts, DDPPlan]):
         self._check_schema(schema)
         with aggregator_for(data, schema) as aggregator:
             counts = count_levels(aggregator, self.levels_)
-        return Counts(counts, schema.inferred_among(self.levels_))
+        histograms = {
+            name: pd.Series(
+                counts[name], index=pd.Index(list(lv.labels), tupleize_cols=False), name=name
+            )
+            for name, lv in self.levels_.items()
+        }
+        return Counts(histograms, schema.inferred_among(self.levels_))
 
     def _calibrate(self, measured: Counts, sampler: NoiseSampler) -> DDPPlan:
         return self._plan(sampler, measured.inferred)
@@ -324,14 +334,8 @@ class TabularDDP(Mechanism[Counts, DDPPlan]):
     def _noise(self, measured: Counts, plan: DDPPlan) -> Histograms:
         raw: Histograms = {}
         for chunk in plan.chunks:
-            flat = np.concatenate([measured.counts[c] for c in chunk.columns])
-            noisy = plan.sampler.discrete_laplace(flat, chunk.scale)
-            start = 0
-            for name in chunk.columns:
-                size = self.levels_[name].size
-                index = pd.Index(list(self.levels_[name].labels), tupleize_cols=False)
-                raw[name] = pd.Series(noisy[start : start + size], index=index, name=name)
-                start += size
+            counts = {c: measured.counts[c] for c in chunk.columns}
+            raw.update(noisy_histograms(counts, chunk.scale, plan.sampler))
         return raw
 
     def _post_process(self, noisy: Histograms) -> Histograms:
@@ -340,11 +344,7 @@ class TabularDDP(Mechanism[Counts, DDPPlan]):
         return {c: series.clip(lower=0) for c, series in noisy.items()}
 
     def _accuracy(self, plan: DDPPlan, values: Histograms) -> Accuracy:
-        scales = plan.scales()
-        return Accuracy.of_scales(
-            "discrete laplace",
-            {c: pd.Series(scales[c], index=v.index) for c, v in values.items()},
-        )
+        return histogram_accuracy(values, plan.scales())
 
     def _parts(self, measured: Counts, plan: DDPPlan, noisy: Histograms) -> dict[str, Any]:
         error = self.expected_error(plan)
@@ -367,11 +367,9 @@ class TabularDDP(Mechanism[Counts, DDPPlan]):
     # -- the guarantee -----------------------------------------------------------------------
     def record(self, plan: DDPPlan) -> PrivacyRecord:
         """The guarantee of a release with ``plan``."""
-        return PrivacyRecord(
+        return self._record(
+            plan,
             mechanism="tabular-ddp",
-            definition="dependent-dp",
-            epsilon=plan.epsilon,
-            delta=0.0,
             protects=(
                 "any one answer of any one respondent (changed from one value to another, "
                 "the respondent's other answers in its chunk moving with it as the chunk's "
@@ -385,10 +383,9 @@ class TabularDDP(Mechanism[Counts, DDPPlan]):
                 "method": plan.method,
                 "composition": f"sequential over {len(plan.chunks)} chunks, epsilon * k_c / m each",
                 "chunk_epsilon": [p.epsilon for p in plan.chunks],
-                **plan.sampler.describe(),
             },
             unit=ONE_ANSWER,
-            assumptions=self._assumptions(plan, *_model_assumptions(plan)),
+            assumptions=_model_assumptions(plan),
         )
 
 

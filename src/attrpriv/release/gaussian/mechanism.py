@@ -313,11 +313,9 @@ class AttributePrivateGaussian(Mechanism[Answer, GaussianPlan]):
     # -- the guarantee -----------------------------------------------------------------------
     def record(self, plan: GaussianPlan) -> PrivacyRecord:
         """The guarantee of a release with ``plan``."""
-        return PrivacyRecord(
+        return self._record(
+            plan,
             mechanism="attribute-private-gaussian",
-            definition="attribute-privacy",
-            epsilon=plan.epsilon,
-            delta=plan.delta,
             protects=(
                 f"which value each protected statistic of the whole dataset takes "
                 f"({plan.protects}), against an adversary who knows the data distribution "
@@ -326,7 +324,7 @@ class AttributePrivateGaussian(Mechanism[Answer, GaussianPlan]):
             sensitivity=plan.sensitivity,
             noise=self._noise_description(plan),
             unit=PrivacyUnit("attribute-privacy", ",".join(sorted(plan.sensitivity))),
-            assumptions=self._assumptions(plan, *_model_assumptions(plan)),
+            assumptions=_model_assumptions(plan),
         )
 
     def _noise_description(self, plan: GaussianPlan) -> dict[str, Any]:
@@ -343,7 +341,6 @@ class AttributePrivateGaussian(Mechanism[Answer, GaussianPlan]):
             "lambda_eta": plan.lam,
             "assumed_gaussian": plan.assumed_gaussian,
             "smoothing": float(self.smoothing),
-            **plan.sampler.describe(),
         }
 
 

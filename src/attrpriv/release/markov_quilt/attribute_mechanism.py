@@ -12,9 +12,6 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
-import numpy as np
-import pandas as pd
-
 from attrpriv._checks import Check, check_epsilon
 from attrpriv.data.aggregate import aggregator_for
 from attrpriv.data.schema import Categorical, Integer, Schema
@@ -27,8 +24,7 @@ from attrpriv.dp.units import PrivacyUnit
 from attrpriv.errors import InputError
 from attrpriv.release.graph.network import DiscreteNetwork
 from attrpriv.release.graph.quilts import Quilt, quilt_scale
-
-Histograms = dict[str, pd.Series]
+from attrpriv.release.laplace import Histograms, histogram_accuracy, noisy_histograms
 
 
 @dataclass(frozen=True)
@@ -156,11 +152,9 @@ class AttributeMarkovQuilt(Mechanism[Counts, AttributePlan]):
     def record(self, plan: AttributePlan) -> PrivacyRecord:
         """The guarantee of releasing with ``plan``."""
         names = ", ".join(repr(p) for p in plan.protected)
-        return PrivacyRecord(
+        return self._record(
+            plan,
             mechanism="attribute-markov-quilt",
-            definition="pufferfish",
-            epsilon=plan.epsilon,
-            delta=0.0,
             protects=(
                 f"the value of {names} of any single record "
                 "(secret pairs value a vs value b) against an adversary whose beliefs are in Theta"
@@ -170,29 +164,19 @@ class AttributeMarkovQuilt(Mechanism[Counts, AttributePlan]):
                 "distribution": "discrete laplace",
                 "scale": plan.sigma_max,
                 "norm": "l1",
-                **plan.sampler.describe(),
             },
             unit=PrivacyUnit("pufferfish", "record:" + ",".join(plan.protected)),
-            assumptions=self._assumptions(
-                plan,
+            assumptions=(
                 "data drawn from a distribution in Theta (the given Bayesian networks)",
                 "records are independent draws; the number of records is public",
             ),
         )
 
     def _noise(self, measured: Counts, plan: AttributePlan) -> Histograms:
-        counts = measured.histograms
-        flat = np.concatenate([c.to_numpy() for c in counts.values()])
-        noisy = plan.sampler.discrete_laplace(flat, plan.sigma_max)
-        values, start = {}, 0
-        for name, true in counts.items():
-            values[name] = pd.Series(noisy[start : start + true.size], index=true.index, name=name)
-            start += true.size
-        return values
+        return noisy_histograms(measured.histograms, plan.sigma_max, plan.sampler)
 
     def _accuracy(self, plan: AttributePlan, values: Histograms) -> Accuracy:
-        scales = {name: pd.Series(plan.sigma_max, index=v.index) for name, v in values.items()}
-        return Accuracy.of_scales("discrete laplace", scales)
+        return histogram_accuracy(values, dict.fromkeys(values, plan.sigma_max))
 
     def _parts(self, measured: Counts, plan: AttributePlan, noisy: Any) -> dict[str, Any]:
         return plan.to_dict()

@@ -145,11 +145,9 @@ class MarkovQuiltMechanism(Mechanism[Chains, ChainPlan]):
     def record(self, plan: ChainPlan) -> PrivacyRecord:
         """The guarantee of releasing with ``plan``."""
         discrete = self.query == "histogram"
-        return PrivacyRecord(
+        return self._record(
+            plan,
             mechanism=f"markov-quilt-{self.method}",
-            definition="pufferfish",
-            epsilon=plan.epsilon,
-            delta=0.0,
             protects=PROTECTS_CHAIN,
             sensitivity=plan.lipschitz,
             noise={
@@ -157,11 +155,9 @@ class MarkovQuiltMechanism(Mechanism[Chains, ChainPlan]):
                 "scale": plan.sigma_max,
                 "norm": "l1",
                 "sensitivity_is": "per-node Lipschitz constant of the query",
-                **plan.sampler.describe(),
             },
             unit=PrivacyUnit("pufferfish", f"chain-state@{plan.theta}"),
-            assumptions=self._assumptions(
-                plan,
+            assumptions=(
                 "data drawn from a distribution in Theta (the given Markov chain models)",
                 "chains are independent of each other and their lengths are public",
             ),
