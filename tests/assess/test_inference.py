@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 
 import numpy as np
 import pandas as pd
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from threadpoolctl import threadpool_limits
 
 from attrpriv import InputError
 from attrpriv.assess.inference import attribute_inference, feature_kind
@@ -17,18 +17,12 @@ from attrpriv.assess.models import fit_without, make_model
 from attrpriv.datasets import load
 
 
-@pytest.fixture(autouse=True)
-def _one_thread():  # the machine is shared: OpenMP oversubscription makes HGB 50x slower
-    with threadpool_limits(1):
-        yield
-
-
 @pytest.fixture(scope="module")
-def adult() -> tuple[pd.DataFrame, np.ndarray]:
-    """2,000 Adult rows plus two random columns that carry no information."""
-    frame = load("adult").frame.sample(3000, random_state=0).reset_index(drop=True)
-    y = frame.pop("income").astype(str).to_numpy()
-    X = frame.drop(columns=["split", "fnlwgt"])
+def adult(
+    adult_xy: Callable[[int, int], tuple[pd.DataFrame, np.ndarray]],
+) -> tuple[pd.DataFrame, np.ndarray]:
+    """3,000 Adult rows plus two random columns that carry no information."""
+    X, y = adult_xy(3000, 0)
     rng = np.random.default_rng(0)
     X["noise"] = rng.normal(size=len(X))
     X["noise_cat"] = pd.Categorical(rng.choice(["a", "b", "c"], size=len(X)))

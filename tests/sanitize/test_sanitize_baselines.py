@@ -3,17 +3,14 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
 import pandas as pd
 import pytest
-from threadpoolctl import threadpool_limits
 
 pytest.importorskip("torch")
 
-import torch
 
 from attrpriv import datasets
 from attrpriv.dp.noise import SeededNumpyNoise
@@ -29,16 +26,6 @@ TAB = {"epochs": 2, "hidden": 16, "batch_size": 128, "beta": 0.5,
        "alphas": (1.0, 10.0, 100.0, 1.0), "progress": False}  # fmt: skip
 IMG = {"kind": "image", "epochs": 2, "hidden": 32, "batch_size": 64, "beta": 1.0,
        "alphas": (1.0, 10.0, 100.0, 1.0), "progress": False}  # fmt: skip
-
-
-@pytest.fixture(autouse=True, scope="module")
-def one_thread_per_process() -> Iterator[None]:
-    """torch and BLAS thread pools oversubscribe a busy 2-core machine (5x slower here)."""
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    with threadpool_limits(1):
-        yield
-    torch.set_num_threads(threads)
 
 
 @pytest.fixture(scope="module")

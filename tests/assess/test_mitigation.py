@@ -41,8 +41,8 @@ FEATURES = ["age", "occupation"]
 
 
 @pytest.fixture(scope="module")
-def adult_full() -> datasets.Dataset:
-    return datasets.load("adult")
+def adult_full(adult_dataset: datasets.Dataset) -> datasets.Dataset:
+    return adult_dataset
 
 
 @pytest.fixture(scope="module")

@@ -6,7 +6,6 @@ import dataclasses
 import json
 import math
 import re
-from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
@@ -14,7 +13,6 @@ import pandas as pd
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-from threadpoolctl import threadpool_limits
 
 from attrpriv import datasets
 from attrpriv.assess.assessor import FeatureRiskAssessor
@@ -35,13 +33,6 @@ from attrpriv.report import render_html, write_html
 from attrpriv.stats import Score
 
 FEATURES = ["duration_months", "credit_amount", "age", "purpose", "savings", "foreign_worker"]
-
-
-@pytest.fixture(autouse=True, scope="module")
-def one_thread_per_process() -> Iterator[None]:
-    """Native thread pools oversubscribe a busy 2-core machine badly (OpenMP in HGB)."""
-    with threadpool_limits(1):
-        yield
 
 
 def score(difference: float, half: float = 0.02, attack: float = 0.6) -> Score:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import operator
 import pickle
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -14,7 +15,6 @@ from hypothesis import strategies as st
 from sklearn.linear_model import LogisticRegression
 from sklearn.pipeline import Pipeline, make_pipeline
 from sklearn.preprocessing import FunctionTransformer, StandardScaler
-from threadpoolctl import threadpool_limits
 
 from attrpriv import InputError
 from attrpriv.assess.models import (
@@ -28,20 +28,13 @@ from attrpriv.assess.models import (
     save_model,
     task_of,
 )
-from attrpriv.datasets import load
-
-
-@pytest.fixture(autouse=True)
-def _one_thread():  # the machine is shared: OpenMP oversubscription makes HGB 50x slower
-    with threadpool_limits(1):
-        yield
 
 
 @pytest.fixture(scope="module")
-def adult() -> tuple[pd.DataFrame, np.ndarray]:
-    frame = load("adult").frame.sample(600, random_state=3).reset_index(drop=True)
-    y = frame.pop("income").astype(str).to_numpy()
-    return frame.drop(columns=["split", "fnlwgt"]), y
+def adult(
+    adult_xy: Callable[[int, int], tuple[pd.DataFrame, np.ndarray]],
+) -> tuple[pd.DataFrame, np.ndarray]:
+    return adult_xy(600, 3)
 
 
 @pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")

@@ -3,33 +3,26 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 
 import numpy as np
 import pandas as pd
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from threadpoolctl import threadpool_limits
 
 from attrpriv import InputError
 from attrpriv.assess.models import make_model
 from attrpriv.assess.property import _tilt, property_inference
-from attrpriv.datasets import load
 
 PERSONAL = ["relationship", "sex", "marital_status"]
 
 
-@pytest.fixture(autouse=True)
-def _one_thread():  # the machine is shared: OpenMP oversubscription makes HGB 50x slower
-    with threadpool_limits(1):
-        yield
-
-
 @pytest.fixture(scope="module")
-def adult() -> tuple[pd.DataFrame, np.ndarray]:
-    frame = load("adult").frame.sample(4000, random_state=0).reset_index(drop=True)
-    y = frame.pop("income").astype(str).to_numpy()
-    X = frame.drop(columns=["split", "fnlwgt"])
+def adult(
+    adult_xy: Callable[[int, int], tuple[pd.DataFrame, np.ndarray]],
+) -> tuple[pd.DataFrame, np.ndarray]:
+    X, y = adult_xy(4000, 0)
     X["noise_cat"] = np.random.default_rng(1).choice(["a", "b"], size=len(X))
     return X, y
 

@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 
 import numpy as np
 import pandas as pd
 import pytest
 from sklearn.neighbors import KNeighborsClassifier
 from sklearn.pipeline import Pipeline
-from threadpoolctl import threadpool_limits
 
 from attrpriv import InputError
 from attrpriv.assess.membership import (
@@ -20,21 +20,14 @@ from attrpriv.assess.membership import (
     overfitting_gap,
 )
 from attrpriv.assess.models import fit_without, make_model, make_preprocessor
-from attrpriv.datasets import load
-
-
-@pytest.fixture(autouse=True)
-def _one_thread():  # the machine is shared: OpenMP oversubscription makes HGB 50x slower
-    with threadpool_limits(1):
-        yield
 
 
 @pytest.fixture(scope="module")
-def adult() -> dict[str, tuple[pd.DataFrame, np.ndarray]]:
+def adult(
+    adult_xy: Callable[[int, int], tuple[pd.DataFrame, np.ndarray]],
+) -> dict[str, tuple[pd.DataFrame, np.ndarray]]:
     """Disjoint parts of a 3,000-row Adult sample: members, non-members, aux, other."""
-    frame = load("adult").frame.sample(3000, random_state=7).reset_index(drop=True)
-    y = frame.pop("income").astype(str).to_numpy()
-    X = frame.drop(columns=["split", "fnlwgt"])
+    X, y = adult_xy(3000, 7)
     cuts = {"members": (0, 500), "non_members": (500, 1000), "aux": (1000, 2000)}
     cuts["other"] = (2000, 3000)
     return {k: (X.iloc[a:b].reset_index(drop=True), y[a:b]) for k, (a, b) in cuts.items()}

@@ -38,8 +38,8 @@ SECRET = Secret("share(income=>50K)", values=(0.4, 0.6))
 
 
 @pytest.fixture(scope="module")
-def adult() -> datasets.Dataset:
-    return datasets.load("adult")
+def adult(adult_dataset: datasets.Dataset) -> datasets.Dataset:
+    return adult_dataset
 
 
 @pytest.fixture(scope="module")

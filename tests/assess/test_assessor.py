@@ -9,7 +9,6 @@ leak; a random coin column leaks nothing.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator
 
 import numpy as np
 import pandas as pd
@@ -21,7 +20,6 @@ from sklearn.linear_model import LinearRegression, LogisticRegression
 from sklearn.pipeline import Pipeline, make_pipeline
 from sklearn.preprocessing import OneHotEncoder, StandardScaler
 from sklearn.svm import SVC, LinearSVC
-from threadpoolctl import threadpool_limits
 
 from attrpriv import datasets
 from attrpriv.assess._grid import property_spec, skipped_attacks
@@ -35,13 +33,6 @@ from attrpriv.errors import InputError
 from attrpriv.report import render_html
 
 SETS = [["record_id"], ["coin"]]
-
-
-@pytest.fixture(autouse=True, scope="module")
-def one_thread_per_process() -> Iterator[None]:
-    """Native thread pools oversubscribe a busy 2-core machine badly (OpenMP in HGB)."""
-    with threadpool_limits(1):
-        yield
 
 
 def memorizer() -> Pipeline:

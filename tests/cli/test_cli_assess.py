@@ -3,33 +3,22 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from pathlib import Path
 
 import pandas as pd
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from threadpoolctl import threadpool_limits
 
 from attrpriv import datasets
 from attrpriv.assess.mitigation import Encrypt
 from attrpriv.assess.models import make_model, save_model
 from attrpriv.assess.scoring import parse_weights
-from attrpriv.cli import app, main
 from attrpriv.cli import assess as assess_cli
+from attrpriv.cli import main
 from attrpriv.errors import InputError
 
 FAST = ["--model", "logreg", "--repeats", "1", "--n-boot", "100", "--backend", "sequential"]
-
-
-@pytest.fixture(autouse=True, scope="module")
-def registered() -> Iterator[None]:
-    """The lead wires the group into ``attrpriv.cli``; until then the tests do."""
-    if not any(info.typer_instance is assess_cli.app for info in app.registered_groups):
-        app.add_typer(assess_cli.app)
-    with threadpool_limits(1):
-        yield
 
 
 def run(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
