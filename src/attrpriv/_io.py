@@ -13,9 +13,6 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-import pandas as pd
-
 
 @contextlib.contextmanager
 def atomic_path(path: str | os.PathLike[str]) -> Iterator[Path]:
@@ -48,6 +45,9 @@ def atomic_write_json(path: str | os.PathLike[str], payload: Any) -> Path:
 
 def to_jsonable(value: Any) -> Any:
     """Convert numpy / pandas containers and paths into plain JSON-ready Python objects."""
+    import numpy as np
+    import pandas as pd
+
     if isinstance(value, Mapping):
         return {str(k): to_jsonable(v) for k, v in value.items()}
     if isinstance(value, (list, tuple)):

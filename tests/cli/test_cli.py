@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 
 from attrpriv.cli import main
-from attrpriv.cli import release as release_cli
+from attrpriv.data import read as data_read
 
 COMMANDS = [
     [],
@@ -171,7 +171,7 @@ def test_unexpected_failure_exits_1_with_debug_hint(capsys, monkeypatch) -> None
     def boom(*args, **kwargs):
         raise RuntimeError("disk on fire")
 
-    monkeypatch.setattr(release_cli, "resolve_data", boom)
+    monkeypatch.setattr(data_read, "read_data", boom)
     code, _, err = run(capsys, "release", "histograms", "adult", "--epsilon", "1")
     assert code == 1 and "disk on fire" in err and "--debug" in err
     with pytest.raises(RuntimeError):

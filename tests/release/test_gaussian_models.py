@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 from scipy import optimize, stats
 
 from attrpriv import datasets
+from attrpriv._checks import check_epsilon
 from attrpriv.errors import InputError
 from attrpriv.release.gaussian.approximation import (
     approximate_guarantee,
@@ -21,6 +22,7 @@ from attrpriv.release.gaussian.approximation import (
 from attrpriv.release.gaussian.calibration import (
     Constraint,
     calibrate,
+    check_gaussian_delta,
     directional_noise,
     gaussian_delta,
     isotropic_noise,
@@ -133,9 +135,10 @@ def test_classic_calibration_is_checked_where_its_proof_does_not_apply() -> None
     method=st.sampled_from(["analytic", "classic"]),
 )
 def test_calibration_is_verified_or_refused(epsilon: float, delta: float, method: str) -> None:
-    """Any input gives a calibration whose exact delta is within budget, or an InputError."""
+    """Any input is refused at the boundary (the mechanism's constraints) or gives a
+    calibration whose exact delta is within budget; nothing else (no other exception)."""
     try:
-        cal = calibrate(epsilon, delta, method)
+        cal = calibrate(check_epsilon(epsilon), check_gaussian_delta(delta), method)
     except InputError:
         valid = math.isfinite(epsilon) and epsilon > 0 and 0 < delta < 1
         assert not valid or method == "classic" or epsilon < 1e-300 or delta < 1e-290

@@ -7,7 +7,9 @@ inside the functions that use them, so that ``attrpriv --help`` starts fast.
 
 from __future__ import annotations
 
+import contextlib
 import warnings
+from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -18,8 +20,6 @@ from attrpriv.errors import InputError
 
 if TYPE_CHECKING:
     import pandas as pd
-
-    from attrpriv.data.schema import Schema
 
 console = Console()
 err_console = Console(stderr=True)
@@ -144,43 +144,19 @@ def group(name: str, help_text: str | None = None) -> typer.Typer:
     )
 
 
-def resolve_data(
-    data: str, schema_file: Path | None = None, *, infer_schema: bool = False
-) -> tuple[pd.DataFrame | Path, Schema]:
-    """A bundled dataset name or a CSV/Parquet path, with its schema.
+@contextlib.contextmanager
+def warnings_printed() -> Iterator[None]:
+    """Print the warnings raised inside as one line each on stderr (``warning: ...``).
 
-    Files stay on disk (DuckDB aggregates them); their schema comes from ``--schema``, or is
-    inferred from the data only when asked, with a warning that this leaks the domains.
+    Around reading data: ``--infer-schema`` warns that the domains were read off the data.
     """
-    import pandas as pd
+    from attrpriv.data.schema import PrivateDomainWarning
 
-    from attrpriv.data import datasets as bundled
-    from attrpriv.data.schema import PrivateDomainWarning, Schema
-
-    schema = Schema.load(schema_file) if schema_file is not None else None
-    if data in bundled.names():
-        dataset = bundled.load(data)
-        return dataset.frame, schema or dataset.schema
-    path = Path(data)
-    if not path.is_file():
-        raise InputError(
-            f"data {data!r} is neither a bundled dataset ({', '.join(bundled.names())}) "
-            "nor an existing file"
-        )
-    if schema is not None:
-        return path, schema
-    if not infer_schema:
-        raise InputError(
-            f"data file {data!r} needs a schema: pass --schema FILE "
-            "(or --infer-schema, which reads the domains from the private data)"
-        )
-    frame = pd.read_parquet(path) if path.suffix in (".parquet", ".pq") else pd.read_csv(path)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", PrivateDomainWarning)
-        inferred = Schema.infer(frame)
+        yield
     for warning in caught:
         err_console.print(f"warning: {warning.message}", markup=False, highlight=False)
-    return frame, inferred
 
 
 def split_names(text: str | None) -> list[str] | None:

@@ -31,7 +31,7 @@ from attrpriv.cli._common import (
     write_json,
     write_table,
 )
-from attrpriv.data import datasets as bundled
+from attrpriv.data.read import read_data
 from attrpriv.data.schema import Role, Schema
 from attrpriv.errors import InputError
 from attrpriv.report import render_html
@@ -49,18 +49,8 @@ def load_frame(
     Columns whose schema role is ``ignore`` (e.g. sampling weights) are left out; the target
     column must exist and have no missing values.
     """
-    schema = Schema.load(schema_file) if schema_file is not None else None
-    if data in bundled.names():
-        dataset = bundled.load(data)
-        frame, schema = dataset.frame, schema or dataset.schema
-    else:
-        path = Path(data)
-        if not path.is_file():
-            raise InputError(
-                f"data {data!r} is neither a bundled dataset ({', '.join(bundled.names())}) "
-                "nor an existing file"
-            )
-        frame = pd.read_parquet(path) if path.suffix in (".parquet", ".pq") else pd.read_csv(path)
+    source = read_data(data, schema_file, load=True, require_schema=False)
+    frame, schema = source.frame, source.schema
     if target not in frame.columns:
         shown = ", ".join(map(str, frame.columns[:15]))
         raise InputError(f"--target column {target!r} is not in the data; columns: {shown}")

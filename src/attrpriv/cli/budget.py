@@ -3,22 +3,19 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.table import Table
 from rich.text import Text
 
-from attrpriv._checks import check_delta, check_epsilon
 from attrpriv.cli._common import OutFile, console, examples, group, write_json
-from attrpriv.dp.accounting import Budget
-from attrpriv.dp.ledger import BudgetLedger, LedgerEntry, LedgerSummary, UnitSpend
-from attrpriv.dp.units import ADD_REMOVE, PrivacyUnit
 
-app = group(
-    "budget",
-    "The privacy-budget ledger (a SQLite file): set a budget per privacy unit, show the spend.",
-)
+if TYPE_CHECKING:
+    from attrpriv.dp.accounting import Budget
+    from attrpriv.dp.ledger import LedgerEntry, LedgerSummary, UnitSpend
+
+app = group("budget")
 
 LedgerOption = Annotated[Path, typer.Option("--ledger", help="The ledger file (SQLite).")]
 UNIT_HELP = (
@@ -40,7 +37,7 @@ def set_(
     ledger: LedgerOption,
     epsilon: Annotated[float, typer.Option(help="Total epsilon of the unit (> 0).")],
     delta: Annotated[float, typer.Option(help="Total delta of the unit, in [0, 1).")] = 0.0,
-    unit: Annotated[str, typer.Option(help=UNIT_HELP)] = ADD_REMOVE.key,
+    unit: Annotated[str, typer.Option(help=UNIT_HELP)] = "dp/add-remove",
     allow_raise: Annotated[
         bool,
         typer.Option(
@@ -54,6 +51,11 @@ def set_(
     A budget is never set below what its unit has spent; raising one that is partly spent
     needs --allow-raise. Every change is appended, with its time, to the budget history.
     """
+    from attrpriv._checks import check_delta, check_epsilon
+    from attrpriv.dp.accounting import Budget
+    from attrpriv.dp.ledger import BudgetLedger
+    from attrpriv.dp.units import PrivacyUnit
+
     # everything is checked before the ledger file is created: bad input writes nothing
     budget = Budget(check_epsilon(epsilon, "--epsilon"), check_delta(delta, "--delta"))
     target = PrivacyUnit.coerce(unit, "--unit")
@@ -84,6 +86,8 @@ def show(
     shown where zCDP applies; the smaller valid one is used. Then every release with its unit,
     and the budget history.
     """
+    from attrpriv.dp.ledger import BudgetLedger
+
     book = BudgetLedger(ledger, create=False)
     summary, entries = book.summary(), book.entries()
     for row in summary.units:

@@ -17,8 +17,8 @@ from attrpriv.cli._common import (
     console,
     examples,
     group,
-    resolve_data,
     split_names,
+    warnings_printed,
     write_json,
 )
 
@@ -47,13 +47,17 @@ def histograms(
     out: OutFile = None,
 ) -> None:
     """Row-level DP histograms (Laplace mechanism) over the schema's public domains."""
+    from attrpriv.data.read import read_data
     from attrpriv.dp.ledger import BudgetLedger
     from attrpriv.release.laplace import LaplaceHistograms
 
     mechanism = LaplaceHistograms(epsilon, split_names(columns), neighbours=neighbours)
     book = BudgetLedger(ledger, create=False) if ledger is not None else None
-    source, resolved = resolve_data(data, schema, infer_schema=infer_schema)
-    result = mechanism.release(source, resolved, ledger=book, label=f"histograms of {data}")
+    with warnings_printed():
+        source = read_data(data, schema, infer_schema=infer_schema)
+    result = mechanism.release(
+        source.data, source.schema, ledger=book, label=f"histograms of {data}"
+    )
     record = result.record
     for name, counts in result.values.items():
         table = Table(name, "noisy count")

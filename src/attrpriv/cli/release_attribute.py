@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 from rich.table import Table
 
-from attrpriv.cli._common import LedgerOption, OutFile, console, examples, resolve_data, write_json
+from attrpriv.cli._common import LedgerOption, OutFile, console, examples, write_json
 from attrpriv.cli.release import app
 from attrpriv.errors import InputError
 
@@ -131,25 +131,26 @@ def build(
 
 
 def _data(data: Any, schema_file: Path | None, base: Path) -> tuple[pd.DataFrame | Path, Schema]:
-    """A bundled name, a file, or ``{dataset, rows, seed}``: a random subset of a bundled set."""
-    from attrpriv.data import datasets as bundled
-    from attrpriv.data.schema import Schema
+    """A bundled name, a file, or ``{dataset, rows, seed}``: a random subset of one of them."""
+    from attrpriv.data.read import read_data
 
+    where = "spec 'data'"
     if isinstance(data, str):
-        name = data if data in bundled.names() else str(_path(data, base))
-        return resolve_data(name, schema_file)
+        source = read_data(_source(data, base, where), schema_file, what=where)
+        return source.data, source.schema
     if not isinstance(data, Mapping):
         raise InputError("spec 'data' must be a dataset name, a file, or {dataset, rows, seed}")
-    _check_keys(data, {"dataset", "rows", "seed"}, "spec 'data'", required={"dataset", "rows"})
-    frame, schema = bundled.load(str(data["dataset"]))
+    _check_keys(data, {"dataset", "rows", "seed"}, where, required={"dataset", "rows"})
+    dataset = _source(data["dataset"], base, "spec data 'dataset'")
+    source = read_data(dataset, schema_file, load=True, what=where)
+    frame = source.frame
     rows = data["rows"]
     if isinstance(rows, bool) or not isinstance(rows, int) or not 1 <= rows <= len(frame):
         raise InputError(f"spec data rows must be an integer in [1, {len(frame)}], got {rows!r}")
     seed = data.get("seed", 0)
     if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
         raise InputError(f"spec data seed must be an integer >= 0, got {seed!r}")
-    subset = frame.sample(rows, random_state=seed).reset_index(drop=True)
-    return subset, Schema.load(schema_file) if schema_file is not None else schema
+    return frame.sample(rows, random_state=seed).reset_index(drop=True), source.schema
 
 
 def _model(spec: Any, schema: Schema, base: Path) -> ThetaModel:
@@ -179,20 +180,20 @@ def _model(spec: Any, schema: Schema, base: Path) -> ThetaModel:
 
 def _reference(source: Any, base: Path) -> pd.DataFrame:
     """Public reference data: a bundled name or a CSV/Parquet file read into memory."""
-    import pandas as pd
+    from attrpriv.data.read import read_data
 
+    where = "model 'reference'"
+    path = _source(source, base, where)
+    return read_data(path, load=True, require_schema=False, what=where).frame
+
+
+def _source(value: Any, base: Path, key: str) -> str:
+    """A bundled dataset name as it is, a file path relative to the spec's folder resolved."""
     from attrpriv.data import datasets as bundled
 
-    if not isinstance(source, str):
-        raise InputError("model 'reference' must be a bundled dataset name or a file path")
-    if source in bundled.names():
-        return bundled.load(source).frame
-    path = _path(source, base)
-    if not path.is_file():
-        raise InputError(f"reference data {source!r} is neither a bundled dataset nor a file")
-    if path.suffix.lower() in (".parquet", ".pq"):
-        return pd.read_parquet(path)
-    return pd.read_csv(path)
+    if not isinstance(value, str):
+        raise InputError(f"{key} must be a bundled dataset name or a file path, got {value!r}")
+    return value if value in bundled.names() else str(_path(value, base))
 
 
 def _secret(item: Any) -> Secret:

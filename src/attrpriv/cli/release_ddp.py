@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
@@ -19,12 +18,11 @@ from attrpriv.cli._common import (
     SchemaOption,
     console,
     examples,
-    resolve_data,
     split_names,
+    warnings_printed,
     write_json,
 )
 from attrpriv.cli.release import app
-from attrpriv.errors import InputError
 
 if TYPE_CHECKING:
     from attrpriv.release.ddp.mechanism import TabularDDP
@@ -72,10 +70,14 @@ def ddp(
     out: OutFile = None,
 ) -> None:
     """Histograms of every question, hiding any one answer even through correlated answers."""
+    from attrpriv.data.read import read_data
     from attrpriv.dp.ledger import BudgetLedger
     from attrpriv.release.ddp.mechanism import TabularDDP
 
-    source, resolved = resolve_data(data, schema, infer_schema=infer_schema)
+    with warnings_printed():
+        source = read_data(data, schema, infer_schema=infer_schema)
+    # public data: a bundled dataset's frame, or a file path (sampled by DuckDB)
+    public = None if aux is None else read_data(aux, require_schema=False, what="aux").data
     mechanism = TabularDDP(
         epsilon,
         chunk_size,
@@ -83,7 +85,7 @@ def ddp(
         method=method,
         structure=structure,
         grouping=grouping,
-        aux=_aux(aux),
+        aux=public,
         max_levels=max_levels,
         max_learn_rows=max_learn_rows,
         seed=seed,
@@ -93,28 +95,14 @@ def ddp(
     with Progress(console=console, transient=True) as progress:
         task = progress.add_task("learning chunk networks", total=None)
         result = mechanism.release(
-            source,
-            resolved,
+            source.data,
+            source.schema,
             ledger=book,
             label=f"ddp histograms of {data}",
             progress=lambda done, total: progress.update(task, completed=done, total=total),
         )
     _summary(mechanism, result.parts)
     write_json(out, result.to_dict())
-
-
-def _aux(aux: str | None) -> Any:
-    """Public auxiliary data: a bundled dataset's frame, or a file path (sampled by DuckDB)."""
-    if aux is None:
-        return None
-    from attrpriv.data import datasets as bundled
-
-    if aux in bundled.names():
-        return bundled.load(aux).frame
-    path = Path(aux)
-    if not path.is_file():
-        raise InputError(f"aux {aux!r} is neither a bundled dataset nor an existing file")
-    return path
 
 
 def _summary(mechanism: TabularDDP, parts: Mapping[str, Any]) -> None:

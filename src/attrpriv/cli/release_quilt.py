@@ -125,13 +125,12 @@ def _parse_value(text: str) -> Hashable:
 def _read_chains(
     path: Path, column: str | None, by: str | None, labels: tuple[Hashable, ...]
 ) -> list[list[Hashable]]:
-    """The chains of a CSV file: one column (of state labels), optionally split by ``by``."""
+    """The chains in a CSV/Parquet file: a column of state labels, optionally split by ``by``."""
     import numpy as np
-    import pandas as pd
 
-    if not path.is_file():
-        raise InputError(f"sequence file {str(path)!r} does not exist")
-    frame = pd.read_csv(path, dtype=str, keep_default_na=False)
+    from attrpriv.data.read import read_data
+
+    frame = read_data(path, as_text=True, require_schema=False, what="sequence file").frame
     names = [c for c in frame.columns if c != by]
     if column is None and len(names) != 1:
         raise InputError(f"sequence file has columns {list(frame.columns)}; pass --column")
@@ -140,7 +139,7 @@ def _read_chains(
         if needed is not None and needed not in frame.columns:
             raise InputError(f"column {needed!r} is not in {str(path)!r}: {list(frame.columns)}")
     label_of = {str(label): label for label in labels}
-    values = [label_of.get(v.strip(), v) for v in frame[column]]
+    values = [label_of.get(str(v).strip(), v) for v in frame[column]]
     if by is None:
         return [values]
     keys = frame[by].to_numpy()

@@ -24,7 +24,6 @@ from attrpriv.cli._common import (
     console,
     examples,
     group,
-    resolve_data,
     write_json,
     write_table,
 )
@@ -32,7 +31,6 @@ from attrpriv.errors import InputError
 
 if TYPE_CHECKING:
     import numpy as np
-    import pandas as pd
 
     from attrpriv.sanitize.decoupler import GlobalDecoupler
     from attrpriv.sanitize.samplers import DPObfuscation, DPSampling, Suppression
@@ -57,16 +55,6 @@ def _require_torch() -> None:
         raise InputError(
             "the sanitize commands need torch: pip install 'attrpriv[sanitize]'"
         ) from None
-
-
-def _frame(data: str, schema_file: Path | None) -> tuple[pd.DataFrame, Any]:
-    import pandas as pd
-
-    loaded, schema = resolve_data(data, schema_file)
-    if isinstance(loaded, Path):
-        suffix = loaded.suffix.lower()
-        loaded = pd.read_parquet(loaded) if suffix in (".parquet", ".pq") else pd.read_csv(loaded)
-    return loaded, schema
 
 
 def _check_same_domains(model: Any, schema: Any) -> None:
@@ -101,11 +89,11 @@ def _image_data(data: str) -> tuple[np.ndarray, dict[str, np.ndarray]]:
     """
     import numpy as np
 
-    from attrpriv.data import datasets as bundled
+    from attrpriv.data.read import read_data
     from attrpriv.sanitize.images import mnist_images, thickness_labels
 
     if data == IMAGE_DATASET:
-        images, digits = mnist_images(bundled.load(IMAGE_DATASET).frame)
+        images, digits = mnist_images(read_data(IMAGE_DATASET, load=True).frame)
         return images, {"thickness": thickness_labels(images), "label": digits}
     if not Path(data).is_file():
         raise InputError(f"image data {data!r} is neither {IMAGE_DATASET!r} nor an existing file")
@@ -217,6 +205,7 @@ def fit(
 ) -> None:
     """Train the global decoupler on public auxiliary data (a table or images) and save it."""
     _require_torch()
+    from attrpriv.data.read import read_data
     from attrpriv.sanitize.decoupler import GlobalDecoupler
 
     kind = "image" if _is_images(aux) else "tabular"
@@ -234,10 +223,11 @@ def fit(
         model.sensitive_column_ = sensitive  # the label array's name, for 'apply' and 'evaluate'
         size = f"{len(images)} images"
     else:
-        frame, data_schema = _frame(aux, schema)
+        source = read_data(aux, schema, load=True)
+        frame = source.frame
         if rows is not None and rows < len(frame):
             frame = frame.sample(rows, random_state=seed)
-        model.fit(frame, sensitive, schema=data_schema)
+        model.fit(frame, sensitive, schema=source.schema)
         size = f"{len(frame)} rows"
     model.save(out)
     last = model.history_[-1]
@@ -323,6 +313,7 @@ def apply(
     import pandas as pd
 
     from attrpriv._io import atomic_path
+    from attrpriv.data.read import read_data
     from attrpriv.dp.ledger import BudgetLedger
     from attrpriv.sanitize.decoupler import GlobalDecoupler
     from attrpriv.sanitize.sanitizer import Sanitizer
@@ -347,8 +338,9 @@ def apply(
             np.savez_compressed(handle, **arrays)
         size = f"{len(pixels)} images"
     else:
-        frame, given = _frame(data, schema)
-        _check_same_domains(model, given)
+        source = read_data(data, schema, load=True)
+        frame = source.frame
+        _check_same_domains(model, source.schema)
         if rows is not None and rows < len(frame):
             frame = frame.sample(rows, random_state=seed)
         result = Sanitizer(model, sampler).sanitize(frame, ledger=book, label=label)
@@ -440,6 +432,7 @@ def evaluate(
 ) -> None:
     """Leakage vs utility of suppression, DP-obfuscation and DP-sampling over epsilons."""
     _require_torch()
+    from attrpriv.data.read import read_data
     from attrpriv.report import write_sweep_html
     from attrpriv.sanitize.decoupler import GlobalDecoupler
     from attrpriv.sanitize.tradeoff import sweep, sweep_images
@@ -489,7 +482,7 @@ def evaluate(
     else:
         frames = []
         for offset, data in enumerate((aux, private)):
-            frame, _ = _frame(data, schema)
+            frame = read_data(data, schema, load=True).frame
             if rows is not None and rows < len(frame):
                 frame = frame.sample(rows, random_state=seed + offset)
             frames.append(frame.reset_index(drop=True))

@@ -1,4 +1,4 @@
-"""Data layer: schemas (roles + public domains), bundled datasets, aggregation engines.
+"""Data layer: schemas (roles + public domains), bundled datasets, reading, aggregation engines.
 
 The aggregation engines (:mod:`attrpriv.data.aggregate`) are imported on first use.
 """
@@ -8,6 +8,7 @@ from __future__ import annotations
 from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
+from attrpriv.data.read import JobData, read_data
 from attrpriv.data.schema import (
     Categorical,
     Column,
@@ -30,11 +31,13 @@ __all__ = [
     "Column",
     "Domain",
     "Integer",
+    "JobData",
     "Numeric",
     "PrivateDomainWarning",
     "Role",
     "Schema",
     "aggregator_for",
+    "read_data",
 ]
 
 

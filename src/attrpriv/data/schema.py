@@ -13,16 +13,19 @@ import warnings
 from collections.abc import Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
+from numbers import Real
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import numpy as np
-import pandas as pd
 import yaml
 
 from attrpriv._io import atomic_write_text
 from attrpriv._yaml import load_yaml
 from attrpriv.errors import SchemaError
+
+if TYPE_CHECKING:  # numpy and pandas are imported where data is checked: reading a schema is fast
+    import numpy as np
+    import pandas as pd
 
 
 class PrivateDomainWarning(UserWarning):
@@ -41,6 +44,8 @@ class Role(StrEnum):
 
 def _first_bad(series: pd.Series, bad: np.ndarray) -> str:
     """Describe the first offending value and its row label, for error messages."""
+    import numpy as np
+
     position = int(np.flatnonzero(bad)[0])
     value, row = _plain(series.iloc[position]), _plain(series.index[position])
     return f"value {value!r} (row {row!r}, {int(bad.sum())} in all)"
@@ -72,6 +77,8 @@ class Categorical:
 
     def outside(self, values: pd.Series) -> np.ndarray:
         """Boolean mask of non-missing values not in the domain."""
+        import numpy as np
+
         return np.asarray(~values.isin(list(self.categories)) & values.notna())
 
     def to_dict(self) -> dict[str, Any]:
@@ -92,6 +99,8 @@ class Numeric:
         return f"a number in [{self.lower:g}, {self.upper:g}]"
 
     def outside(self, values: pd.Series) -> np.ndarray:
+        import numpy as np
+
         numbers = values.to_numpy(dtype=float, na_value=np.nan)
         with np.errstate(invalid="ignore"):
             return (numbers < self.lower) | (numbers > self.upper)
@@ -127,6 +136,8 @@ class Integer:
         return f"an integer in [{self.lower}, {self.upper}]"
 
     def outside(self, values: pd.Series) -> np.ndarray:
+        import numpy as np
+
         numbers = values.to_numpy(dtype=float, na_value=np.nan)
         with np.errstate(invalid="ignore"):
             bad = (numbers < self.lower) | (numbers > self.upper) | (numbers != np.round(numbers))
@@ -141,7 +152,7 @@ Domain = Categorical | Numeric | Integer
 
 def _check_bounds(lower: float, upper: float) -> None:
     for bound in (lower, upper):
-        if isinstance(bound, bool) or not isinstance(bound, (int, float, np.number)):
+        if isinstance(bound, bool) or not isinstance(bound, Real):
             raise SchemaError(f"domain bounds must be numbers, got {bound!r}")
         try:
             finite = math.isfinite(float(bound))
@@ -155,6 +166,8 @@ def _check_bounds(lower: float, upper: float) -> None:
 
 def _plain(value: Any) -> Any:
     """numpy scalars to Python scalars, so that schemas serialise cleanly."""
+    import numpy as np
+
     return value.item() if isinstance(value, np.generic) else value
 
 
@@ -225,6 +238,9 @@ class Column:
 
     def validate(self, values: pd.Series) -> None:
         """Raise :class:`SchemaError` naming this column and the first bad value."""
+        import numpy as np
+        import pandas as pd
+
         if self.domain is None:  # an ignored column without a domain: anything goes
             return
         missing = np.asarray(values.isna())
@@ -341,6 +357,8 @@ class Schema:
     # -- validation -----------------------------------------------------------------------
     def validate(self, data: pd.DataFrame, *, allow_extra: bool = False) -> None:
         """Raise :class:`SchemaError` with a one-line message if ``data`` does not fit."""
+        import pandas as pd
+
         if not isinstance(data, pd.DataFrame):
             raise SchemaError(f"data must be a pandas DataFrame, got {type(data).__name__}")
         if len(data) == 0:
@@ -484,6 +502,8 @@ def _column_from_dict(name: str, spec: Any) -> Column:
 
 
 def _infer_column(name: str, values: pd.Series, role: Role) -> Column:
+    import pandas as pd
+
     nullable = bool(values.isna().any())
     present = values.dropna()
     if present.empty:

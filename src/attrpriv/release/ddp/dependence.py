@@ -35,7 +35,7 @@ from typing import Any
 
 import numpy as np
 
-from attrpriv._checks import check_choice, check_epsilon, check_non_negative
+from attrpriv._checks import check_non_negative
 from attrpriv.errors import InputError
 from attrpriv.release.graph.network import DiscreteNetwork
 from attrpriv.release.graph.quilts import Quilt, quilt_scale
@@ -144,7 +144,6 @@ def calibrate(
     monotone (each pairwise loss falls as sigma grows), so bisection finds it; the returned
     scale is the feasible end of the final bracket.
     """
-    epsilon = check_epsilon(epsilon)
     weights = np.asarray(sensitivity, dtype=np.float64)
 
     def feasible(scale: float) -> bool:
@@ -216,9 +215,8 @@ def chunk_noise(
 
     ``sensitivity`` defaults to :data:`SUBSTITUTION_SENSITIVITY` for every node.
     ``coefficients(dependence, scale)`` overrides the pairwise coefficients (for tests).
+    ``method`` and ``epsilon`` are trusted: :class:`TabularDDP` checked them.
     """
-    check_choice(method, "method", METHODS)
-    epsilon = check_epsilon(epsilon)
     columns = network.nodes
     weights = dict(sensitivity or dict.fromkeys(columns, SUBSTITUTION_SENSITIVITY))
     if method == "quilt":

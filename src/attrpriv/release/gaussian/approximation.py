@@ -40,7 +40,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from attrpriv._checks import check_epsilon, check_positive_int, check_probability
+from attrpriv._checks import check_positive_int, check_probability
 from attrpriv.errors import InputError
 from attrpriv.release.gaussian.query import Query, Secret
 from attrpriv.release.gaussian.theta import ThetaModel
@@ -73,7 +73,6 @@ def approximate_guarantee(
     epsilon: float, delta: float, lam: float, eta: float
 ) -> tuple[float, float]:
     """The (epsilon', delta') of Algorithm 2 from the Algorithm 1 guarantee and lambda_eta."""
-    epsilon = check_epsilon(epsilon)
     if not math.isfinite(lam):
         raise InputError(
             "Algorithm 2 cannot bound the approximation (lambda_eta is infinite): a discrete "

@@ -28,7 +28,7 @@ import numpy as np
 from numpy.typing import NDArray
 from scipy import optimize, special
 
-from attrpriv._checks import check_choice, check_delta, check_epsilon
+from attrpriv._checks import check_delta
 from attrpriv.errors import InputError
 
 Array = NDArray[np.float64]
@@ -88,13 +88,20 @@ def gaussian_delta(shift: float, epsilon: float) -> float:
     return max(0.0, inside - math.expm1(epsilon) * float(special.ndtr(b)))
 
 
-def calibrate(epsilon: float, delta: float, method: str = "analytic") -> Calibration:
-    """The largest allowed Mahalanobis shift for (epsilon, delta); ``delta = 0`` is refused."""
-    epsilon = check_epsilon(epsilon)
-    delta = check_delta(delta)
-    method = check_choice(method, "calibration", CALIBRATIONS)
+def check_gaussian_delta(value: object, name: str = "delta") -> float:
+    """A delta for the Gaussian mechanism: in (0, 1)."""
+    delta = check_delta(value, name)
     if delta == 0.0:
-        raise InputError("delta must be > 0 for the Gaussian mechanism, got 0.0")
+        raise InputError(f"{name} must be > 0 for the Gaussian mechanism, got 0.0")
+    return delta
+
+
+def calibrate(epsilon: float, delta: float, method: str = "analytic") -> Calibration:
+    """The largest allowed Mahalanobis shift for (epsilon, delta).
+
+    The arguments are trusted (the mechanism's constraints checked them: epsilon > 0, delta in
+    (0, 1), ``method`` one of :data:`CALIBRATIONS`).
+    """
     if method == "classic":
         shift = epsilon / math.sqrt(2.0 * math.log(1.25 / delta))
         if not shift > 0.0:  # 1.25 / delta overflows: delta is (sub)normal-tiny

@@ -26,7 +26,6 @@ import pandas as pd
 
 from attrpriv._checks import (
     Check,
-    check_delta,
     check_epsilon,
     check_non_negative,
     check_positive_int,
@@ -48,6 +47,7 @@ from attrpriv.release.gaussian.calibration import (
     Calibration,
     Constraint,
     calibrate,
+    check_gaussian_delta,
     directional_noise,
     isotropic_noise,
     worst_shift,
@@ -105,7 +105,7 @@ class AttributePrivateGaussian(Mechanism[Answer, GaussianPlan]):
 
     _constraints: ClassVar[Mapping[str, Check]] = {
         "epsilon": check_epsilon,
-        "delta": check_delta,
+        "delta": check_gaussian_delta,
         "variant": one_of(VARIANTS),
         "calibration": one_of(CALIBRATIONS),
         "approximation": one_of(APPROXIMATIONS),

@@ -111,6 +111,17 @@ def best_quilt(
     epsilon = check_epsilon(epsilon)
     weights = check_sensitivity(network, sensitivity)
     network.card(node)  # validates the name
+    return _best_quilt(network, node, epsilon, weights, max_quilt_size)
+
+
+def _best_quilt(
+    network: DiscreteNetwork,
+    node: str,
+    epsilon: float,
+    weights: Mapping[str, float],
+    max_quilt_size: int | None,
+) -> Quilt:
+    """:func:`best_quilt` on checked arguments."""
     best: Quilt | None = None
     for quilt in candidate_quilts(network, node, max_quilt_size=max_quilt_size):
         nearby = network.separates(quilt, node)
@@ -140,9 +151,12 @@ def quilt_scale(
     protected = network.nodes if nodes is None else tuple(nodes)
     if isinstance(nodes, str) or not protected:
         raise InputError(f"nodes must be a non-empty list of network nodes, got {nodes!r}")
+    epsilon = check_epsilon(epsilon)
+    weights = check_sensitivity(network, sensitivity)
+    for node in protected:
+        network.card(node)  # validates the name
     quilts = {
-        node: best_quilt(network, node, epsilon, sensitivity, max_quilt_size=max_quilt_size)
-        for node in protected
+        node: _best_quilt(network, node, epsilon, weights, max_quilt_size) for node in protected
     }
     return max(q.scale for q in quilts.values()), quilts
 

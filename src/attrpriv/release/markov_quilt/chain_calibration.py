@@ -30,7 +30,6 @@ from typing import Any
 
 import numpy as np
 
-from attrpriv._checks import check_choice, check_epsilon, check_positive, check_positive_int
 from attrpriv.release.markov_quilt.chain_model import (
     ApproxInfluences,
     ExactInfluences,
@@ -114,11 +113,11 @@ def calibrate_chain(
     *,
     method: str = "exact",
 ) -> ChainCalibration:
-    """Best quilt of every node of a chain of ``length``, worst case over the class ``models``."""
-    method = check_choice(method, "method", METHODS)
-    length = check_positive_int(length, "length")
-    epsilon = check_epsilon(epsilon)
-    lipschitz = check_positive(lipschitz, "lipschitz")
+    """Best quilt of every node of a chain of ``length``, worst case over the class ``models``.
+
+    The arguments are trusted: :class:`MarkovQuiltMechanism` checked its parameters, and the
+    length and Lipschitz constant come from the chains and the query.
+    """
     if method == "approx":
         pi_min, s = mixing_constants(models)
         per_model = [_all_nodes(ApproxInfluences(pi_min, s), length, epsilon, lipschitz)]
