@@ -21,9 +21,10 @@ is ``DS = max_i sum_j rho_ij Delta_j`` and ``sigma = DS / epsilon`` (solved for 
 ``rho`` depends on it). Summing per-histogram losses is exact only when the chunk's other answers
 are independent given ``X_i``: an XOR v-structure breaks it. Not sound in general.
 
-``"quilt"`` (the default; Song, Wang & Chaudhuri 2017, via :mod:`attrpriv.release.graph.quilts`):
-``sigma = min over Markov quilts Q of sum_{j in N} Delta_j / (epsilon - e(X_Q | X_i))``,
-maximised over the protected columns. Sound for any network.
+``"quilt"`` (the default; :mod:`attrpriv.release.ddp.bound`): the smallest ``sigma`` at which
+every answer's checked bound (Markov quilts, Song, Wang & Chaudhuri 2017, with a total-variation
+expansion over the nearby answers) is at most ``epsilon``. Every independence it uses is tested
+on the learning rows, so it is sound whatever the learned network.
 """
 
 from __future__ import annotations
@@ -37,8 +38,8 @@ import numpy as np
 
 from attrpriv._checks import check_non_negative
 from attrpriv.errors import InputError
+from attrpriv.release.ddp.bound import Candidate, Evidence, uniform_scale
 from attrpriv.release.graph.network import DiscreteNetwork
-from attrpriv.release.graph.quilts import Quilt, quilt_scale
 
 METHODS = ("quilt", "pairwise")
 SUBSTITUTION_SENSITIVITY = 2.0
@@ -175,7 +176,7 @@ class ChunkNoise:
     scale: float
     sensitivity: Mapping[str, float]
     coefficients: np.ndarray | None = None
-    quilts: Mapping[str, Quilt] = field(default_factory=dict)
+    quilts: Mapping[str, Candidate] = field(default_factory=dict)
 
     @property
     def dependent_sensitivity(self) -> float:
@@ -207,12 +208,14 @@ def chunk_noise(
     epsilon: float,
     *,
     method: str = "quilt",
+    evidence: Evidence | None = None,
     sensitivity: Mapping[str, float] | None = None,
-    max_quilt_size: int | None = None,
     coefficients: Callable[[PairwiseDependence, float], np.ndarray] | None = None,
 ) -> ChunkNoise:
     """The scale for a chunk whose answers follow ``network``, with budget ``epsilon``.
 
+    ``"quilt"`` needs the chunk's ``evidence`` (:func:`~attrpriv.release.ddp.bound.chunk_evidence`:
+    the candidates its learning rows support); ``"pairwise"`` uses the network alone.
     ``sensitivity`` defaults to :data:`SUBSTITUTION_SENSITIVITY` for every node.
     ``coefficients(dependence, scale)`` overrides the pairwise coefficients (for tests).
     ``method`` and ``epsilon`` are trusted: :class:`TabularDDP` checked them.
@@ -220,8 +223,10 @@ def chunk_noise(
     columns = network.nodes
     weights = dict(sensitivity or dict.fromkeys(columns, SUBSTITUTION_SENSITIVITY))
     if method == "quilt":
-        scale, quilts = quilt_scale(network, epsilon, weights, max_quilt_size=max_quilt_size)
-        return ChunkNoise(columns, method, epsilon, scale, weights, quilts=quilts)
+        if evidence is None:
+            raise InputError("method 'quilt' needs the chunk's evidence (chunk_evidence)")
+        scale, chosen = uniform_scale(evidence, epsilon, weights)
+        return ChunkNoise(columns, method, epsilon, scale, weights, quilts=chosen)
     dependence = pairwise_dependence(network, weights)
     rho_of = coefficients or (lambda dep, s: dep.coefficients(s))
     scale, rho = calibrate(lambda s: rho_of(dependence, s), dependence.sensitivity, epsilon)

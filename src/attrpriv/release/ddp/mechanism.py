@@ -35,6 +35,7 @@ from attrpriv.dp.noise import NoiseSampler
 from attrpriv.dp.record import PrivacyRecord, Release
 from attrpriv.dp.units import ONE_ANSWER
 from attrpriv.errors import InputError
+from attrpriv.release.ddp.bound import ALPHA, Evidence, chunk_evidence
 from attrpriv.release.ddp.chunking import GROUPINGS, check_chunks, dependence_chunks, order_chunks
 from attrpriv.release.ddp.dependence import (
     METHODS,
@@ -79,6 +80,9 @@ class DDPPlan(NoisePlan):
     method: str
     chunks: tuple[ChunkNoise, ...]
     learned_from: str
+    n_learning_rows: int
+    claims_rejected: int  # independence claims the learning rows rejected (not used)
+    claims_untestable: int  # claims with too few rows per cell to test (not used)
 
     @property
     def epsilon_if_chunks_dependent(self) -> float:
@@ -120,6 +124,8 @@ class TabularDDP(Mechanism[Counts, DDPPlan]):
     Attributes
     ----------
     levels_, chunks_, networks_ : the binned levels, the chunks and one network per chunk.
+    evidence_ : per chunk, the candidate bounds the learning rows support (their independence
+        claims tested; see :mod:`attrpriv.release.ddp.bound`).
     learned_from_ : ``"auxiliary"`` or ``"private"``; n_learning_rows_ : rows learned from.
     """
 
@@ -193,15 +199,24 @@ class TabularDDP(Mechanism[Counts, DDPPlan]):
             raise InputError("the data to learn the networks from has no rows")
         codes = encode(rows, levels)
         chunks = self._chunks(columns, codes, levels)
-        networks = []
+        networks, evidence = [], []
         for index, chunk in enumerate(chunks):
-            networks.append(
-                learn_network(
-                    codes.loc[:, list(chunk)],
-                    {name: levels[name].n_states for name in chunk},
-                    structure=self.structure,
-                    max_parents=self.max_parents,
+            states = [levels[name].n_states for name in chunk]
+            network = learn_network(
+                codes.loc[:, list(chunk)],
+                dict(zip(chunk, states, strict=True)),
+                structure=self.structure,
+                max_parents=self.max_parents,
+                prior=self.prior,
+            )
+            networks.append(network)
+            evidence.append(
+                chunk_evidence(
+                    network,
+                    codes.loc[:, list(network.nodes)].to_numpy(),
+                    [levels[name].n_states for name in network.nodes],
                     prior=self.prior,
+                    max_quilt_size=self.max_quilt_size,
                 )
             )
             if progress is not None:
@@ -209,6 +224,7 @@ class TabularDDP(Mechanism[Counts, DDPPlan]):
         self.levels_: dict[str, Levels] = levels
         self.chunks_: tuple[tuple[str, ...], ...] = tuple(chunks)
         self.networks_: tuple[DiscreteNetwork, ...] = tuple(networks)
+        self.evidence_: tuple[Evidence, ...] = tuple(evidence)
         self.learned_from_: str = "auxiliary" if self.aux is not None else "private"
         self.n_learning_rows_: int = len(codes)
         return self
@@ -246,21 +262,31 @@ class TabularDDP(Mechanism[Counts, DDPPlan]):
         epsilon = float(self.epsilon)
         m = sum(len(chunk) for chunk in self.chunks_)
         chunks = tuple(
-            replace(self.plan_chunk(network, epsilon * len(chunk) / m), columns=chunk)
-            for chunk, network in zip(self.chunks_, self.networks_, strict=True)
+            replace(
+                chunk_noise(
+                    network,
+                    epsilon * len(chunk) / m,
+                    method=self.method,
+                    evidence=evidence,
+                    coefficients=self.coefficients,
+                ),
+                columns=chunk,
+            )
+            for chunk, network, evidence in zip(
+                self.chunks_, self.networks_, self.evidence_, strict=True
+            )
         )
         return DDPPlan(
-            epsilon, 0.0, sampler, self.method, chunks, self.learned_from_, inferred=inferred
-        )
-
-    def plan_chunk(self, network: DiscreteNetwork, epsilon: float) -> ChunkNoise:
-        """The noise of one chunk whose answers follow ``network``, with budget ``epsilon``."""
-        return chunk_noise(
-            network,
             epsilon,
-            method=self.method,
-            max_quilt_size=self.max_quilt_size,
-            coefficients=self.coefficients,
+            0.0,
+            sampler,
+            self.method,
+            chunks,
+            self.learned_from_,
+            self.n_learning_rows_,
+            sum(e.rejected for e in self.evidence_),
+            sum(e.untestable for e in self.evidence_),
+            inferred=inferred,
         )
 
     def coefficients(self, dependence: PairwiseDependence, scale: float) -> np.ndarray:
@@ -404,8 +430,18 @@ def _model_assumptions(plan: DDPPlan) -> tuple[str, ...]:
         found.append("networks learned from public auxiliary data")
     if plan.method == "pairwise":
         found.append(
-            "pairwise coefficients: sound only if, given any one answer, the other "
-            "answers of its chunk are independent of each other (fails e.g. for XOR)"
+            "pairwise coefficients (the paper's method, for comparison): sound only if, given "
+            "any one answer, the other answers of its chunk are independent of each other "
+            "(fails e.g. for XOR)"
+        )
+    else:
+        found.append(
+            "the bound's probabilities are Dirichlet-smoothed frequencies of the "
+            f"{plan.n_learning_rows} learning rows over a few answers at a time, each total "
+            "variation raised by its expected estimation error; every conditional independence "
+            f"it uses passed a G-test of the whole claim at level {ALPHA:g} "
+            f"({plan.claims_rejected} claims rejected and {plan.claims_untestable} too sparse "
+            "to test were not used)"
         )
     return tuple(found)
 

@@ -1,0 +1,292 @@
+"""A sound bound on the loss about one answer, checked against the data (Tabular-DDP default).
+
+Setting (docs/mechanisms/tabular-ddp.md, "Checked bound"): one respondent's answer ``X_i``
+changes from ``a`` to ``b``; histogram ``j`` gets discrete Laplace noise of scale ``sigma_j``
+and moves by at most ``Delta_j`` in l1 when the respondent's ``X_j`` moves. For a fixed output,
+the likelihood of the respondent's answers is ``L_i(x_i) * prod_{j != i} G_j(x_j)`` with every
+``G_j`` in a box whose end points differ by ``e^{Delta_j / sigma_j}``. Write
+``G_j = m_j (1 + g_j)``, ``0 <= g_j <= c_j = e^{Delta_j / sigma_j} - 1``. For a Markov quilt
+``X_Q`` of ``X_i`` with nearby answers ``N`` (``X_i`` excluded) and the rest ``R`` independent of
+``X_i`` given ``X_Q``, and with ``t_j(a, b, x_Q)`` the total-variation distance between
+``P(X_j | a, x_Q)`` and ``P(X_j | b, x_Q)``,
+
+    loss <= e(X_Q | X_i) + Delta_i / sigma_i
+            + max_{a, b, x_Q} log(1 + sum_{j in N} c_j t_j(a, b, x_Q)
+                                  + prod_{j in N} (1 + c_j) - 1 - sum_{j in N} c_j).
+
+With every ``t_j = 1`` this is the Markov quilt bound ``e + sum_{N + i} Delta_j / sigma_j``, so it
+is never worse. Every candidate's ingredients are estimated from the learning rows over a few
+answers at a time (Dirichlet-smoothed frequencies, total variations raised by a sampling
+allowance), and the independence ``X_R ⊥ X_i | X_Q`` a quilt relies on is tested on the same
+rows with a G-test of the whole claim (``X_R`` jointly, given the joint ``X_Q``). A claim that
+is rejected, or that the rows are too few to test (fewer than :data:`ROWS_PER_CELL` rows per
+cell), is not used. The candidate with no claim at all (empty quilt, every other answer
+nearby) is always there, so a wrong learned structure can make the noise larger, never unsound.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from scipy import stats
+
+from attrpriv.release.graph.network import DiscreteNetwork
+from attrpriv.release.graph.quilts import candidate_quilts, influence_of
+
+ALPHA = 0.01
+"""The level of the independence tests: a claim with p below it is rejected."""
+
+ROWS_PER_CELL = 5
+"""A claim whose contingency table has fewer learning rows per cell is not tested, nor used."""
+
+
+@dataclass(frozen=True, eq=False)
+class Candidate:
+    """One way to bound the loss about ``node``: a quilt, its nearby answers, the terms.
+
+    ``tv`` has one row per case (a secret pair and a quilt value) and one column per nearby
+    answer. ``claim`` is the independence the candidate relies on ("" for none) and
+    ``p_value`` its G-test (None when there is no claim).
+    """
+
+    node: str
+    quilt: tuple[str, ...]
+    nearby: tuple[str, ...]
+    influence: float
+    tv: np.ndarray
+    claim: str
+    p_value: float | None
+
+    def loss(self, own: float, c: np.ndarray) -> float:
+        """The bound, given ``own = Delta_i / sigma_i`` and ``c_j`` of the nearby answers."""
+        if not self.nearby:
+            return self.influence + own
+        higher = math.expm1(float(np.log1p(c).sum())) - float(c.sum())
+        inner = 1.0 + self.tv @ c + higher
+        return self.influence + own + math.log(float(inner.max()))
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "node": self.node,
+            "quilt": list(self.quilt),
+            "nearby": list(self.nearby),
+            "influence": self.influence,
+            "claim": self.claim,
+            "p_value": self.p_value,
+            "largest_tv": float(self.tv.max()) if self.tv.size else 0.0,
+        }
+
+
+@dataclass(frozen=True, eq=False)
+class Evidence:
+    """What the learning rows support about one chunk: every usable candidate of every answer,
+    and how many candidate claims were rejected or could not be tested."""
+
+    columns: tuple[str, ...]
+    candidates: Mapping[str, tuple[Candidate, ...]]
+    rejected: int
+    untestable: int
+
+    def loss(
+        self, node: str, scales: Mapping[str, float], sensitivity: Mapping[str, float]
+    ) -> tuple[float, Candidate]:
+        """The smallest bound on the loss about ``node`` at these scales, and its candidate."""
+        own = sensitivity[node] / scales[node]
+        best: tuple[float, Candidate] | None = None
+        for candidate in self.candidates[node]:
+            c = np.array([math.expm1(sensitivity[j] / scales[j]) for j in candidate.nearby])
+            value = candidate.loss(own, c)
+            if best is None or value < best[0]:
+                best = (value, candidate)
+        assert best is not None  # the no-claim candidate is always there
+        return best
+
+
+def chunk_evidence(
+    network: DiscreteNetwork,
+    codes: np.ndarray,
+    n_states: Sequence[int],
+    *,
+    prior: float = 1.0,
+    max_quilt_size: int | None = 3,
+    alpha: float = ALPHA,
+    check: bool = True,
+) -> Evidence:
+    """Every usable candidate of every answer of a chunk, from its network and learning rows.
+
+    ``codes`` is (rows, columns) of level codes in the order of ``network.nodes``;
+    ``check=False`` skips the independence tests (a deliberately unsafe variant, for tests).
+    """
+    columns = network.nodes
+    table = _Rows(codes, tuple(int(s) for s in n_states), prior)
+    found: dict[str, tuple[Candidate, ...]] = {}
+    rejected = untestable = 0
+    for position, node in enumerate(columns):
+        others = tuple(p for p in range(len(columns)) if p != position)
+        kept = [_candidate(table, columns, position, (), others, "", None)]
+        for quilt in candidate_quilts(network, node, max_quilt_size=max_quilt_size):
+            nearby = set(network.separates(quilt, node)) - {node}
+            q = tuple(columns.index(n) for n in quilt)
+            n = tuple(p for p in others if columns[p] in nearby)
+            rest = tuple(p for p in others if p not in q and p not in n)
+            if not rest:  # nothing behind the quilt: no claim, only its influence is paid
+                if q:
+                    kept.append(_candidate(table, columns, position, q, n, "", None))
+                continue
+            given = _names(columns, q)
+            weak = f"{_names(columns, rest)} independent of {node!r} given {given}"
+            verdict = table.independence((position,), q, rest) if check else 1.0
+            if verdict is None or verdict < alpha:
+                rejected += verdict is not None
+                untestable += verdict is None
+                continue
+            if not n:
+                kept.append(_candidate(table, columns, position, q, n, weak, verdict))
+                continue
+            # the total variations given x_Q alone need the nearby answers independent of the
+            # rest too; without that, only the quilt bound (every t_j = 1) is justified
+            strong = f"{_names(columns, rest)} independent of {_names(columns, (position, *n))}"
+            full = table.independence((position, *n), q, rest) if check else 1.0
+            if full is not None and full >= alpha:
+                kept.append(
+                    _candidate(table, columns, position, q, n, f"{strong} given {given}", full)
+                )
+            else:
+                kept.append(_candidate(table, columns, position, q, n, weak, verdict, tv=False))
+        found[node] = tuple(kept)
+    return Evidence(columns, found, rejected, untestable)
+
+
+def _names(columns: Sequence[str], positions: Sequence[int]) -> str:
+    return "{" + ", ".join(repr(columns[p]) for p in positions) + "}"
+
+
+def _candidate(
+    table: _Rows,
+    columns: Sequence[str],
+    node: int,
+    quilt: tuple[int, ...],
+    nearby: tuple[int, ...],
+    claim: str,
+    p_value: float | None,
+    *,
+    tv: bool = True,
+) -> Candidate:
+    """The influence of ``quilt`` and the total variations of every nearby answer (all 1 when
+    ``tv`` is False: the plain Markov quilt bound)."""
+    joint = table.counts((node, *quilt)) + table.prior_per(node, quilt)
+    joint = joint.reshape(joint.shape[0], -1)
+    influence = influence_of(joint / joint.sum(axis=1, keepdims=True))
+    if tv:
+        rows = [table.total_variations(node, quilt, j) for j in nearby]
+        terms = np.stack(rows, axis=1) if rows else np.zeros((1, 0))
+    else:
+        terms = np.ones((1, len(nearby)))
+    return Candidate(
+        columns[node],
+        tuple(columns[p] for p in quilt),
+        tuple(columns[p] for p in nearby),
+        influence,
+        terms,
+        claim,
+        p_value,
+    )
+
+
+class _Rows:
+    """Contingency tables of the learning rows over a few columns at a time."""
+
+    def __init__(self, codes: np.ndarray, n_states: tuple[int, ...], prior: float) -> None:
+        self.codes = np.asarray(codes, dtype=np.int64)
+        self.n_states = n_states
+        self.prior = prior
+
+    def counts(self, positions: Sequence[int]) -> np.ndarray:
+        shape = tuple(self.n_states[p] for p in positions)
+        if not positions:
+            return np.array(float(len(self.codes)))
+        flat = np.ravel_multi_index(tuple(self.codes[:, p] for p in positions), shape)
+        return np.bincount(flat, minlength=math.prod(shape)).reshape(shape).astype(np.float64)
+
+    def prior_per(self, node: int, quilt: tuple[int, ...]) -> float:
+        """The Dirichlet pseudo-count per cell of a (node, quilt) table (``prior`` per node
+        state spread over the quilt's cells)."""
+        return self.prior / max(math.prod(self.n_states[p] for p in quilt), 1)
+
+    def total_variations(self, node: int, quilt: tuple[int, ...], j: int) -> np.ndarray:
+        """``t_j(a, b, x_Q)`` for every pair of node states and every quilt value, raised by
+        the expected estimation error of the two conditionals (``E TV(p_hat, p) <= sqrt(k/n)/2``
+        for k states and n rows; infinite for a conditional no row supports) and capped at 1."""
+        counts = self.counts((node, *quilt, j))
+        k = counts.shape[-1]
+        cells = counts.reshape(counts.shape[0], -1, k)  # (node state, quilt value, j state)
+        smoothed = cells + self.prior / k
+        conditional = smoothed / smoothed.sum(axis=-1, keepdims=True)
+        support = cells.sum(axis=-1)  # rows behind each conditional
+        a, b = np.triu_indices(cells.shape[0], k=1)
+        tv = 0.5 * np.abs(conditional[a] - conditional[b]).sum(axis=-1)  # (pairs, quilt values)
+        with np.errstate(divide="ignore"):
+            error = 0.5 * np.sqrt(k / support)
+        allowance = error[a] + error[b]
+        capped: np.ndarray = np.minimum(tv + allowance, 1.0).ravel()
+        return capped
+
+    def independence(
+        self, side: tuple[int, ...], quilt: tuple[int, ...], rest: tuple[int, ...]
+    ) -> float | None:
+        """The p-value of a G-test of ``rest`` (jointly) independent of ``side`` (jointly)
+        given the joint ``quilt``, or None when the table has fewer than ROWS_PER_CELL rows per
+        cell."""
+        sizes = [self.n_states[p] for p in (*side, *quilt, *rest)]
+        if math.prod(sizes) * ROWS_PER_CELL > len(self.codes):
+            return None
+        counts = self.counts((*side, *quilt, *rest))
+        k_side = math.prod(self.n_states[p] for p in side)
+        k_rest = math.prod(self.n_states[p] for p in rest)
+        table = counts.reshape(k_side, -1, k_rest).transpose(1, 0, 2)  # (quilt, side, rest)
+        g, dof = 0.0, 0
+        for layer in table:
+            total = layer.sum()
+            if total == 0:
+                continue
+            rows, cols = layer.sum(axis=1), layer.sum(axis=0)
+            expected = np.outer(rows, cols) / total
+            seen = layer > 0
+            g += 2.0 * float((layer[seen] * np.log(layer[seen] / expected[seen])).sum())
+            dof += (int((rows > 0).sum()) - 1) * (int((cols > 0).sum()) - 1)
+        if dof <= 0:
+            return 1.0
+        return float(stats.chi2.sf(g, dof))
+
+
+def uniform_scale(
+    evidence: Evidence, epsilon: float, sensitivity: Mapping[str, float]
+) -> tuple[float, dict[str, Candidate]]:
+    """The smallest scale, one for every histogram of the chunk, at which every answer's
+    bound is at most ``epsilon``; and the candidate that bounds each answer there.
+
+    The bounds decrease as the scale grows, so bisection finds it; ``sum_j Delta_j / epsilon``
+    (the no-claim candidate at ``t_j = 1``) is always feasible.
+    """
+    columns = evidence.columns
+
+    def worst(scale: float) -> float:
+        scales = dict.fromkeys(columns, scale)
+        return max(evidence.loss(c, scales, sensitivity)[0] for c in columns)
+
+    low = max(sensitivity[c] for c in columns) / epsilon
+    high = math.fsum(sensitivity[c] for c in columns) / epsilon
+    if worst(low) <= epsilon:
+        high = low
+    while high / low - 1.0 > 1e-9:
+        middle = math.sqrt(low * high)
+        low, high = (low, middle) if worst(middle) <= epsilon else (middle, high)
+    scales = dict.fromkeys(columns, high)
+    return high, {c: evidence.loss(c, scales, sensitivity)[1] for c in columns}
+
+
+__all__ = ["ALPHA", "ROWS_PER_CELL", "Candidate", "Evidence", "chunk_evidence", "uniform_scale"]
