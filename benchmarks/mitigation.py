@@ -38,7 +38,7 @@ from attrpriv.assess.mitigation import (
     Strategy,
     SyntheticReplacement,
 )
-from attrpriv.assess.mitigation.randomizers import BitSource, randomized_response
+from attrpriv.assess.mitigation.randomizers import _BitSource, _randomized_response
 from attrpriv.assess.models import make_model
 from attrpriv.data.schema import Schema
 from attrpriv.dp import OpenDPNoise, SeededNumpyNoise, audit
@@ -111,14 +111,14 @@ def speed_table(race: pd.Series, k: int) -> None:
     keep = 1.0 - r + r / k
     per_value = dp.m.make_randomized_response(list(range(k)), keep * (1 - 1e-12), T="i32")
     runs = {
-        "ours: OpenDP bit-vector bits, one call": lambda: randomized_response(
-            codes, k, r, BitSource(OpenDPNoise())
+        "ours: OpenDP bit-vector bits, one call": lambda: _randomized_response(
+            codes, k, r, _BitSource(OpenDPNoise())
         ),
         "OpenDP make_randomized_response per value": lambda: np.array(
             [per_value(int(c)) for c in codes]
         ),
-        "numpy (seeded, NOT private)": lambda: randomized_response(
-            codes, k, r, BitSource(SeededNumpyNoise(0))
+        "numpy (seeded, NOT private)": lambda: _randomized_response(
+            codes, k, r, _BitSource(SeededNumpyNoise(0))
         ),
     }
     times = {}

@@ -89,7 +89,7 @@ def audit_table(n_samples: int) -> None:
     )
     rows_out = (("dp-sampling stats (p=1)", right), ("  broken: add/remove calibration", broken))
     for name, cal in rows_out:
-        result = rg.audit_release(cal, stats_a, stats_b, NOISE, n_samples, confidence=0.999)
+        result = rg._audit_release(cal, stats_a, stats_b, NOISE, n_samples, confidence=0.999)
         sens = (
             f"count {cal.sensitivity_count:.3g}, sum {cal.sensitivity_sum:.3g}, "
             f"scatter {cal.sensitivity_scatter:.3g}"

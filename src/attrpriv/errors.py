@@ -6,6 +6,10 @@ Every error caused by what the user gave (data, schema, parameters, files) is an
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar, Token
+
 
 class AttrprivError(Exception):
     """Base class of every error raised on purpose by attrpriv."""
@@ -29,3 +33,59 @@ class LedgerError(InputError):
 
 class NotFittedError(InputError, AttributeError):
     """A method that needs learned state was called before ``fit``."""
+
+
+# -- private values in messages ---------------------------------------------------------------
+# An error about the data (a value outside its domain, an unknown label) would name the value
+# itself, and error messages end up in logs. They name where it is (column, row) instead; the
+# value appears only when asked for: ``attrpriv --debug``, or :func:`show_private_values`.
+_SHOW_PRIVATE_VALUES = ContextVar("attrpriv_show_private_values", default=False)
+
+
+def show_private_values(show: bool = True) -> Token[bool]:
+    """Let error messages name the offending data values (off by default: they may be private).
+
+    Returns a token for :func:`restore_private_values`. The CLI's ``--debug`` switches it on.
+    """
+    return _SHOW_PRIVATE_VALUES.set(bool(show))
+
+
+def restore_private_values(token: Token[bool]) -> None:
+    """Undo the :func:`show_private_values` call that returned ``token``."""
+    _SHOW_PRIVATE_VALUES.reset(token)
+
+
+@contextmanager
+def showing_private_values(show: bool = True) -> Iterator[None]:
+    """Within the block, error messages name the offending data values (or not, ``show=False``)."""
+    token = show_private_values(show)
+    try:
+        yield
+    finally:
+        restore_private_values(token)
+
+
+def private_values_shown() -> bool:
+    """Whether error messages may name data values."""
+    return _SHOW_PRIVATE_VALUES.get()
+
+
+def plain(value: object) -> object:
+    """numpy scalars as Python scalars (``208``, not ``np.int64(208)``), anything else as is."""
+    item = getattr(value, "item", None)
+    if callable(item) and type(value).__module__ == "numpy":
+        return item()
+    return value
+
+
+def offending(value: object, row: object | None = None) -> str:
+    """How a message names one bad data value: where it is, and the value only when shown.
+
+    The text starts with a space, to follow a noun: ``f"has a value{offending(v)} outside"``.
+    ``offending(200.0, 278)`` is ``" at row 278 (value hidden: --debug shows it)"``, or
+    ``" 200.0 at row 278"`` once :func:`show_private_values` is on.
+    """
+    where = "" if row is None else f" at row {plain(row)!r}"
+    if private_values_shown():
+        return f" {plain(value)!r}{where}"
+    return f"{where} (value hidden: --debug shows it)"

@@ -51,8 +51,8 @@ def memorizer() -> Pipeline:
 
 
 @pytest.fixture(scope="module")
-def leaky() -> tuple[pd.DataFrame, pd.Series]:
-    frame = datasets.load("adult").frame.sample(800, random_state=1).reset_index(drop=True)
+def leaky(adult_dataset: datasets.Dataset) -> tuple[pd.DataFrame, pd.Series]:
+    frame = adult_dataset.frame.sample(800, random_state=1).reset_index(drop=True)
     rng = np.random.default_rng(1)
     X = frame[["age", "education_num", "hours_per_week", "sex"]].astype({"sex": object})
     X["record_id"] = [f"id{i:04d}" for i in rng.permutation(len(X))]
@@ -249,9 +249,11 @@ def test_property_attack_scores_a_mean_and_a_share() -> None:
     assert report.model.membership is None
 
 
-def test_a_skewed_feature_and_a_constant_one_in_the_property_attack() -> None:
+def test_a_skewed_feature_and_a_constant_one_in_the_property_attack(
+    adult_dataset: datasets.Dataset,
+) -> None:
     """Adult's mostly-zero capital_gain gets reachable means; a constant feature is skipped."""
-    frame = datasets.load("adult").frame.sample(1500, random_state=0)
+    frame = adult_dataset.frame.sample(1500, random_state=0)
     X = frame[["age", "capital_gain", "education"]].assign(constant=1.0)
     risk = FeatureRiskAssessor(
         make_model("logreg"),

@@ -25,8 +25,8 @@ from attrpriv.errors import InputError
 
 
 @pytest.fixture(scope="module")
-def adult() -> pd.DataFrame:
-    frame = datasets.load("adult").frame
+def adult(adult_dataset: datasets.Dataset) -> pd.DataFrame:
+    frame = adult_dataset.frame
     return frame.drop(columns=["income", "split", "fnlwgt"]).sample(3000, random_state=0)
 
 

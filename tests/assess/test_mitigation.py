@@ -277,10 +277,11 @@ def test_ldp_record_composes_over_features_and_charges_before_noise(
     adult: pd.DataFrame, schema: Schema, tmp_path: Any
 ) -> None:
     ledger = BudgetLedger(tmp_path / "budget.ledger")
-    ledger.set_budget(1.5, unit="dp/substitute")
+    ledger.set_budget(1.5, unit="dp/substitute:age,race")  # the other columns are released as is
     strategy = LocalDPNoise(0.5, schema=schema)
     release = strategy.release(adult, ["age", "race"], ledger=ledger, label="first")
     assert release.record.epsilon == 1.0 and release.record.definition == "dp"
+    assert release.record.unit.key == "dp/substitute:age,race"
     assert release.parts["features"]["race"]["k"] == 5
 
     class _Counting(OpenDPNoise):

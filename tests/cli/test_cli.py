@@ -31,6 +31,8 @@ COMMANDS = [
     ["budget"],
     ["budget", "set"],
     ["budget", "show"],
+    ["schema"],
+    ["schema", "draft"],
 ]
 
 
@@ -41,12 +43,19 @@ def run(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
 
 
 @pytest.mark.parametrize("command", COMMANDS, ids=lambda c: " ".join(c) or "root")
-def test_every_command_has_help_with_an_example(capsys, command: list[str]) -> None:
+def test_every_command_and_group_has_help_with_an_example(capsys, command: list[str]) -> None:
     code, out, _ = run(capsys, *command, "--help")
     assert code == 0
     assert "Usage" in out
-    if command and command[-1] not in ("datasets", "release", "budget", "assess", "sanitize"):
-        assert "Examples" in out and "$ attrpriv" in out
+    assert "Examples" in out and "$ attrpriv" in out
+    assert "<bool>" not in out  # flags show as flags: --debug, not --debug <bool>
+    assert "--help " in out
+
+
+def test_flags_show_as_flags(capsys) -> None:
+    _, out, _ = run(capsys, "release", "ddp", "--help")
+    line = next(line for line in out.splitlines() if "--nonnegative" in line)
+    assert "<" not in line.split("--nonnegative", 1)[1].split("Clip")[0]
 
 
 def test_datasets_show_writes_json(capsys, tmp_path: Path) -> None:

@@ -23,7 +23,7 @@ from attrpriv.data.schema import (
     Role,
     Schema,
 )
-from attrpriv.errors import SchemaError
+from attrpriv.errors import SchemaError, showing_private_values
 
 # -- strategies ---------------------------------------------------------------------------------
 # Printable text; YAML must round-trip it (quotes, colons, hashes, non-breaking spaces included).
@@ -314,16 +314,22 @@ BAD_FRAMES = [
     (_set("age", [17.0, np.nan, 30.0]), r"column 'age' has 1 missing values \(first at row 1\)"),
     (
         _set("sex", ["f", "x", "m"]),
-        r"column 'sex' has value 'x' \(row 1, 1 in all\) outside its domain: "
+        r"column 'sex' has a value 'x' at row 1 outside its domain: "
         r"expected one of \['f', 'm'\]",
     ),
-    (_set("label", [0, 2, 2]), r"column 'label' has value 2 \(row 1, 2 in all\).*\[0, 1\]"),
+    (
+        _set("label", [0, 2, 2]),
+        r"column 'label' has 2 values, the first 2 at row 1, outside.*\[0, 1\]",
+    ),
     (
         _set("income", [-5.0, 1.0, 2e6]),
-        r"column 'income' has value -5.0 .*a number in \[0, 1e\+06\]",
+        r"column 'income' has 2 values, the first -5.0 at row 0, .*a number in \[0, 1e\+06\]",
     ),
-    (_set("age", [17.0, 30.5, 40.0]), r"column 'age' has value 30.5 .*an integer in \[17, 90\]"),
-    (_set("age", [16, 30, 40]), r"column 'age' has value 16 .*an integer in \[17, 90\]"),
+    (
+        _set("age", [17.0, 30.5, 40.0]),
+        r"column 'age' has a value 30.5 at row 1 .*an integer in \[17, 90\]",
+    ),
+    (_set("age", [16, 30, 40]), r"column 'age' has a value 16 at row 0 .*an integer in \[17, 90\]"),
     (_set("age", ["17", "30", "40"]), r"column 'age' must be numeric .* got dtype"),
     (_set("income", [True, False, True]), r"column 'income' must be numeric .* got dtype bool"),
 ]
@@ -333,10 +339,23 @@ BAD_FRAMES = [
 def test_invalid_frames(schema: Schema, frame: pd.DataFrame, edit: Any, match: str) -> None:
     edit(frame)
     before = copy.deepcopy(frame)
-    with pytest.raises(SchemaError, match=match) as info:
-        schema.validate(frame)
+    with showing_private_values(), pytest.raises(SchemaError, match=match) as info:
+        schema.validate(frame)  # the values are named only when asked for (--debug)
     assert "\n" not in str(info.value)
     pd.testing.assert_frame_equal(frame, before)
+
+
+def test_invalid_values_are_not_named_by_default(schema: Schema, frame: pd.DataFrame) -> None:
+    """A value outside its domain may be private: the message says where, not what."""
+    frame["age"] = [17, 30, 123456]
+    with pytest.raises(SchemaError) as info:
+        schema.validate(frame)
+    message = str(info.value)
+    assert "123456" not in message and "at row 2 (value hidden: --debug shows it)" in message
+    frame.index = pd.Index(["alice", "bob", "carol"])  # a label that is data is not shown
+    with showing_private_values(), pytest.raises(SchemaError, match="123456 at row 2") as info:
+        schema.validate(frame)
+    assert "carol" not in str(info.value)
 
 
 def test_allow_extra(schema: Schema, frame: pd.DataFrame) -> None:
@@ -361,7 +380,7 @@ def test_nullable_integer_accepts_missing_values() -> None:
     schema = Schema((Column("n", Role.FEATURE, Integer(0, 5), nullable=True),))
     schema.validate(pd.DataFrame({"n": [1.0, np.nan, 5.0]}))
     schema.validate(pd.DataFrame({"n": pd.array([1, None, 5], dtype="Int64")}))
-    with pytest.raises(SchemaError, match=r"value 2\.5"):
+    with showing_private_values(), pytest.raises(SchemaError, match=r"value 2\.5"):
         schema.validate(pd.DataFrame({"n": [np.nan, 2.5]}))
 
 

@@ -527,7 +527,10 @@ def test_no_budget_is_ever_exceeded_and_units_never_mix(
         for unit, epsilon, delta, rho in charges:
             before = ledger.entries()
             try:
-                ledger.charge(_record(epsilon, delta, unit=unit, rho=rho if delta else None))
+                # a rho is only stated where it is consistent with (epsilon, delta)
+                implied = rho is not None and epsilon <= rho + 2 * math.sqrt(rho * math.log(1e7))
+                stated = rho if delta and implied else None
+                ledger.charge(_record(epsilon, delta, unit=unit, rho=stated))
             except BudgetExceededError:
                 assert ledger.entries() == before  # a refusal leaves nothing behind
         summary, entries = ledger.summary(), ledger.entries()
@@ -536,7 +539,7 @@ def test_no_budget_is_ever_exceeded_and_units_never_mix(
         counted = [
             c.convert(e.record.epsilon, e.record.delta)
             for e in entries
-            for c in conversions(e.record.unit)
+            for c in conversions(e.record.unit, [target])
             if c.target == target
         ]
         # spend is exactly the (converted) charges of this unit, nothing from other units
@@ -888,3 +891,41 @@ def test_budget_set_and_show_per_unit(capsys: pytest.CaptureFixture[str], tmp_pa
         ("pufferfish/x", False),
     ]
     assert [h["note"] for h in payload["history"]] == ["set", "set", "raised with allow_raise"]
+
+
+# -- part-of-a-row units and model fingerprints ---------------------------------------------------
+def test_a_release_of_part_of_each_row_never_counts_for_whole_rows(tmp_path: Path) -> None:
+    """Obfuscating z_S and passing the rest of the row through protects z_S only: the charge is
+    refused by whole-row and answer budgets, and counted by a budget on that part (or less)."""
+    ledger = BudgetLedger(tmp_path / "part.db")
+    ledger.set_budget(1.0, unit="dp/substitute")
+    ledger.set_budget(1.0, unit="dependent-dp/answer")
+    with pytest.raises(BudgetExceededError, match="'dp/substitute:z_S' has no budget"):
+        ledger.charge(_record(0.5, unit="dp/substitute:z_S"))
+    ledger.set_budget(1.0, unit="dp/substitute:z_S")
+    ledger.charge(_record(0.5, unit="dp/substitute:z_S,y_S"))  # protects z_S too
+    ledger.charge(_record(0.25, unit="dp/substitute"))  # a whole row protects every part
+    summary = ledger.summary()
+    assert summary.unit("dp/substitute:z_S").spent.epsilon == 0.75
+    assert summary.unit("dp/substitute").spent.epsilon == 0.25
+    assert summary.unit("dependent-dp/answer").spent.epsilon == 0.25
+
+
+def test_answer_budgets_are_proven_only_for_one_dependence_model(tmp_path: Path) -> None:
+    ledger = BudgetLedger(tmp_path / "models.db")
+    ledger.set_budget(2.0, unit="dependent-dp/answer")
+    ddp = {"mechanism": "tabular-ddp"}
+    ledger.charge(_record(0.5, unit="dependent-dp/answer@aaaa1111", **ddp))
+    ledger.charge(_record(0.5, unit="dependent-dp/answer@aaaa1111", **ddp))
+    row = ledger.summary().unit("dependent-dp/answer")
+    assert row.proven and row.spent.epsilon == 1.0 and row.n_converted == 2
+    ledger.charge(_record(0.5, unit="dependent-dp/answer@bbbb2222", **ddp))
+    row = ledger.summary().unit("dependent-dp/answer")
+    assert not row.proven and "2 different dependence models" in row.rule
+    assert ledger.summary().unit("dependent-dp/answer@aaaa1111").proven  # one model: proven
+
+
+def test_a_rho_weaker_than_the_stated_guarantee_is_refused() -> None:
+    with pytest.raises(InputError, match="the two guarantees disagree"):
+        _record(50.0, 0.5, rho=0.0)
+    assert _record(1.0, 1e-5, rho=0.05).rho == 0.05  # 0.05 + 2 sqrt(0.05 ln 1e5) = 1.12 >= 1

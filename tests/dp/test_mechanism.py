@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import importlib
 import inspect
 import math
+import pkgutil
+import sys
 import warnings
 from collections.abc import Callable
+from types import ModuleType
 from typing import Any
 
 import numpy as np
@@ -14,6 +18,7 @@ import pytest
 from scipy import stats
 from sklearn.base import clone
 
+import attrpriv
 from attrpriv import Categorical, Column, InputError, Integer, Schema
 from attrpriv.assess.mitigation.ldp import LocalDPNoise
 from attrpriv.data.schema import PrivateDomainWarning
@@ -24,6 +29,7 @@ from attrpriv.dp.accuracy import (
     laplace_half_width,
     noise_std,
 )
+from attrpriv.dp.noise import NoiseSampler
 from attrpriv.errors import NotFittedError
 from attrpriv.release import (
     AttributeMarkovQuilt,
@@ -157,11 +163,59 @@ def test_every_release_says_how_accurate_it_is(name: str) -> None:
             assert list(accuracy.half_width[column].index) == list(series.index)
 
 
+NOISE_WORDS = ("noisy", "randomized_response", "perturb", "add_noise", "bitsource")
+"""Words in a name that suggest it draws noise: such helpers stay private to their mechanism."""
+
+
+def _import_every_module() -> list[ModuleType]:
+    """Every module of attrpriv, but those that fail to import only because torch is missing."""
+
+    def torch_missing(error: BaseException) -> bool:
+        name = getattr(error, "name", None) or ""
+        return isinstance(error, ModuleNotFoundError) and name.split(".")[0] == "torch"
+
+    def skip_without_torch(package: str) -> None:
+        error = sys.exc_info()[1]
+        if error is None or not torch_missing(error):
+            raise ImportError(f"{package} does not import") from error
+
+    modules = []
+    for info in pkgutil.walk_packages(attrpriv.__path__, "attrpriv.", skip_without_torch):
+        try:
+            modules.append(importlib.import_module(info.name))
+        except ImportError as error:
+            if not torch_missing(error):
+                raise
+    return modules
+
+
+def _is_sampler(value: object) -> bool:
+    """The noise samplers of attrpriv.dp.noise: they are what draws noise."""
+    return (
+        isinstance(value, type)
+        and issubclass(value, NoiseSampler)
+        and value.__module__ == "attrpriv.dp.noise"
+    )
+
+
+@pytest.mark.filterwarnings(r"ignore:attrpriv\.\S+ is deprecated:DeprecationWarning")  # old paths
 def test_no_mechanism_draws_noise_through_a_public_method() -> None:
     for make in MAKERS.values():
         public = [n for n in dir(make()) if not n.startswith("_")]
         assert not [n for n in public if "noise" in n and n != "noise"]
         assert "perturb" not in public
+    modules = _import_every_module()
+    assert len(modules) > 50 and "attrpriv.release.laplace" in {m.__name__ for m in modules}
+    offenders = [
+        f"{module.__name__}.{name}"
+        for module in modules
+        for name, value in vars(module).items()
+        if not name.startswith("_")
+        and (inspect.isfunction(value) or inspect.isclass(value))
+        and any(word in name.lower() for word in NOISE_WORDS)
+        and not _is_sampler(value)
+    ]
+    assert not offenders, f"noise drawn outside a mechanism's private _noise: {offenders}"
 
 
 def test_not_fitted_is_an_input_error_naming_fit() -> None:
@@ -185,6 +239,24 @@ def test_a_release_on_an_inferred_schema_says_so_in_its_record() -> None:
         declared = clone(mechanism).release(FRAME, SCHEMA).record
         assert not any("read from the private data" in a for a in declared.assumptions)
     assert inferred.select(["b"]).inferred == ("b",)
+
+
+def test_local_dp_noise_says_which_of_its_domains_an_inferred_schema_read_off_the_data() -> None:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", PrivateDomainWarning)
+        inferred = Schema.infer(FRAME)
+
+    def read_off(**given: Any) -> list[str]:
+        mechanism = LocalDPNoise(1.0, **given, noise=TEST, allow_nonprivate=True)
+        record = mechanism.release(FRAME, ["a", "b"]).record
+        return [a for a in record.assumptions if "read from the private data" in a]
+
+    both = read_off(schema=inferred)  # "a" by randomized response, "b" by Laplace noise
+    assert len(both) == 1 and "['a', 'b']" in both[0]
+    assert "['b']" in read_off(schema=inferred, domain={"a": ["x", "y"]})[0]  # given: public
+    assert "['a']" in read_off(schema=inferred, bounds={"b": (0, 2)})[0]
+    assert not read_off(schema=inferred, domain={"a": ["x", "y"]}, bounds={"b": (0, 2)})
+    assert not read_off(schema=SCHEMA)
 
 
 # -- accuracy, exactly -------------------------------------------------------------------------

@@ -18,6 +18,7 @@ from attrpriv.dp.units import (
     SUBSTITUTE,
     PrivacyUnit,
     composition_rule,
+    conversion,
     conversions,
 )
 from attrpriv.errors import InputError
@@ -141,19 +142,62 @@ def test_substitution_costs_a_laplace_histogram_exactly_twice(
     assert conversions(ADD_REMOVE)[1].convert(epsilon, 0.0)[0] == 2 * epsilon
 
 
+def test_part_of_a_row_is_its_own_unit_implied_by_the_whole_row() -> None:
+    """A release that changes only part of each record (the rest released as it is) protects
+    that part only: whole-row guarantees imply it, it implies nothing about whole rows."""
+    part = PrivacyUnit.parse("dp/substitute:z_S,y_S")
+    assert part.parts == {"z_S", "y_S"}
+    assert conversion(SUBSTITUTE, part) is not None and conversion(SUBSTITUTE, part).group == 1
+    assert conversion(ADD_REMOVE, part) is not None and conversion(ADD_REMOVE, part).group == 2
+    smaller = PrivacyUnit.parse("dp/substitute:z_S")
+    assert conversion(part, smaller) is not None and conversion(smaller, part) is None
+    for whole in (SUBSTITUTE, ADD_REMOVE, ONE_ANSWER):
+        assert conversion(part, whole) is None
+    with pytest.raises(InputError, match="substitute:<columns>"):
+        PrivacyUnit.parse("dp/substitute:")
+
+
+def test_a_model_fingerprint_and_a_subset_of_secrets_convert_to_the_collecting_unit() -> None:
+    ddp = PrivacyUnit.parse("dependent-dp/answer@3f2a9c1d")
+    assert ddp.base == "answer" and ddp.model == "3f2a9c1d"
+    assert conversion(ddp, ONE_ANSWER) is not None and conversion(ONE_ANSWER, ddp) is None
+    assert conversion(SUBSTITUTE, ddp) is not None  # row DP holds whatever the model
+    both = PrivacyUnit.parse("attribute-privacy/mean(x),share(y=1)")
+    one = PrivacyUnit.parse("attribute-privacy/mean(x)")
+    assert conversion(both, one) is not None and conversion(one, both) is None
+    record = PrivacyUnit.parse("pufferfish/record:sex,race")
+    assert conversion(record, PrivacyUnit.parse("pufferfish/record:sex")) is not None
+    assert conversion(record, PrivacyUnit.parse("pufferfish/sex")) is None
+
+
 # -- composition rules --------------------------------------------------------------------------
 def test_composition_rules_say_what_is_proven() -> None:
-    assert composition_rule(ADD_REMOVE, frozenset({"laplace"})) == (BASIC_RULE, True)
-    rule, proven = composition_rule(ONE_ANSWER, frozenset({"tabular-ddp"}))
+    assert composition_rule(ADD_REMOVE, frozenset({ADD_REMOVE}), frozenset({"laplace"})) == (
+        BASIC_RULE,
+        True,
+    )
+    one = frozenset({PrivacyUnit.parse("dependent-dp/answer@aaaa"), SUBSTITUTE})
+    rule, proven = composition_rule(ONE_ANSWER, one, frozenset({"tabular-ddp"}))
     assert proven and "Liu, Chakraborty & Mittal, NDSS 2016" in rule
+    two = one | {PrivacyUnit.parse("dependent-dp/answer@bbbb")}
+    rule, proven = composition_rule(ONE_ANSWER, two, frozenset({"tabular-ddp"}))
+    assert not proven and "2 different dependence models" in rule
     quilt = PrivacyUnit.parse("pufferfish/state at each time")
-    rule, proven = composition_rule(quilt, frozenset({"markov-quilt-exact", "markov-quilt-approx"}))
+    mqm = frozenset({"markov-quilt-exact", "markov-quilt-approx"})
+    rule, proven = composition_rule(quilt, frozenset({quilt}), mqm)
     assert proven and "Song & Chaudhuri" in rule
+    thetas = frozenset(
+        {
+            PrivacyUnit.parse("pufferfish/chain-state@1"),
+            PrivacyUnit.parse("pufferfish/chain-state@2"),
+        }
+    )
+    assert not composition_rule(PrivacyUnit.parse("pufferfish/chain-state"), thetas, mqm)[1]
     for unit, mechanisms in (
         (quilt, frozenset({"markov-quilt-exact", "attribute-markov-quilt"})),
         (quilt, frozenset()),
         (PrivacyUnit.parse("attribute-privacy/mean(y)"), frozenset({"attribute-gaussian"})),
     ):
-        rule, proven = composition_rule(unit, mechanisms)
+        rule, proven = composition_rule(unit, frozenset({unit}), mechanisms)
         assert not proven and "accounting convention" in rule
         assert "Kifer & Machanavajjhala 2014" in rule and "Bai, He, Gu, Kifer & Maeng 2026" in rule

@@ -15,6 +15,7 @@ from attrpriv import Column, Numeric, Schema, datasets
 from attrpriv.dp import BudgetLedger, NoiseSampler, OpenDPNoise, SeededNumpyNoise, audit
 from attrpriv.errors import BudgetExceededError, InputError
 from attrpriv.release.gaussian.calibration import Constraint, directional_noise, mahalanobis_sq
+from attrpriv.release.gaussian.checks import ModelWarning
 from attrpriv.release.gaussian.mechanism import AttributePrivateGaussian, Specs
 from attrpriv.release.gaussian.plan import GaussianPlan, sampling_basis
 from attrpriv.release.gaussian.query import Query, Secret
@@ -79,17 +80,26 @@ def test_file_input_gives_the_same_answer(frame: pd.DataFrame, tmp_path: Path) -
     path = tmp_path / "data.parquet"
     frame.to_parquet(path)
     args = (["mean(y)", "sum(z)"], WORKED, GaussianModel(["x", "y", "z"], [0] * 3, np.eye(3), 100))
-    from_file = AttributePrivateGaussian(*args, 1.0, 1e-3, **seeded(seed=1)).release(path, SCHEMA)
-    from_frame = AttributePrivateGaussian(*args, 1.0, 1e-3, **seeded(seed=1)).release(frame, SCHEMA)
+    with pytest.warns(ModelWarning, match="no noise is added"):  # F independent of the secret
+        from_file = AttributePrivateGaussian(*args, 1.0, 1e-3, **seeded(seed=1)).release(
+            path, SCHEMA
+        )
+        from_frame = AttributePrivateGaussian(*args, 1.0, 1e-3, **seeded(seed=1)).release(
+            frame, SCHEMA
+        )
     pd.testing.assert_series_equal(from_file.values, from_frame.values)
 
 
 def test_privacy_for_free_when_the_query_is_weakly_correlated(frame: pd.DataFrame) -> None:
     weak = GaussianModel(["x", "y"], [0.0, 0.0], [[1.0, 0.02], [0.02, 1.0]], 100)
-    result = AttributePrivateGaussian(["mean(y)"], WORKED, weak, 1.0, 1e-3).release(
-        frame[["x", "y"]], SCHEMA.select(["x", "y"])
-    )
+    with pytest.warns(ModelWarning, match="rests entirely on the model"):
+        result = AttributePrivateGaussian(["mean(y)"], WORKED, weak, 1.0, 1e-3).release(
+            frame[["x", "y"]], SCHEMA.select(["x", "y"])
+        )
     assert result.parts["free"] and result.record.noise["free"]
+    assert result.parts["warnings"] and any(
+        a.startswith("warning: no noise") for a in result.record.assumptions
+    )
     assert result.values["mean(y)"] == frame["y"].mean()  # nothing added: exact answer
     assert result.record.sensitivity["mean(x)"] == pytest.approx(0.004)
 
@@ -160,18 +170,30 @@ def test_ledger_is_charged_before_any_noise_and_refuses_overspend(
     [
         ({"delta": 0.0}, "delta must be > 0 for the Gaussian mechanism"),
         ({"epsilon": -1.0}, "epsilon must be > 0"),
+        ({"epsilon": 1e308}, "epsilon must be at most 700"),
         ({"variant": "radial"}, "variant must be one of"),
         ({"calibration": "tight"}, "calibration must be one of"),
         ({"epsilon": 10.0, "calibration": "classic"}, "'classic' is not valid"),
         ({"smoothing": -0.1}, "smoothing must be >= 0"),
         ({"approximation": "hope"}, "approximation must be one of"),
+        ({"n_eval": 50}, "n_eval must be an integer >= 100"),
+        ({"eta": 1.5}, "eta must be"),
         ({"query": "mean(height)"}, "variable 'height' is not in the model"),
         (
             {
                 "secrets": Secret("share(s=1)", values=(0.5, 1.5)),
-                "model": GaussianModel(["y", "s=1"], [0, 0.5], [[1, 0.1], [0.1, 0.25]], 100),
+                "model": GaussianModel(
+                    ["y", "s=1"], [0, 0.5], [[1, 0.1], [0.1, 0.25]], 100, force=True
+                ),
             },
             r"share\(s=1\) value 1.5 is outside the model's support \[0, 1\]",
+        ),
+        (
+            {
+                "secrets": Secret("share(s=1)", values=(0.4, 0.6)),
+                "model": GaussianModel(["y", "s=1"], [0, 0.5], [[1, 0.1], [0.1, 0.25]], 100),
+            },
+            r"GaussianModel on discrete variables \['s=1'\]",
         ),
         ({"secrets": []}, "non-empty list"),
         ({"model": "gaussian"}, "model must be a GaussianModel"),
@@ -242,9 +264,11 @@ def _audit(
         statistic=lambda outputs: outputs @ direction,
     )
     print(  # shown with pytest -s: the numbers quoted in the docs
-        f"\naudit {type(mech).__name__} ({mech.variant}, {n} draws per secret, "
+        f"\naudit {type(mech).__name__} ({mech.variant}, {plan.accounting}, {n} draws per secret, "
         f"{type(sampler).__name__}): claimed ({plan.epsilon:.4g}, {plan.delta:.3g}), "
-        f"epsilon_lower = {result.epsilon_lower:.3f}, estimate = {result.epsilon_estimate:.3f}"
+        f"epsilon_lower = {result.epsilon_lower:.3f}, estimate = {result.epsilon_estimate:.3f}; "
+        f"nominal ({plan.calibration.epsilon:.4g}, {plan.calibration.delta:.3g}), lambda_eta "
+        f"{plan.lam:.3g}, certified ({plan.guarantee[0]:.4g}, {plan.guarantee[1]:.3g})"
     )
     return result.epsilon_lower
 
@@ -325,16 +349,42 @@ def test_audit_catches_the_directional_variant_counting_the_data_twice() -> None
     assert _audit(broken, model, (0.0, d), 200_000, SeededNumpyNoise(2)) > 1.0
 
 
-def test_audit_algorithm_2_on_real_data_stays_under_its_guarantee() -> None:
-    """Resampling model over Adult, a count with exact pmf: (1 + 2 lambda, delta')."""
+@pytest.mark.parametrize("approximation", ["auto", "bound"])
+def test_audit_on_real_data_stays_under_the_pair_asked_for(approximation: str) -> None:
+    """Resampling model over Adult, a count: the exact privacy loss (default) and Algorithm 2
+    calibrated to the request both state (1, 1e-3), and the audit stays under it."""
     adult = datasets.load("adult")
     model = ResamplingModel(adult.frame, adult.schema, 50, draws=2000)
     secret = Secret("share(income=>50K)", values=(0.4, 0.6))
-    mech = AttributePrivateGaussian("count(sex=Female)", secret, model, 1.0, 1e-3)
+    mech = AttributePrivateGaussian(
+        "count(sex=Female)", secret, model, 1.0, 1e-3, approximation=approximation
+    )
     plan = mech.calibrate()
-    assert 0.0 < plan.lam < 0.2 and plan.epsilon == pytest.approx(1.0 + 2 * plan.lam)
-    assert {a.method for a in plan.approximations} == {"exact-pmf"}
-    assert _audit(mech, model, (0.4, 0.6), 40_000, OpenDPNoise(k=-40)) < plan.epsilon
+    assert (plan.epsilon, plan.delta) == (1.0, 1e-3)
+    if approximation == "bound":
+        assert 0.0 < plan.lam < 0.2 and plan.accounting == "algorithm-2"
+        assert {a.method for a in plan.approximations} == {"exact-pmf"}
+        assert plan.calibration.epsilon == pytest.approx(1.0 - 2 * plan.lam)
+    else:
+        assert plan.accounting == "exact" and max(plan.exact.values()) <= 1e-3
+    assert plan.guarantee[0] <= 1.0 + 1e-12 and plan.guarantee[1] <= 1e-3
+    assert _audit(mech, model, (0.4, 0.6), 40_000, OpenDPNoise(k=-40)) < 1.0
+
+
+def test_algorithm_2_refuses_with_what_it_can_give() -> None:
+    adult = datasets.load("adult")
+    model = ResamplingModel(adult.frame, adult.schema, 100, draws=500)
+    secret = Secret("share(income=>50K)", values=(0.45, 0.55))
+    query = ["mean(age)", "count(sex=Female)"]
+    tiny = AttributePrivateGaussian(query, secret, model, 5.0, 1e-3)
+    with pytest.raises(InputError, match=r"Monte Carlo points .* ask for delta >= 0.0\d+"):
+        tiny.calibrate()  # eta = delta / (2 (1 + e^5)) is too small to resolve by sampling
+    rank_one = AttributePrivateGaussian(query, secret, model, 1.0, 0.05, variant="directional")
+    with pytest.raises(InputError, match=r"cannot give \(1, 0.05\): lambda_eta is infinite"):
+        rank_one.calibrate()  # directional noise leaves a discrete law singular
+    greedy = AttributePrivateGaussian(query, secret, model, 1.0, 0.05, eta=0.02)
+    with pytest.raises(InputError, match=r"eta < 0.0134"):
+        greedy.calibrate()  # (1 + e) * 0.02 leaves nothing of delta
 
 
 def test_algorithm_2_can_be_skipped_only_on_request() -> None:
@@ -342,12 +392,13 @@ def test_algorithm_2_can_be_skipped_only_on_request() -> None:
     model = ResamplingModel(adult.frame, adult.schema, 100, draws=500)
     secret = Secret("share(income=>50K)", values=(0.45, 0.55))
     query = ["mean(age)", "count(sex=Female)"]
-    free = AttributePrivateGaussian(query, secret, model, 5.0, 1e-3)
-    with pytest.raises(InputError, match="lambda_eta is infinite"):
-        free.calibrate()  # no noise on a discrete statistic: Algorithm 2 cannot bound it
     assumed = AttributePrivateGaussian(
         query, secret, model, 5.0, 1e-3, approximation="assume-gaussian"
     )
-    record = assumed.record(assumed.calibrate(OpenDPNoise()))
-    assert record.epsilon == 5.0 and record.noise["free"]
+    plan = assumed.calibrate(OpenDPNoise())
+    record = assumed.record(plan)
+    assert record.epsilon == 5.0 and record.noise["free"] and plan.assumed_gaussian
     assert any("assumed Gaussian" in a for a in record.assumptions)
+    assert any("rests entirely on the model" in a for a in record.assumptions)
+    with pytest.raises(InputError, match="approximation 'exact' needs a scalar query"):
+        AttributePrivateGaussian(query, secret, model, 5.0, 1e-3, approximation="exact").calibrate()

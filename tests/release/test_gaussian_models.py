@@ -15,9 +15,10 @@ from attrpriv import datasets
 from attrpriv._checks import check_epsilon
 from attrpriv.errors import InputError
 from attrpriv.release.gaussian.approximation import (
-    approximate_guarantee,
     lambda_eta_pmf,
     lambda_eta_samples,
+    points_needed,
+    upper_bound,
 )
 from attrpriv.release.gaussian.calibration import (
     Constraint,
@@ -354,14 +355,18 @@ def test_monte_carlo_lambda_eta_is_close_and_not_below_the_truth() -> None:
         lambda_eta_samples(draws, np.zeros(2), np.eye(2), np.eye(2), 1e-5, n_eval=1000)
 
 
-def test_algorithm_2_guarantee() -> None:
-    eps, delta = approximate_guarantee(1.0, 1e-3, 0.05, 1e-4)
-    assert eps == pytest.approx(1.1)
-    assert delta == pytest.approx(math.exp(0.05) * 1e-3 + (1 + math.exp(1.05)) * 1e-4)
-    with pytest.raises(InputError, match="lambda_eta is infinite"):
-        approximate_guarantee(1.0, 1e-3, math.inf, 1e-4)
-    with pytest.raises(InputError, match=">= 1"):
-        approximate_guarantee(5.0, 1e-3, 0.5, 0.1)
+def test_chernoff_hoeffding_bound_covers_the_mean() -> None:
+    """The bound holds for [0, 1] variables: over many repetitions of m = 2000 Beta(0.1, 5)
+    draws (mostly tiny values), the true mean exceeds it in at most ~alpha of them."""
+    rng = np.random.default_rng(0)
+    true = 0.1 / 5.1
+    means = rng.beta(0.1, 5.0, size=(2000, 2000)).mean(axis=1)
+    bounds = np.array([upper_bound(float(m), 2000, 0.05) for m in means])
+    assert np.mean(true > bounds) <= 0.05
+    assert upper_bound(0.0, 1000, 0.025) == pytest.approx(1 - 0.025 ** (1 / 1000))
+    assert upper_bound(1.0, 10, 0.025) == 1.0
+    m = points_needed(1e-4)
+    assert upper_bound(0.0, m, 0.025) <= 1e-4 / 4 < upper_bound(0.0, m - 10, 0.025)
 
 
 def test_resampling_model_refuses_bad_arguments(adult: datasets.Dataset) -> None:

@@ -352,11 +352,13 @@ def test_attribute_release_counts_plus_noise_with_a_full_record() -> None:
     assert result.parts["quilts"]["A"]["quilt"] == ["D"]
 
 
-def test_attribute_version_on_adult_with_a_network_fitted_on_the_public_split() -> None:
+def test_attribute_version_on_adult_with_a_network_fitted_on_the_public_split(
+    adult_dataset: datasets.Dataset,
+) -> None:
     from pgmpy.models import DiscreteBayesianNetwork
     from pgmpy.parameter_estimator import DiscreteBayesianEstimator
 
-    adult = datasets.load("adult")
+    adult = adult_dataset
     columns = ["sex", "marital_status", "relationship", "income"]
     public = adult.frame.loc[adult.frame["split"] == "test", columns]
     model = DiscreteBayesianNetwork(
@@ -394,7 +396,7 @@ def test_independent_attributes_need_no_more_than_their_own_noise() -> None:
 @pytest.mark.parametrize(
     ("kwargs", "sequences", "message"),
     [
-        ({}, [0, 2, 1], "value 2 at position 1, outside the model's states"),
+        ({}, [0, 2, 1], r"a value \(value hidden.*\) at position 1, outside the model's states"),
         ({"states": ("a", "b", "c")}, [0], "states must be 2 distinct labels"),
         ({"states": ("a", "b"), "query": "sum"}, ["a"], "query='sum' needs numeric states"),
         ({"method": "fast"}, [0], "method must be one of"),
@@ -493,7 +495,10 @@ def test_cli_bad_input_is_one_line_exit_2(tmp_path, capsys) -> None:
     assert "transition must be numbers" in capsys.readouterr().err
     assert main([*base, "--transition", "0.9,0.1;0.2,0.8"]) == 2
     err = capsys.readouterr().err
-    assert "value '5' at position 2" in err and err.strip().count("\n") == 0
+    assert "a value (value hidden: --debug shows it) at position 2" in err
+    assert "'5'" not in err and err.strip().count("\n") == 0
+    assert main(["--debug", *base, "--transition", "0.9,0.1;0.2,0.8"]) == 2
+    assert "value '5' at position 2" in capsys.readouterr().err  # shown when asked for
     assert main(["release", "quilt", "--help"]) == 0
     assert "$ attrpriv release quilt" in capsys.readouterr().out
 

@@ -27,13 +27,12 @@ TAB = {"epochs": 15, "hidden": 64, "batch_size": 128, "beta": 0.5, "lr": 3e-3,
 
 
 @pytest.fixture(scope="module")
-def adult() -> Any:
-    ds = datasets.load("adult")
-    frame = ds.frame.sample(4000, random_state=0).reset_index(drop=True)
+def adult(adult_dataset: datasets.Dataset) -> Any:
+    frame = adult_dataset.frame.sample(4000, random_state=0).reset_index(drop=True)
     return (
         frame.iloc[:3000].reset_index(drop=True),
         frame.iloc[3000:].reset_index(drop=True),
-        ds.schema,
+        adult_dataset.schema,
     )
 
 

@@ -18,7 +18,7 @@ torch = pytest.importorskip("torch")
 from attrpriv import datasets  # noqa: E402
 from attrpriv.cli import main  # noqa: E402
 from attrpriv.data.schema import Schema  # noqa: E402
-from attrpriv.errors import InputError, SchemaError  # noqa: E402
+from attrpriv.errors import InputError, SchemaError, showing_private_values  # noqa: E402
 from attrpriv.sanitize.decoupler import GlobalDecoupler  # noqa: E402
 from attrpriv.sanitize.samplers import DPObfuscation, DPSampling  # noqa: E402
 from attrpriv.sanitize.sanitizer import Sanitizer  # noqa: E402
@@ -28,13 +28,18 @@ FAST: dict[str, Any] = {"epochs": 1, "hidden": 16, "latent_dim": 6, "sensitive_d
 
 
 @pytest.fixture(scope="module")
-def adult() -> pd.DataFrame:
-    return datasets.load("adult").frame.sample(200, random_state=0).reset_index(drop=True)
+def adult(adult_dataset: datasets.Dataset) -> pd.DataFrame:
+    return adult_dataset.frame.sample(200, random_state=0).reset_index(drop=True)
 
 
 @pytest.fixture(scope="module")
-def tabular(adult: pd.DataFrame) -> GlobalDecoupler:
-    return GlobalDecoupler(**FAST).fit(adult, "sex", schema=datasets.load("adult").schema)
+def adult_schema(adult_dataset: datasets.Dataset) -> Schema:
+    return adult_dataset.schema
+
+
+@pytest.fixture(scope="module")
+def tabular(adult: pd.DataFrame, adult_schema: Schema) -> GlobalDecoupler:
+    return GlobalDecoupler(**FAST).fit(adult, "sex", schema=adult_schema)
 
 
 @pytest.fixture(scope="module")
@@ -78,9 +83,12 @@ def test_values_outside_the_decoupler_domains(
     if isinstance(bad[column].dtype, pd.CategoricalDtype):
         bad[column] = bad[column].astype(object)
     bad.loc[7, column] = value
-    with pytest.raises(SchemaError, match=f"decoupler's schema.*{column!r}.*{value!r}") as exc:
+    with pytest.raises(SchemaError, match=f"decoupler's schema.*{column!r}.*at row 7") as exc:
         tabular.encode(bad)
     _one_line(exc)
+    assert repr(value) not in str(exc.value)  # a private value, not shown by default
+    with showing_private_values(), pytest.raises(SchemaError, match=f"{value!r} at row 7"):
+        tabular.encode(bad)
 
 
 def test_wrong_kind_of_data(tabular: GlobalDecoupler, image: GlobalDecoupler) -> None:
@@ -107,9 +115,11 @@ def test_image_refit_on_another_size_is_not_refused(image: GlobalDecoupler) -> N
     assert refit.side_ == 12 and image.side_ == 8
 
 
-def test_a_failed_refit_leaves_the_fitted_decoupler_as_it_was(adult: pd.DataFrame) -> None:
+def test_a_failed_refit_leaves_the_fitted_decoupler_as_it_was(
+    adult: pd.DataFrame, adult_schema: Schema
+) -> None:
     """Checks run before any learned attribute is set (race would give 5 classes, not 2)."""
-    schema = datasets.load("adult").schema
+    schema = adult_schema
     model = GlobalDecoupler(**FAST).fit(adult, "sex", schema=schema)
     before = (model.sensitive_column_, list(model.classes_), model.codec_.columns)
     with pytest.raises(InputError, match="needs schema="):
@@ -141,11 +151,10 @@ def test_a_damaged_decoupler_directory_is_one_clear_error(
     _one_line(exc)
 
 
-def test_sensitive_dim_must_be_below_latent_dim(adult: pd.DataFrame) -> None:
-    schema = datasets.load("adult").schema
+def test_sensitive_dim_must_be_below_latent_dim(adult: pd.DataFrame, adult_schema: Schema) -> None:
     model = GlobalDecoupler(**(FAST | {"sensitive_dim": 6}))
     with pytest.raises(InputError, match=r"sensitive_dim must be < latent_dim \(6\), got 6"):
-        model.fit(adult, "sex", schema=schema)
+        model.fit(adult, "sex", schema=adult_schema)
 
 
 @pytest.mark.parametrize("epsilon", [0.0, -1.0])
@@ -157,11 +166,13 @@ def test_epsilon_must_be_positive(
         Sanitizer(tabular, family(epsilon, 3.0)).sanitize(adult)
 
 
-def test_missing_sensitive_column(tabular: GlobalDecoupler, adult: pd.DataFrame) -> None:
+def test_missing_sensitive_column(
+    tabular: GlobalDecoupler, adult: pd.DataFrame, adult_schema: Schema
+) -> None:
     with pytest.raises(InputError, match="sensitive column 'sex' is not a column"):
         Sanitizer(tabular, DPSampling(1.0, 3.0)).sanitize(adult.drop(columns="sex"))
     with pytest.raises(InputError, match="sensitive column 'nope'"):
-        GlobalDecoupler(**FAST).fit(adult, "nope", schema=datasets.load("adult").schema)
+        GlobalDecoupler(**FAST).fit(adult, "nope", schema=adult_schema)
 
 
 def _cli(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str]:
@@ -175,13 +186,14 @@ def test_cli_refuses_data_of_another_schema_and_writes_nothing(
     capsys: pytest.CaptureFixture[str],
     tabular: GlobalDecoupler,
     adult: pd.DataFrame,
+    adult_schema: Schema,
     tmp_path: Path,
 ) -> None:
     tabular.save(tmp_path / "dec")
     data, schema = tmp_path / "data" / "adult.parquet", tmp_path / "data" / "adult.yaml"
     data.parent.mkdir()
     adult.drop(columns="education").to_parquet(data)
-    datasets.load("adult").schema.save(schema)
+    adult_schema.save(schema)
     out = tmp_path / "out.parquet"
     base = ("sanitize", "apply", "--decoupler", str(tmp_path / "dec"), "--out", str(out))
     code, err = _cli(capsys, *base, str(data), "--schema", str(schema), "--epsilon", "1")
@@ -193,7 +205,7 @@ def test_cli_refuses_data_of_another_schema_and_writes_nothing(
     npz = tmp_path / "out.npz"
     code, err = _cli(capsys, *base[:-1], str(npz), "mnist_5k", "--epsilon", "1")
     assert code == 2 and "trained on tabular data, but 'mnist_5k' is image data" in err
-    other = datasets.load("adult").schema.to_dict()
+    other = adult_schema.to_dict()
     other["columns"]["age"]["domain"]["upper"] = 120  # same names, another public domain
     Schema.from_dict(other).save(schema)
     adult.to_parquet(data)

@@ -120,7 +120,7 @@ def test_noisy_covariances_are_symmetric_psd() -> None:
     rows = rg.clip_rows(z, 1.0)
     stats = rg.class_statistics(rows, y, np.array([0, 1]))
     calibration = DPSampling(0.1, 1.0).calibrate(z.shape[1], 2, AUDIT_NOISE).statistics
-    model = rg.gaussian_classes(rg.noisy_statistics(stats, calibration, AUDIT_NOISE), 1.0)
+    model = rg.gaussian_classes(rg._noisy_statistics(stats, calibration, AUDIT_NOISE), 1.0)
     for cov in model.covariances:
         np.testing.assert_allclose(cov, cov.T)
         assert np.linalg.eigvalsh(cov).min() >= -1e-10
@@ -149,9 +149,9 @@ def test_reference_ron_gauss_calibration_is_too_small() -> None:
 class _AddRemoveSampling(DPSampling):
     """Broken on purpose: add/remove sensitivities, though the release reveals the row count."""
 
-    def _sensitivities(self, p: int, sampler: NoiseSampler) -> rg.Calibration:
+    def _sensitivities(self, p: int, sampler: NoiseSampler) -> rg.StatisticNoise:
         right = super()._sensitivities(p, sampler)
-        return rg.Calibration(right.epsilon_count, right.epsilon_sum, right.epsilon_scatter, 1.0,
+        return rg.StatisticNoise(right.epsilon_count, right.epsilon_sum, right.epsilon_scatter, 1.0,
                               right.sensitivity_sum / 2, right.sensitivity_scatter / 2)  # fmt: skip
 
 
@@ -171,7 +171,7 @@ def _audit_sampling(mechanism: DPSampling) -> float:
     a = rg.class_statistics(np.vstack([rows, -dense]), np.append(y, 1), classes)
     b = rg.class_statistics(np.vstack([rows, dense]), np.append(y, 0), classes)
     calibration = mechanism.calibrate(p, 2, AUDIT_NOISE).statistics
-    result = rg.audit_release(calibration, a, b, AUDIT_NOISE, 30_000, confidence=0.999)
+    result = rg._audit_release(calibration, a, b, AUDIT_NOISE, 30_000, confidence=0.999)
     return result.epsilon_lower
 
 
@@ -218,7 +218,7 @@ class _LedgerWatch(SeededNumpyNoise):
 def test_ledger_is_charged_before_noise_and_refuses_overspend(make, tmp_path) -> None:  # type: ignore[no-untyped-def]
     z, y = _latents()
     ledger = BudgetLedger(tmp_path / "budget.ledger")
-    ledger.set_budget(1.0, unit="dp/substitute")
+    ledger.set_budget(1.0, unit="dp/substitute:z_S")  # covers (z_S, y_S) too
     make(_LedgerWatch(ledger)).sample(z, y, ledger=ledger, label="first")
     with pytest.raises(BudgetExceededError):
         make(_LedgerWatch(ledger)).sample(z, y, ledger=ledger)

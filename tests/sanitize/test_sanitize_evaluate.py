@@ -15,8 +15,8 @@ FEATURES = ["age", "education", "occupation", "relationship", "hours_per_week"]
 
 
 @pytest.fixture(scope="module")
-def adult() -> tuple[pd.DataFrame, pd.DataFrame]:
-    frame = datasets.load("adult").frame.sample(3000, random_state=0).reset_index(drop=True)
+def adult(adult_dataset: datasets.Dataset) -> tuple[pd.DataFrame, pd.DataFrame]:
+    frame = adult_dataset.frame.sample(3000, random_state=0).reset_index(drop=True)
     return frame.iloc[:1500], frame.iloc[1500:]
 
 

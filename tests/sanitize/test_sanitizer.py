@@ -27,11 +27,11 @@ TAB = {"epochs": 4, "hidden": 32, "batch_size": 128, "beta": 0.5,
 
 
 @pytest.fixture(scope="module")
-def setup() -> Any:
-    ds = datasets.load("adult")
-    frame = ds.frame.sample(2500, random_state=1).reset_index(drop=True)
+def setup(adult_dataset: datasets.Dataset) -> Any:
+    frame = adult_dataset.frame.sample(2500, random_state=1).reset_index(drop=True)
     aux, priv = frame.iloc[:2000], frame.iloc[2000:].reset_index(drop=True)
-    return GlobalDecoupler(**TAB).fit(aux, "sex", schema=ds.schema), priv, ds.schema
+    schema = adult_dataset.schema
+    return GlobalDecoupler(**TAB).fit(aux, "sex", schema=schema), priv, schema
 
 
 def test_dp_sampling_gives_labelled_data_in_schema(setup: Any) -> None:
@@ -63,7 +63,7 @@ def test_only_sensitive_latents_change(setup: Any) -> None:
 def test_ledger_charged_before_noise(setup: Any, tmp_path: Path) -> None:
     model, priv, _ = setup
     ledger = BudgetLedger(tmp_path / "l.db")
-    ledger.set_budget(1.5, unit="dp/substitute")
+    ledger.set_budget(1.5, unit="dp/substitute:z_S")
     sampler = DPObfuscation(1.0, 3.0, noise=SeededNumpyNoise(0), allow_nonprivate=True)
     Sanitizer(model, sampler).sanitize(priv, ledger=ledger)
     with pytest.raises(BudgetExceededError):
@@ -134,12 +134,14 @@ def test_sweep_refuses_missing_columns(setup: Any) -> None:
         sweep(model, priv, priv, {"s": ("suppression", Suppression())}, target="nope")
 
 
-def test_sweep_sanitizing_removes_measurable_leakage(setup: Any) -> None:
+def test_sweep_sanitizing_removes_measurable_leakage(
+    setup: Any, adult_dataset: datasets.Dataset
+) -> None:
     """The real data leaks sex to the adversary; the sanitized versions leak clearly less."""
     from attrpriv.sanitize.tradeoff import sweep
 
     model, priv, _ = setup
-    aux = datasets.load("adult").frame.sample(2000, random_state=1).reset_index(drop=True)
+    aux = adult_dataset.frame.sample(2000, random_state=1).reset_index(drop=True)
     sampler = DPSampling(1.0, 3.0, classes=["Female", "Male"], noise=SeededNumpyNoise(0),
                          allow_nonprivate=True)  # fmt: skip
     samplers = {"sup": ("suppression", Suppression()), "dps": ("dp-sampling", sampler)}

@@ -31,7 +31,8 @@ from attrpriv.assess.models import MODEL_CHOICES, task_of
 from attrpriv.assess.parallel import BACKENDS, check_n_jobs, run_tasks
 from attrpriv.assess.report import MitigationPath, MitigationStep, RiskReport, set_label
 from attrpriv.assess.scoring import ATTACKS, FLAG_ON, ScoreWeights
-from attrpriv.errors import InputError
+from attrpriv.dp.mechanism import Parameters
+from attrpriv.errors import InputError, NotFittedError
 
 __all__ = ["MEMBERSHIP_ATTACKS", "FeatureRiskAssessor"]
 
@@ -41,16 +42,23 @@ FAMILIES = ("singles", "pairs", "power", "preselect")
 MIN_SHADOW_ROWS = 20  # training rows of each shadow model
 MIN_SHADOW_CLASS_ROWS = 6  # per class: >= 2 in the attacker's half, so every shadow half has one
 MIN_PROPERTY_ROWS = 120  # the property game's 100 query records + 20 to draw shadow datasets from
+_LEARNED_BY_MITIGATE = ("mitigated_", "final_report_")
+_LEARNED = ("report_", "feature_names_in_", *_LEARNED_BY_MITIGATE)
 _UNDER = {  # why the loop stopped when nothing is flagged, by flag_on
     "estimate": "every score is under the threshold",
     "lower": "no score is significantly over the threshold (every CI's lower end is under it)",
 }
 
 
-class FeatureRiskAssessor:
+class FeatureRiskAssessor(Parameters):
     """Assess the privacy risk of each target feature set of a model by retraining without it.
 
-    Parameters (stored as given, checked in :meth:`assess`):
+    A scikit-learn style estimator: parameters are stored as given (``get_params`` /
+    ``set_params``, so ``sklearn.base.clone`` works, and ``repr`` shows those that differ from
+    their defaults); :meth:`fit` assesses and returns the assessor; the learned attributes end
+    in ``_`` and reading one before it is learned raises :class:`~attrpriv.errors.NotFittedError`.
+
+    Parameters (checked in :meth:`fit`, :meth:`assess` and :meth:`mitigate`):
 
     - ``estimator``: an unfitted (or fitted: it is cloned) scikit-learn classifier, regressor or
       pipeline that can be refit on a subset of the columns (e.g. ``make_model("hgb")``).
@@ -121,6 +129,26 @@ class FeatureRiskAssessor:
         self.seed = seed
 
     # -- public API ------------------------------------------------------------------------------
+
+    def fit(self, X: pd.DataFrame | np.ndarray, y: pd.Series | np.ndarray) -> FeatureRiskAssessor:
+        """Assess ``X`` and ``y`` (:meth:`assess`), keep the report in ``report_``; return self."""
+        self.assess(X, y)
+        return self
+
+    def _repr_param(self, name: str, value: Any) -> str:
+        """The estimator in brief (a pipeline's step types, then its model)."""
+        return (
+            f"estimator={describe(value)}"
+            if name == "estimator"
+            else super()._repr_param(name, value)
+        )
+
+    def __getattr__(self, name: str) -> Any:
+        """A learned attribute read before it is learned: :class:`NotFittedError`."""
+        if name in _LEARNED:
+            how = "mitigate(X, y, strategies)" if name in _LEARNED_BY_MITIGATE else "fit(X, y)"
+            raise NotFittedError(f"this FeatureRiskAssessor has no {name} yet: call {how} first")
+        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
 
     def assess(self, X: pd.DataFrame | np.ndarray, y: pd.Series | np.ndarray) -> RiskReport:
         """Score every target feature set (steps 202-208) and rank them, riskiest first."""
@@ -484,8 +512,8 @@ def _check_data(X: Any, y: Any, classification: bool) -> tuple[pd.DataFrame, pd.
     if not classification and not pd.api.types.is_numeric_dtype(target):
         name = f"target {target.name!r}" if target.name is not None else "y"
         raise InputError(
-            f"{name} must be numeric for a regressor, got dtype {target.dtype} "
-            f"(e.g. {target.iloc[0]!r}); use a classifier for a categorical target"
+            f"{name} must be numeric for a regressor, got dtype {target.dtype}; use a "
+            "classifier for a categorical target"
         )
     if classification:
         counts = target.value_counts()

@@ -47,7 +47,7 @@ __all__ = ["AttributeInferenceResult", "attack_learner", "attribute_inference", 
 
 Kind = Literal["categorical", "continuous"]
 MIN_RECORDS = 20
-ATTACKS = ("learned", "learned_with_label", "query")
+INFERENCE_ATTACKS = ("learned", "learned_with_label", "query")
 BASELINES = ("features_only", "features_and_label")
 
 
@@ -264,10 +264,10 @@ def _result(
         metric = f"within {tolerance:g} sd (±{radius:.4g})"
         parts.update({f"r2_{name}": _r2(truth, guess) for name, guess in guesses.items()})
     rates = {name: float(h.mean()) for name, h in hits.items()}
-    attack = max((n for n in ATTACKS if n in rates), key=lambda name: rates[name])
+    attack = max((n for n in INFERENCE_ATTACKS if n in rates), key=lambda name: rates[name])
     stronger = max(BASELINES, key=lambda name: rates[name])
     score = rate_difference(hits[attack], hits[stronger], confidence)
-    with_label = max(rates[n] for n in ATTACKS[1:] if n in rates)
+    with_label = max(rates[n] for n in INFERENCE_ATTACKS[1:] if n in rates)
     parts["gain_without_label"] = rates["learned"] - rates["features_only"]
     parts["gain_with_label"] = with_label - rates["features_and_label"]
     return AttributeInferenceResult(
@@ -276,7 +276,7 @@ def _result(
         metric,
         score,
         baselines={name: rates[name] for name in (*BASELINES, "prior")},
-        attacks={name: rates[name] for name in ATTACKS if name in rates},
+        attacks={name: rates[name] for name in INFERENCE_ATTACKS if name in rates},
         parts=parts | {"best_attack": attack, "best_baseline": stronger},
     )
 

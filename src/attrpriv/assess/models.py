@@ -53,7 +53,7 @@ __all__ = [
 
 Task = Literal["classification", "regression"]
 MODEL_CHOICES = ("logreg", "rf", "hgb", "mlp")
-TASKS = ("classification", "regression")
+MODEL_TASKS = ("classification", "regression")
 CATEGORICAL_DTYPES = ["object", "category", "string", "bool"]
 MAX_CATEGORIES = 32
 PICKLE_SUFFIXES = (".pkl", ".pickle", ".joblib", ".sav", ".p")
@@ -100,7 +100,7 @@ def make_model(name: str, *, task: str = "classification", seed: int = 0) -> Pip
     training set: the membership attacks are meant to see that.
     """
     name = check_choice(name, "model", MODEL_CHOICES)
-    task = check_choice(task, "task", TASKS)
+    task = check_choice(task, "task", MODEL_TASKS)
     regression = task == "regression"
     final: BaseEstimator
     if name == "logreg":

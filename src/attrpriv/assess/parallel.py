@@ -12,10 +12,9 @@ from contextlib import contextmanager
 from typing import Any, TypeVar
 
 from joblib import Parallel, delayed
-from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from attrpriv._checks import check_choice, check_positive_int
+from attrpriv._progress import progress
 from attrpriv.errors import InputError
 
 __all__ = ["BACKENDS", "check_n_jobs", "run_tasks"]
@@ -36,20 +35,10 @@ def check_n_jobs(n_jobs: object) -> int:
 
 @contextmanager
 def _progress(total: int, description: str, enabled: bool) -> Iterator[Callable[[], None]]:
-    """A rich progress bar on stderr (a terminal only); yields a function to call per task."""
-    console = Console(stderr=True)
-    if not enabled or not console.is_terminal:
-        yield lambda: None
-        return
-    columns = (
-        TextColumn("{task.description}"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TimeElapsedColumn(),
-    )
-    with Progress(*columns, console=console, transient=True) as bar:
-        task_id = bar.add_task(description, total=total)
-        yield lambda: bar.advance(task_id)
+    """Progress on stderr (a bar on a terminal, a line per task in a log); yields a function
+    to call per task."""
+    with progress(description, total, enabled=enabled) as advance:
+        yield lambda: advance()
 
 
 def run_tasks(

@@ -11,15 +11,19 @@ import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from numpy.typing import ArrayLike
 
+from attrpriv._display import html_grid
 from attrpriv._io import atomic_write_json, to_jsonable
-from attrpriv.assess.scoring import score_from_dict
+from attrpriv.assess.scoring import ATTACKS, score_from_dict
 from attrpriv.errors import InputError
 from attrpriv.stats import Score
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 __all__ = [
     "FeatureSetRisk",
@@ -38,6 +42,11 @@ FORMAT = "attrpriv.assess.RiskReport/1"
 def set_label(features: Sequence[str]) -> str:
     """A feature set as one readable key: ``"age+sex"``."""
     return "+".join(features)
+
+
+def _with_ci(name: str, value: float, ci: tuple[float, float]) -> dict[str, float]:
+    """``{name: value, name_ci_low: ci[0], name_ci_high: ci[1]}`` (one frame row's part)."""
+    return {name: float(value), f"{name}_ci_low": float(ci[0]), f"{name}_ci_high": float(ci[1])}
 
 
 def _scores(spec: Mapping[str, Any]) -> dict[str, Score]:
@@ -177,6 +186,14 @@ class FeatureSetRisk:
     @property
     def label(self) -> str:
         return set_label(self.features)
+
+    def __repr__(self) -> str:
+        low, high = self.modified_ci
+        flag = ", flagged" if self.flagged else ""
+        return (
+            f"FeatureSetRisk(#{self.rank} {self.label}: modified {self.modified:+.3f} "
+            f"[{low:+.3f}, {high:+.3f}]{flag})"
+        )
 
     @property
     def flagged(self) -> bool:
@@ -339,6 +356,68 @@ class RiskReport:
         """The largest modified score (``-inf`` when no feature set has one)."""
         scores = [r.modified for r in self.feature_sets if not math.isnan(r.modified)]
         return max(scores, default=float("-inf"))
+
+    def __repr__(self) -> str:
+        flagged = ", ".join(r.label for r in self.flagged[:5]) or "none"
+        if len(self.flagged) > 5:
+            flagged += f", ... ({len(self.flagged)} in all)"
+        model = self.model
+        mitigated = "" if self.mitigation is None else f"; mitigated: {self.mitigation.stopped}"
+        return (
+            f"RiskReport({len(self.feature_sets)} feature sets; flagged over "
+            f"{self.threshold:g}: {flagged}; model test {model.metric} "
+            f"{model.utility_test:.3f}{mitigated})"
+        )
+
+    def to_frame(self) -> pd.DataFrame:
+        """One row per feature set, riskiest first (indexed by its label): the rank, each
+        attack's difference with its CI, the overall score with its CI, the overfitting and
+        importance terms with theirs, the modified score with its CI, and whether it is
+        flagged."""
+        import pandas as pd
+
+        attacks = [a for a in ATTACKS if any(a in r.attacks for r in self.feature_sets)]
+        rows = []
+        for risk in self.feature_sets:
+            row: dict[str, Any] = {"feature_set": risk.label, "rank": risk.rank}
+            for attack in attacks:
+                score = risk.attacks.get(attack)
+                row |= _with_ci(attack, *(
+                    (score.difference, score.ci) if score else (math.nan, (math.nan, math.nan))
+                ))  # fmt: skip
+            row |= _with_ci("overall", risk.overall, risk.overall_ci)
+            row |= _with_ci("overfitting", risk.overfitting, risk.overfitting_ci)
+            row |= _with_ci("importance", risk.importance, risk.importance_ci)
+            row |= _with_ci("modified", risk.modified, risk.modified_ci)
+            row["flagged"] = risk.flagged
+            rows.append(row)
+        columns = ["feature_set", "rank"] + [
+            f"{name}{part}"
+            for name in (*attacks, "overall", "overfitting", "importance", "modified")
+            for part in ("", "_ci_low", "_ci_high")
+        ] + ["flagged"]  # fmt: skip
+        return pd.DataFrame(rows, columns=columns).set_index("feature_set")
+
+    def _repr_html_(self, max_rows: int = 10) -> str:
+        rows = [
+            (
+                str(r.rank),
+                r.label,
+                f"{r.overall:+.3f}",
+                f"{r.modified:+.3f}",
+                f"[{r.modified_ci[0]:+.3f}, {r.modified_ci[1]:+.3f}]",
+                "yes" if r.flagged else "no",
+            )
+            for r in self.feature_sets[:max_rows]
+        ]
+        hidden = len(self.feature_sets) - max_rows
+        more = f"{hidden} more in RiskReport.to_frame(). " if hidden > 0 else ""
+        return html_grid(
+            ["rank", "feature set", "overall", "modified", "modified CI", "flagged"],
+            rows,
+            title=repr(self),
+            note=f"{more}Flagged: modified score ({self.flag_on}) over {self.threshold:g}.",
+        )
 
     def __getitem__(self, features: str | Sequence[str]) -> FeatureSetRisk:
         """The risk of one feature set, by label (``"age+sex"``) or by its features."""

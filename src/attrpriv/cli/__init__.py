@@ -9,6 +9,7 @@ help lists the groups from :data:`~attrpriv.cli._common.GROUP_HELP`, so ``attrpr
 
 from __future__ import annotations
 
+import inspect
 import sys
 from importlib import import_module
 from typing import TYPE_CHECKING, Annotated
@@ -18,7 +19,7 @@ from typer.core import TyperGroup
 
 from attrpriv import __version__
 from attrpriv.cli._common import GROUP_HELP, err_console, examples
-from attrpriv.errors import InputError
+from attrpriv.errors import InputError, restore_private_values, show_private_values
 
 if TYPE_CHECKING:
     from typer._click import Command, Context  # the click that typer vendors and builds on
@@ -32,6 +33,7 @@ CLICK_ERRORS: tuple[type[Exception], ...] = tuple(
 # The modules of each group: the first defines the group's ``app``, the others add commands to it.
 GROUP_MODULES: dict[str, tuple[str, ...]] = {
     "datasets": ("attrpriv.cli.datasets",),
+    "schema": ("attrpriv.cli.schema",),
     "assess": ("attrpriv.cli.assess",),
     "release": (
         "attrpriv.cli.release",
@@ -42,6 +44,23 @@ GROUP_MODULES: dict[str, tuple[str, ...]] = {
     "sanitize": ("attrpriv.cli.sanitize",),
     "budget": ("attrpriv.cli.budget",),
 }
+
+
+def tidy_help(command: Command, ctx: Context) -> None:
+    """Help as it is meant to read, for ``command`` and every sub-command.
+
+    A flag shows as ``--debug``, not ``--debug <bool>`` (typer shows every option's type, flags
+    and ``--help`` too; an empty metavar drops it), and a docstring's paragraphs are reflowed
+    to the terminal (rich markup keeps the source's line breaks inside a paragraph).
+    """
+    for param in command.get_params(ctx):
+        if getattr(param, "is_flag", False) and getattr(param, "metavar", "") is None:
+            param.metavar = ""
+    if command.help:
+        paragraphs = inspect.cleandoc(command.help).split("\n\n")
+        command.help = "\n\n".join(" ".join(p.split()) for p in paragraphs)
+    for sub in getattr(command, "commands", {}).values():
+        tidy_help(sub, ctx)
 
 
 class LazyGroups(TyperGroup):
@@ -60,11 +79,13 @@ class LazyGroups(TyperGroup):
             return TyperGroup(name=cmd_name, help=GROUP_HELP[cmd_name])
         modules = [import_module(name) for name in GROUP_MODULES[cmd_name]]
         command = typer.main.get_group(modules[0].app)  # a group even of one command
+        tidy_help(command, ctx)
         self.add_command(command, cmd_name)
         return command
 
     def get_help(self, ctx: Context) -> str:
         """The help text; the groups in it are listed by their lines in GROUP_HELP alone."""
+        tidy_help(self, ctx)
         self.listing = True
         try:
             return super().get_help(ctx)
@@ -98,7 +119,13 @@ def _version(value: bool) -> None:
 
 @app.callback()
 def _root(
-    debug: Annotated[bool, typer.Option("--debug", help="Show tracebacks of failures.")] = False,
+    debug: Annotated[
+        bool,
+        typer.Option(
+            "--debug",
+            help="Show tracebacks of failures, and the data values that errors are about.",
+        ),
+    ] = False,
     version: Annotated[
         bool, typer.Option("--version", callback=_version, is_eager=True, help="Print the version.")
     ] = False,
@@ -107,15 +134,27 @@ def _root(
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Run the CLI; return (and, as a script, exit with) its exit code."""
+    """Run the CLI; return (and, as a script, exit with) its exit code.
+
+    ``--debug`` shows tracebacks of unexpected failures and lets error messages name the data
+    values they are about (hidden otherwise: they may be private, and stderr ends up in logs).
+    """
     _state["debug"] = "--debug" in (argv if argv is not None else sys.argv[1:])
+    token = show_private_values(_state["debug"])
+    try:
+        return _run(argv)
+    finally:
+        restore_private_values(token)
+
+
+def _run(argv: list[str] | None) -> int:
     try:
         result = app(args=argv, prog_name="attrpriv", standalone_mode=False)
     except InputError as exc:
-        err_console.print(f"error: {exc}", markup=False, highlight=False, soft_wrap=True)
+        _error(f"error: {exc}")
         return 2
     except CLICK_ERRORS as exc:
-        exc.show()  # type: ignore[attr-defined]
+        _error(usage_line(exc))
         return int(exc.exit_code)  # type: ignore[attr-defined]
     except typer.Exit as exc:
         return int(exc.exit_code)
@@ -125,15 +164,24 @@ def main(argv: list[str] | None = None) -> int:
     except Exception as exc:
         if _state["debug"]:
             raise
-        err_console.print(
+        _error(
             f"error: unexpected failure: {type(exc).__name__}: {exc} "
-            "(rerun with --debug for the traceback)",
-            markup=False,
-            highlight=False,
-            soft_wrap=True,
+            "(rerun with --debug for the traceback)"
         )
         return 1
     return result if isinstance(result, int) else 0
+
+
+def usage_line(exc: Exception) -> str:
+    """A usage error (bad option, missing argument) as one line naming the command's help."""
+    message = " ".join(exc.format_message().split())  # type: ignore[attr-defined]
+    ctx = getattr(exc, "ctx", None)
+    where = f" (see '{ctx.command_path if ctx is not None else 'attrpriv'} --help')"
+    return f"error: {message}{where}"
+
+
+def _error(line: str) -> None:
+    err_console.print(line, markup=False, highlight=False, soft_wrap=True)
 
 
 def run() -> None:

@@ -8,6 +8,7 @@ inside the functions that use them, so that ``attrpriv --help`` starts fast.
 from __future__ import annotations
 
 import contextlib
+import os
 import warnings
 from collections.abc import Iterator
 from pathlib import Path
@@ -16,6 +17,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 from rich.console import Console
 
+from attrpriv.cli._outputs import Outputs, Writer, check_out_path, check_writable_folder
 from attrpriv.errors import InputError
 
 if TYPE_CHECKING:
@@ -27,35 +29,54 @@ err_console = Console(stderr=True)
 # The sub-command groups, in the order `attrpriv --help` lists them, with their one-line help.
 GROUP_HELP = {
     "datasets": "The bundled datasets (offline): list them, show one, export one.",
+    "schema": "Draft a schema file (roles and domains) for your own data, to edit and use.",
     "assess": "Which features of a model leak, and what to do about them.",
     "release": "Publish statistics under formal privacy guarantees.",
     "sanitize": "Share data with its sensitive attribute replaced by private synthetic values.",
     "budget": "The privacy-budget ledger (a SQLite file): set a budget per privacy unit, show "
     "the spend.",
 }
+# What each group's --help shows under its commands.
+GROUP_EXAMPLES = {
+    "datasets": ("attrpriv datasets list", "attrpriv datasets export anes96 anes.csv "
+                 "--schema-out anes.yaml"),
+    "schema": ("attrpriv schema draft survey.csv --sensitive answer --target vote "
+               "--out survey.yaml",),
+    "assess": ("attrpriv assess run german_credit --target credit_risk --model logreg "
+               "--html report.html",),
+    "release": ("attrpriv release histograms adult --columns race,sex --epsilon 1 "
+                "--html hist.html", "attrpriv release ddp anes96 --epsilon 1 --chunk-size 6"),
+    "sanitize": ("attrpriv sanitize fit adult --sensitive sex --rows 5000 --out dec",
+                 "attrpriv sanitize apply adult --decoupler dec --epsilon 1 --out s.parquet"),
+    "budget": ("attrpriv budget set --ledger survey.ledger --epsilon 3 --delta 1e-6",
+               "attrpriv budget show --ledger survey.ledger --html budget.html"),
+}  # fmt: skip
 
 OUT_HELP = "Write the machine-readable result as JSON to this file (written atomically)."
 TABLE_SUFFIXES = (".parquet", ".pq", ".csv")
 
 
-def check_out_path(path: Path | None, option: str) -> None:
-    """Refuse an output path that cannot be written, before any work is done.
-
-    The atomic writers create missing parent folders, so the nearest existing one must be a
-    folder; the path itself must not be one.
-    """
-    if path is None:
-        return
-    if path.is_dir():
-        raise InputError(f"{option} {str(path)!r} is a directory; expected a file path")
-    parent = next((p for p in path.parents if p.exists()), Path())
-    if not parent.is_dir():
-        raise InputError(f"{option} {str(path)!r}: {str(parent)!r} is a file, not a directory")
-
-
 def out_path_callback(param: typer.CallbackParam, value: Path | None) -> Path | None:
     """Typer callback: check an output file option while the command line is parsed."""
     check_out_path(value, max(param.opts, key=len))
+    return value
+
+
+def check_ledger(path: Path | None, option: str = "--ledger") -> None:
+    """Refuse a ledger that cannot be written (a folder; no room for SQLite's journal beside
+    it), before any work is done. A missing one is the ledger's own error (set a budget)."""
+    if path is None or not path.exists():
+        return
+    if path.is_dir():
+        raise InputError(f"{option} {str(path)!r} is a directory; expected a ledger file")
+    if not os.access(path, os.W_OK):
+        raise InputError(f"{option} {str(path)!r} is read-only: the release cannot be charged")
+    check_writable_folder(path, option)
+
+
+def ledger_callback(param: typer.CallbackParam, value: Path | None) -> Path | None:
+    """Typer callback: check a ledger option while the command line is parsed."""
+    check_ledger(value, max(param.opts, key=len))
     return value
 
 
@@ -80,7 +101,10 @@ InferOption = Annotated[
     typer.Option("--infer-schema", help="Read domains from the data (leaks them; warned)."),
 ]
 LedgerOption = Annotated[
-    Path | None, typer.Option("--ledger", help="Charge the release to this budget ledger.")
+    Path | None,
+    typer.Option(
+        "--ledger", help="Charge the release to this budget ledger.", callback=ledger_callback
+    ),
 ]
 HistogramsEpsilon = Annotated[
     float, typer.Option("--epsilon", help="Privacy loss of all histograms together.")
@@ -103,25 +127,49 @@ RowsOption = Annotated[
 SeedOption = Annotated[int, typer.Option("--seed", help="Seed of training / sampling.")]
 
 
-def write_table(frame: pd.DataFrame, path: Path) -> None:
-    """Write ``frame`` atomically as CSV (``.csv``) or Parquet (any other table suffix)."""
-    from attrpriv._io import atomic_path
-
-    with atomic_path(path) as tmp:
-        if path.suffix.lower() == ".csv":
-            frame.to_csv(tmp, index=False)
-        else:
-            frame.to_parquet(tmp)
+def table_writer(frame: pd.DataFrame, path: Path) -> Writer:
+    """Write ``frame`` as CSV (``path`` ends in ``.csv``) or Parquet (any other table suffix)."""
+    if path.suffix.lower() == ".csv":
+        return lambda tmp: frame.to_csv(tmp, index=False)
+    return lambda tmp: frame.to_parquet(tmp)
 
 
-def write_json(out: Path | None, payload: Any) -> None:
-    """Write ``payload`` to ``out`` atomically when ``out`` is given, and say where."""
+def text_writer(text: str) -> Writer:
+    """Write ``text`` as UTF-8, flushed to disk."""
+
+    def write(tmp: Path) -> None:
+        with tmp.open("w", encoding="utf-8") as handle:
+            handle.write(text)
+            handle.flush()
+            os.fsync(handle.fileno())
+
+    return write
+
+
+def json_writer(payload: Any) -> Writer:
+    """Write ``payload`` as indented JSON."""
+    import json
+
+    from attrpriv._io import to_jsonable
+
+    return text_writer(json.dumps(to_jsonable(payload), indent=2) + "\n")
+
+
+def write_outputs(outputs: Outputs, writers: dict[str, Writer | None]) -> None:
+    """Write the outputs that were asked for (``None`` writers are skipped), all or none, and
+    say where each went."""
+    wanted = {option: w for option, w in writers.items() if w is not None}
+    for path in outputs.write(wanted):
+        console.print(f"[dim]wrote {path}[/dim]", highlight=False)
+
+
+def write_json(out: Path | None, payload: Any, option: str = "--out") -> None:
+    """Write ``payload`` to ``out`` as JSON when ``out`` is given (atomically), and say where."""
     if out is None:
         return
-    from attrpriv._io import atomic_write_json
-
-    atomic_write_json(out, payload)
-    console.print(f"[dim]wrote {out}[/dim]")
+    outputs = Outputs()
+    outputs.add(option, out)
+    write_outputs(outputs, {option: json_writer(payload)})
 
 
 def examples(*lines: str) -> str:
@@ -133,11 +181,13 @@ def examples(*lines: str) -> str:
 def group(name: str, help_text: str | None = None) -> typer.Typer:
     """A sub-command group with the project's conventions.
 
-    Its help is its line in :data:`GROUP_HELP` (what ``attrpriv --help`` lists) unless given.
+    Its help is its line in :data:`GROUP_HELP` (what ``attrpriv --help`` lists) unless given,
+    with the examples of :data:`GROUP_EXAMPLES` under its commands.
     """
     return typer.Typer(
         name=name,
         help=GROUP_HELP[name] if help_text is None else help_text,
+        epilog=examples(*GROUP_EXAMPLES[name]),
         no_args_is_help=True,
         rich_markup_mode="rich",
         pretty_exceptions_enable=False,

@@ -11,7 +11,6 @@ import typer
 from rich.table import Table
 
 from attrpriv._checks import check_choice, check_positive_int
-from attrpriv._io import atomic_write_text
 from attrpriv.assess.assessor import MEMBERSHIP_ATTACKS, FeatureRiskAssessor
 from attrpriv.assess.mitigation import STRATEGY_FORMS, Encrypt, Mitigation, parse_strategy
 from attrpriv.assess.models import MODEL_CHOICES, load_model, make_model
@@ -26,11 +25,14 @@ from attrpriv.cli._common import (
     console,
     examples,
     group,
+    json_writer,
     output_option,
     split_names,
-    write_json,
-    write_table,
+    table_writer,
+    text_writer,
+    write_outputs,
 )
+from attrpriv.cli._outputs import Outputs
 from attrpriv.data.read import read_data
 from attrpriv.data.schema import Role, Schema
 from attrpriv.errors import InputError
@@ -231,8 +233,10 @@ def run(
     check_choice(task, "--task", TASKS)
     check_choice(flag_on, "--flag-on", FLAG_ON)
     score_weights = ScoreWeights() if weights is None else parse_weights(weights)
-    outputs = {"--out": out, "--html": html, "--mitigated-out": mitigated_out, "--key-out": key_out}
-    _check_distinct(outputs)
+    outputs = Outputs()
+    for option, path in (("--out", out), ("--html", html), ("--mitigated-out", mitigated_out),
+                         ("--key-out", key_out)):  # fmt: skip
+        outputs.add(option, path, private=option == "--key-out")
     X, y, resolved_schema = load_frame(data, schema, target)
     strategies = build_strategies(mitigate, ldp_epsilon, resolved_schema)
     _check_mitigation_outputs(strategies, mitigated_out, key_out)
@@ -264,31 +268,22 @@ def run(
     else:
         report = assessor.assess(X, y)
     _print(report)
-    payload = report.to_dict()  # every output is ready before any file is written
+    # every output is ready before any file is written; then all are written, or none
     title = f"Feature privacy risk: {data} -> {target}"
-    page = render_html(report, title=title) if html is not None else None
     keys = [s.export_key() for s in strategies if isinstance(s, Encrypt)]
-    write_json(out, payload)
-    if html is not None and page is not None:
-        atomic_write_text(html, page)
-        console.print(f"[dim]wrote {html}[/dim]")
-    if mitigated_out is not None:
-        write_table(assessor.mitigated_, mitigated_out)
-        console.print(f"[dim]wrote {mitigated_out}[/dim]")
+    write_outputs(
+        outputs,
+        {
+            "--out": None if out is None else json_writer(report.to_dict()),
+            "--html": None if html is None else text_writer(render_html(report, title=title)),
+            "--mitigated-out": (
+                None if mitigated_out is None else table_writer(assessor.mitigated_, mitigated_out)
+            ),
+            "--key-out": None if key_out is None else text_writer(keys[0].hex() + "\n"),
+        },
+    )
     if key_out is not None:
-        atomic_write_text(key_out, keys[0].hex() + "\n")
-        console.print(f"[dim]wrote {key_out} (keep it secret)[/dim]")
-
-
-def _check_distinct(outputs: dict[str, Path | None]) -> None:
-    """No two output options may name the same file."""
-    seen: dict[Path, str] = {}
-    for option, path in outputs.items():
-        if path is None:
-            continue
-        other = seen.setdefault(path.resolve(), option)
-        if other != option:
-            raise InputError(f"{other} and {option} are the same file {str(path)!r}")
+        console.print(f"keep {key_out} secret: it decrypts the encrypted columns")
 
 
 def _check_mitigation_outputs(

@@ -9,7 +9,18 @@ import typer
 from rich.table import Table
 from rich.text import Text
 
-from attrpriv.cli._common import OutFile, console, examples, group, write_json
+from attrpriv.cli._common import (
+    OutFile,
+    check_ledger,
+    console,
+    examples,
+    group,
+    json_writer,
+    output_option,
+    text_writer,
+    write_outputs,
+)
+from attrpriv.cli._outputs import Outputs, check_out_path
 
 if TYPE_CHECKING:
     from attrpriv.dp.accounting import Budget
@@ -59,6 +70,10 @@ def set_(
     # everything is checked before the ledger file is created: bad input writes nothing
     budget = Budget(check_epsilon(epsilon, "--epsilon"), check_delta(delta, "--delta"))
     target = PrivacyUnit.coerce(unit, "--unit")
+    if ledger.exists():
+        check_ledger(ledger)
+    else:
+        check_out_path(ledger, "--ledger")
     book = BudgetLedger(ledger)
     book.set_budget(budget.epsilon, budget.delta, unit=target, allow_raise=allow_raise)
     note = book.history()[-1].note
@@ -73,12 +88,19 @@ def set_(
 @app.command(
     epilog=examples(
         "attrpriv budget show --ledger survey.ledger",
-        "attrpriv budget show --ledger survey.ledger --out budget.json",
+        "attrpriv budget show --ledger survey.ledger --out budget.json --html budget.html",
     )
 )
 def show(
     ledger: LedgerOption,
     out: OutFile = None,
+    html: Annotated[
+        Path | None,
+        output_option(
+            "Write an HTML page of the ledger to this file: the spend per privacy unit, and "
+            "over time from the releases and the budget history."
+        ),
+    ] = None,
 ) -> None:
     """Show, per privacy unit, the budget, the spend and its composition rule, and what remains.
 
@@ -88,6 +110,9 @@ def show(
     """
     from attrpriv.dp.ledger import BudgetLedger
 
+    outputs = Outputs()
+    outputs.add("--out", out)
+    outputs.add("--html", html)
     book = BudgetLedger(ledger, create=False)
     summary, entries = book.summary(), book.entries()
     for row in summary.units:
@@ -102,21 +127,30 @@ def show(
         )
     console.print(_releases_table(entries) if entries else "no releases yet")
     console.print(_history_table(summary) if summary.history else "no budget set yet")
-    write_json(
-        out,
+    payload = {
+        **summary.to_dict(),
+        "releases": [
+            {
+                "id": e.id,
+                "created": e.created,
+                "label": e.label,
+                "unit": e.record.unit.key,
+                "budgeted": e.budgeted,
+                "record": e.record.to_dict(),
+            }
+            for e in entries
+        ],
+    }
+    page = None
+    if html is not None:
+        from attrpriv.report.ledger import render_ledger_html
+
+        page = render_ledger_html(summary, entries, title=f"Privacy budget ledger {ledger.name}")
+    write_outputs(
+        outputs,
         {
-            **summary.to_dict(),
-            "releases": [
-                {
-                    "id": e.id,
-                    "created": e.created,
-                    "label": e.label,
-                    "unit": e.record.unit.key,
-                    "budgeted": e.budgeted,
-                    "record": e.record.to_dict(),
-                }
-                for e in entries
-            ],
+            "--out": None if out is None else json_writer(payload),
+            "--html": None if page is None else text_writer(page),
         },
     )
 

@@ -9,7 +9,17 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 from rich.table import Table
 
-from attrpriv.cli._common import DatasetArgument, OutFile, console, examples, group, write_json
+from attrpriv.cli._common import (
+    DatasetArgument,
+    OutFile,
+    console,
+    examples,
+    group,
+    text_writer,
+    write_json,
+    write_outputs,
+)
+from attrpriv.cli._outputs import Outputs
 from attrpriv.errors import InputError
 
 if TYPE_CHECKING:
@@ -72,19 +82,29 @@ def export(
         Path | None, typer.Option(help="Also write the schema here (.yaml, .yml or .json).")
     ] = None,
 ) -> None:
-    """Write a bundled dataset (and optionally its schema) to a file, atomically."""
-    from attrpriv._io import atomic_path
+    """Write a bundled dataset (and optionally its schema) to files: both or neither."""
     from attrpriv.data import datasets as bundled
 
     writer = _writer_for(path)
     if schema_out is not None and schema_out.suffix.lower() not in (".yaml", ".yml", ".json"):
         raise InputError(f"schema file {str(schema_out)!r} must end in .yaml, .yml or .json")
+    outputs = Outputs()
+    outputs.add("PATH", path)
+    outputs.add("--schema-out", schema_out)
     data = bundled.load(name)
-    with atomic_path(path) as tmp:
-        writer(data.frame, tmp)
+    schema_text = None
     if schema_out is not None:
-        data.schema.save(schema_out)
-    console.print(f"wrote {len(data.frame):,} rows to {path}")
+        as_json = schema_out.suffix.lower() == ".json"
+        schema_text = data.schema.to_json() if as_json else data.schema.to_yaml()
+    frame = data.frame
+    write_outputs(
+        outputs,
+        {
+            "PATH": lambda tmp: writer(frame, tmp),
+            "--schema-out": None if schema_text is None else text_writer(schema_text),
+        },
+    )
+    console.print(f"exported {len(frame):,} rows of {name}")
 
 
 def _writer_for(path: Path) -> Callable[[pd.DataFrame, Path], None]:

@@ -1,8 +1,14 @@
-"""``attrpriv release``: publish statistics under formal privacy guarantees."""
+"""``attrpriv release``: publish statistics under formal privacy guarantees.
+
+What every release command shares is here too: its outputs (``--out`` JSON, ``--html`` page)
+are checked before any work and written all or nothing after the release, the page with the
+ledger's state after the release when ``--ledger`` was given.
+"""
 
 from __future__ import annotations
 
-from typing import Annotated
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.table import Table
@@ -17,19 +23,72 @@ from attrpriv.cli._common import (
     console,
     examples,
     group,
+    json_writer,
+    output_option,
     split_names,
+    text_writer,
     warnings_printed,
-    write_json,
+    write_outputs,
 )
+from attrpriv.cli._outputs import Outputs
+
+if TYPE_CHECKING:
+    from attrpriv.dp.ledger import BudgetLedger
+    from attrpriv.dp.record import Release
 
 app = group("release")
+
+ReleaseHtml = Annotated[
+    Path | None,
+    output_option(
+        "Write an HTML page of the release to this file: the noisy values with their 95% noise "
+        "intervals, what is protected, epsilon and delta, the privacy unit, the assumptions "
+        "(and the ledger's state after it, with --ledger)."
+    ),
+]
+
+
+def release_outputs(out: Path | None, html: Path | None) -> Outputs:
+    """The outputs of a release command, checked before any work."""
+    outputs = Outputs()
+    outputs.add("--out", out)
+    outputs.add("--html", html)
+    return outputs
+
+
+def open_ledger(ledger: Path | None) -> BudgetLedger | None:
+    """The ledger to charge (it must exist: a budget is set first), or None."""
+    if ledger is None:
+        return None
+    from attrpriv.dp.ledger import BudgetLedger
+
+    return BudgetLedger(ledger, create=False)
+
+
+def write_release(
+    outputs: Outputs, result: Release, book: BudgetLedger | None, *, title: str
+) -> None:
+    """Write the JSON and the page that were asked for, all or none (after the release)."""
+    page = None
+    if "--html" in outputs.paths:
+        from attrpriv.report.release import render_release_html
+
+        summary = None if book is None else book.summary()
+        page = render_release_html(result, ledger_summary=summary, title=title)
+    write_outputs(
+        outputs,
+        {
+            "--out": json_writer(result.to_dict()) if "--out" in outputs.paths else None,
+            "--html": None if page is None else text_writer(page),
+        },
+    )
 
 
 @app.command(
     epilog=examples(
         "attrpriv release histograms adult --columns race,sex,income --epsilon 1",
         "attrpriv release histograms survey.parquet --schema survey.yaml --epsilon 0.5 "
-        "--ledger survey.ledger --out hist.json",
+        "--ledger survey.ledger --out hist.json --html hist.html",
     )
 )
 def histograms(
@@ -45,14 +104,15 @@ def histograms(
     infer_schema: InferOption = False,
     ledger: LedgerOption = None,
     out: OutFile = None,
+    html: ReleaseHtml = None,
 ) -> None:
     """Row-level DP histograms (Laplace mechanism) over the schema's public domains."""
     from attrpriv.data.read import read_data
-    from attrpriv.dp.ledger import BudgetLedger
     from attrpriv.release.laplace import LaplaceHistograms
 
+    outputs = release_outputs(out, html)
     mechanism = LaplaceHistograms(epsilon, split_names(columns), neighbours=neighbours)
-    book = BudgetLedger(ledger, create=False) if ledger is not None else None
+    book = open_ledger(ledger)
     with warnings_printed():
         source = read_data(data, schema, infer_schema=infer_schema)
     result = mechanism.release(
@@ -68,4 +128,4 @@ def histograms(
         f"epsilon={record.epsilon:g} ({record.definition}), sensitivity={record.sensitivity:g}, "
         f"discrete Laplace scale={record.noise['scale']:g}; protects {record.protects}"
     )
-    write_json(out, result.to_dict())
+    write_release(outputs, result, book, title=f"Laplace histograms of {data}")

@@ -2,29 +2,29 @@
 
 The YAML spec names the data, the statistics to release, the protected secrets with their
 values, the model Theta of the data, and (epsilon, delta). Paths are relative to the spec file.
-
-.. code-block:: yaml
-
-    data: {dataset: adult, rows: 100, seed: 7}   # or a bundled name, or a CSV/Parquet path
-    statistics: [mean(age), count(sex=Female)]
-    protect:
-      - statistic: share(income=>50K)
-        values: [0.45, 0.55]                     # or interval: [lo, hi], or pairs: [[a, b]]
-    model: {type: resampling, reference: adult, n: 100}
-    epsilon: 1
-    delta: 0.001
+:data:`MINIMAL_SPEC` (shown by ``--help``) runs as it is; ``examples/attribute.yaml`` is the
+README's quick start, on a CSV file with its schema.
 """
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
+from rich.markup import escape
 from rich.table import Table
 
-from attrpriv.cli._common import LedgerOption, OutFile, console, examples, write_json
+from attrpriv.cli._common import (
+    LedgerOption,
+    OutFile,
+    console,
+    err_console,
+    examples,
+    write_json,
+)
 from attrpriv.cli.release import app
 from attrpriv.errors import InputError
 
@@ -55,15 +55,40 @@ _KEYS = {
 _OPTIONAL = ("variant", "calibration", "approximation", "eta", "smoothing", "n_eval")
 _MODEL_KEYS = {
     "resampling": {"type", "reference", "n", "draws", "seed"},
-    "gaussian": {"type", "n", "variables", "mean", "cov", "reference"},
+    "gaussian": {"type", "n", "variables", "mean", "cov", "reference", "force"},
 }
 _SECRET_KEYS = {"statistic", "values", "interval", "pairs", "name"}
+
+MINIMAL_SPEC = """\
+data: {dataset: adult, rows: 100, seed: 3}   # or a CSV/Parquet file
+statistics: [count(sex=Female)]
+protect:
+  - statistic: share(income=>50K)
+    values: [0.4, 0.6]                 # or interval: [lo, hi]
+model: {type: resampling, reference: adult, n: 100}
+epsilon: 1
+delta: 1e-3
+"""
+"""A complete spec that runs as it is (``--help`` shows it; lines fit 80 columns)."""
+
+_SPEC_HELP = (
+    "[bold]Minimal spec[/bold] (save as spec.yaml; paths in a spec are relative to it)\n\n"
+    + "\n".join(f"  {escape(line)}" for line in MINIMAL_SPEC.splitlines())
+    + "\n\nStatistics: mean(col), sum(col), share(col=value), count(col=value). A data file "
+    "needs 'schema: FILE'. A secret takes values, an interval or pairs. Models: "
+    + escape("{type: resampling, reference, n, draws, seed}; {type: gaussian, n, variables, ")
+    + escape("mean, cov} or {type: gaussian, n, reference, variables, force}")
+    + " (force: accept category or integer variables, which understate delta). Optional: "
+    "variant (isotropic | directional), calibration (analytic | classic), approximation "
+    "(auto | exact | bound | assume-gaussian), eta, smoothing, n_eval.\n\n"
+)
 
 
 @app.command(
     "attribute",
-    epilog=examples(
-        "attrpriv release attribute spec.yaml",
+    epilog=_SPEC_HELP
+    + examples(
+        "attrpriv release attribute examples/attribute.yaml --out release.json",
         "attrpriv release attribute spec.yaml --ledger adult.ledger --out release.json",
     ),
 )
@@ -72,14 +97,23 @@ def attribute(
     ledger: LedgerOption = None,
     out: OutFile = None,
 ) -> None:
-    """Release statistics while hiding whole-dataset secrets (attribute-private Gaussian)."""
+    """Release statistics while hiding whole-dataset secrets (attribute-private Gaussian).
+
+    The release states the (epsilon, delta) asked for, or is refused with what can be given.
+    """
     from attrpriv.dp.ledger import BudgetLedger
+    from attrpriv.release.gaussian.checks import ModelWarning
 
     settings = load_spec(spec)
     mechanism, data, schema = build(settings, spec.resolve().parent)
     book = BudgetLedger(ledger, create=False) if ledger is not None else None
-    result = mechanism.release(data, schema, ledger=book, label=f"attribute release ({spec.name})")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ModelWarning)  # printed below, from the release
+        label = f"attribute release ({spec.name})"
+        result = mechanism.release(data, schema, ledger=book, label=label)
     _summary(result)
+    for text in result.parts["warnings"]:
+        err_console.print(f"warning: {text}", markup=False, highlight=False, soft_wrap=True)
     write_json(out, result.to_dict())
 
 
@@ -171,11 +205,14 @@ def _model(spec: Any, schema: Schema, base: Path) -> ThetaModel:
         if "variables" not in spec:
             raise InputError("gaussian model from reference data needs 'variables'")
         reference = _reference(spec["reference"], base)
-        return GaussianModel.from_data(reference, schema, spec["variables"], spec["n"])
+        return GaussianModel.from_data(
+            reference, schema, spec["variables"], spec["n"], force=spec.get("force", False)
+        )
     for key in ("variables", "mean", "cov"):
         if key not in spec:
             raise InputError(f"gaussian model needs {key!r} (or 'reference' and 'variables')")
-    return GaussianModel(spec["variables"], spec["mean"], spec["cov"], spec["n"])
+    force = spec.get("force", False)
+    return GaussianModel(spec["variables"], spec["mean"], spec["cov"], spec["n"], force=force)
 
 
 def _reference(source: Any, base: Path) -> pd.DataFrame:
@@ -243,12 +280,29 @@ def _summary(result: Release) -> None:
     if plan["free"]:
         console.print("privacy for free: the data's own randomness hides the secrets (no noise)")
     guarantee = f"({record.epsilon:.4g}, {record.delta:.3g})-{record.definition}"
-    extra = f"; Algorithm 2 lambda_eta={plan['lambda_eta']:.4g}" if plan["approximations"] else ""
     console.print(
-        f"{guarantee} [{plan['calibration']['method']} calibration{extra}]; "
-        f"sensitivity {record.sensitivity}; protects {record.protects}",
+        f"{guarantee} [{_how(plan)}]; sensitivity {record.sensitivity}; protects {record.protects}",
         markup=False,
         highlight=False,
     )
     for assumption in record.assumptions:
-        console.print(f"assumes: {assumption}", markup=False, highlight=False)
+        if not assumption.startswith("warning: "):  # warnings go to stderr
+            console.print(f"assumes: {assumption}", markup=False, highlight=False)
+
+
+def _how(plan: Mapping[str, Any]) -> str:
+    """How the guarantee was established, in a few words."""
+    eps, delta = plan["certified"]
+    accounting = plan["accounting"]
+    if accounting == "exact":
+        return f"exact privacy loss under the model: delta {delta:.3g} at epsilon {eps:g}"
+    if accounting == "algorithm-2":
+        nominal = plan["calibration"]
+        return (
+            f"Algorithm 2: nominal ({nominal['epsilon']:.4g}, {nominal['delta']:.3g}), "
+            f"lambda_eta {plan['lambda_eta']:.4g}, eta {plan['eta']:.3g}: certified "
+            f"({eps:.4g}, {delta:.3g})"
+        )
+    if accounting == "assume-gaussian":
+        return f"{plan['calibration']['method']} calibration, F assumed Gaussian on request"
+    return f"{plan['calibration']['method']} calibration, Gaussian model"

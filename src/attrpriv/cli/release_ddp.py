@@ -6,7 +6,6 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
-from rich.progress import Progress
 from rich.table import Table
 
 from attrpriv.cli._common import (
@@ -20,9 +19,8 @@ from attrpriv.cli._common import (
     examples,
     split_names,
     warnings_printed,
-    write_json,
 )
-from attrpriv.cli.release import app
+from attrpriv.cli.release import ReleaseHtml, app, open_ledger, release_outputs, write_release
 
 if TYPE_CHECKING:
     from attrpriv.release.ddp.mechanism import TabularDDP
@@ -33,7 +31,7 @@ if TYPE_CHECKING:
     epilog=examples(
         "attrpriv release ddp anes96 --epsilon 1 --chunk-size 6",
         "attrpriv release ddp survey.parquet --schema survey.yaml --epsilon 1 --chunk-size 10 "
-        "--structure chow-liu --aux public_sample.csv --out hist.json",
+        "--structure chow-liu --aux public_sample.csv --out hist.json --html hist.html",
     ),
 )
 def ddp(
@@ -68,12 +66,14 @@ def ddp(
     infer_schema: InferOption = False,
     ledger: LedgerOption = None,
     out: OutFile = None,
+    html: ReleaseHtml = None,
 ) -> None:
     """Histograms of every question, hiding any one answer even through correlated answers."""
+    from attrpriv._progress import progress
     from attrpriv.data.read import read_data
-    from attrpriv.dp.ledger import BudgetLedger
     from attrpriv.release.ddp.mechanism import TabularDDP
 
+    outputs = release_outputs(out, html)
     with warnings_printed():
         source = read_data(data, schema, infer_schema=infer_schema)
     # public data: a bundled dataset's frame, or a file path (sampled by DuckDB)
@@ -91,18 +91,17 @@ def ddp(
         seed=seed,
         nonnegative=nonnegative,
     )
-    book = BudgetLedger(ledger, create=False) if ledger is not None else None
-    with Progress(console=console, transient=True) as progress:
-        task = progress.add_task("learning chunk networks", total=None)
+    book = open_ledger(ledger)
+    with progress("learning chunk networks") as advance:
         result = mechanism.release(
             source.data,
             source.schema,
             ledger=book,
             label=f"ddp histograms of {data}",
-            progress=lambda done, total: progress.update(task, completed=done, total=total),
+            progress=lambda done, total: advance(done=done, total=total),
         )
     _summary(mechanism, result.parts)
-    write_json(out, result.to_dict())
+    write_release(outputs, result, book, title=f"Tabular-DDP histograms of {data}")
 
 
 def _summary(mechanism: TabularDDP, parts: Mapping[str, Any]) -> None:

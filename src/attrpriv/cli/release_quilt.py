@@ -9,8 +9,8 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 from rich.table import Table
 
-from attrpriv.cli._common import LedgerOption, OutFile, console, examples, write_json
-from attrpriv.cli.release import app
+from attrpriv.cli._common import LedgerOption, OutFile, console, examples
+from attrpriv.cli.release import ReleaseHtml, app, open_ledger, release_outputs, write_release
 from attrpriv.errors import InputError
 
 if TYPE_CHECKING:
@@ -25,7 +25,8 @@ if TYPE_CHECKING:
         'attrpriv release quilt --transition "0.9,0.1;0.2,0.8" --states 0,1 '
         "--sequence activity.csv --epsilon 1",
         'attrpriv release quilt --transition "0.8,0.2;0.3,0.7" --states rest,active '
-        "--sequence log.csv --column state --by person --method approx --epsilon 2 --out q.json",
+        "--sequence log.csv --column state --by person --method approx --epsilon 2 --out q.json "
+        "--html q.html",
     ),
 )
 def quilt(
@@ -53,24 +54,25 @@ def quilt(
     ] = "histogram",
     ledger: LedgerOption = None,
     out: OutFile = None,
+    html: ReleaseHtml = None,
 ) -> None:
     """Release a chain's state histogram (or sum) hiding any single state (Markov quilts)."""
-    from attrpriv.dp.ledger import BudgetLedger
     from attrpriv.release.markov_quilt.chain_mechanism import MarkovQuiltMechanism
     from attrpriv.release.markov_quilt.chain_model import MarkovChainModel
 
-    matrix = parse_matrix(transition, "transition")
-    start = parse_matrix(initial, "initial")[0] if initial is not None else None
+    outputs = release_outputs(out, html)
+    matrix = parse_matrix(transition, "--transition", square=True)
+    start = parse_matrix(initial, "--initial")[0] if initial is not None else None
     model = (
         MarkovChainModel.stationary(matrix) if start is None else MarkovChainModel(start, matrix)
     )
     labels = _labels(states, model.n_states)
     chains = _read_chains(sequence, column, by, labels)
     mechanism = MarkovQuiltMechanism(model, epsilon, states=labels, query=query, method=method)
-    book = BudgetLedger(ledger, create=False) if ledger is not None else None
+    book = open_ledger(ledger)
     result = mechanism.release(chains, ledger=book, label=f"quilt of {sequence.name}")
     _summary(result, epsilon, method, len(chains))
-    write_json(out, result.to_dict())
+    write_release(outputs, result, book, title=f"Markov quilt release of {sequence.name}")
 
 
 def _summary(result: Release, epsilon: float, method: str, n_chains: int) -> None:
@@ -92,8 +94,8 @@ def _summary(result: Release, epsilon: float, method: str, n_chains: int) -> Non
     )
 
 
-def parse_matrix(text: str, name: str) -> np.ndarray:
-    """``"0.9,0.1;0.2,0.8"`` -> a 2-d float array (one row per ';')."""
+def parse_matrix(text: str, name: str, *, square: bool = False) -> np.ndarray:
+    """``"0.9,0.1;0.2,0.8"`` -> a 2-d float array (one row per ';'); ``square``: k x k."""
     import numpy as np
 
     try:
@@ -104,6 +106,11 @@ def parse_matrix(text: str, name: str) -> np.ndarray:
         ) from None
     if not rows or len({len(r) for r in rows}) != 1:
         raise InputError(f"{name} must have rows of equal length, got {text!r}")
+    if square and len(rows) != len(rows[0]):
+        raise InputError(
+            f"{name} must be a square matrix (one row per state, each with one probability per "
+            f"state, rows separated by ';'), got {len(rows)} row(s) of {len(rows[0])}: {text!r}"
+        )
     return np.array(rows)
 
 

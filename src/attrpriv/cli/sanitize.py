@@ -24,10 +24,14 @@ from attrpriv.cli._common import (
     console,
     examples,
     group,
-    write_json,
-    write_table,
+    json_writer,
+    table_writer,
+    text_writer,
+    write_outputs,
 )
+from attrpriv.cli._outputs import Outputs, Writer
 from attrpriv.errors import InputError
+from attrpriv.sanitize.defaults import ALPHAS, KIND_DEFAULTS, LOSSES
 
 if TYPE_CHECKING:
     import numpy as np
@@ -38,13 +42,13 @@ if TYPE_CHECKING:
 app = group("sanitize")
 
 MECHANISMS = ("suppression", "dp-obfuscation", "dp-sampling")
-# Training settings that differ between tables and images (benchmarks/decoupler.py); an option
-# left out takes its data kind's value.
-KIND_DEFAULTS: dict[str, dict[str, Any]] = {
-    "tabular": {"epochs": 15, "beta": 0.5, "lr": 3e-3, "batch_size": 128, "hidden": 64},
-    "image": {"epochs": 30, "beta": 1.0, "lr": 1e-3, "batch_size": 64, "hidden": 128},
-}
 IMAGE_DATASET = "mnist_5k"  # bundled image data; its sensitive label "thickness" is generated
+
+
+def _default(setting: str) -> str:
+    """The defaults of a training setting, for its help: ``default: 15 tables, 30 images``."""
+    tabular, image = (KIND_DEFAULTS[kind][setting] for kind in ("tabular", "image"))
+    return f"default: {tabular:g} tables, {image:g} images"
 
 
 def _require_torch() -> None:
@@ -181,39 +185,39 @@ def fit(
     schema: SchemaOption = None,
     rows: RowsOption = None,
     epochs: Annotated[
-        int | None, typer.Option(help="Training epochs (default: 15 tables, 30 images).")
+        int | None, typer.Option(help=f"Training epochs ({_default('epochs')}).")
     ] = None,
     latent_dim: Annotated[int, typer.Option(help="m, the latent dimension.")] = 32,
     sensitive_dim: Annotated[int, typer.Option(help="k, the dimension of z_S (k < m).")] = 8,
     beta: Annotated[
         float | None,
-        typer.Option(help="beta of the beta-VAE (default: 0.5 tables, 1 images; paper: 5)."),
+        typer.Option(help=f"beta of the beta-VAE ({_default('beta')}; the paper's: 5)."),
     ] = None,
-    alphas: Annotated[str, typer.Option(help="alpha1..alpha4 of equation 5.")] = "1,10,100,1",
+    alphas: Annotated[
+        str, typer.Option(help="alpha1..alpha4 of equation 5 (the paper's: 1,1,100,1).")
+    ] = ",".join(f"{a:g}" for a in ALPHAS),
     hidden: Annotated[
-        int | None,
-        typer.Option(help="Hidden width of the networks (default: 64 tables, 128 images)."),
+        int | None, typer.Option(help=f"Hidden width of the networks ({_default('hidden')}).")
     ] = None,
     lr: Annotated[
-        float | None,
-        typer.Option(help="Adam learning rate (default: 3e-3 tables, 1e-3 images)."),
+        float | None, typer.Option(help=f"Adam learning rate ({_default('lr')}).")
     ] = None,
     batch_size: Annotated[
-        int | None, typer.Option(help="Batch size (default: 128 tables, 64 images).")
+        int | None, typer.Option(help=f"Batch size ({_default('batch_size')}).")
     ] = None,
     seed: SeedOption = 0,
 ) -> None:
     """Train the global decoupler on public auxiliary data (a table or images) and save it."""
+    outputs = Outputs()
+    outputs.add("--out", out, folder=True)  # before training: a file there is refused now
     _require_torch()
     from attrpriv.data.read import read_data
     from attrpriv.sanitize.decoupler import GlobalDecoupler
 
     kind = "image" if _is_images(aux) else "tabular"
-    given = {"epochs": epochs, "beta": beta, "lr": lr, "batch_size": batch_size, "hidden": hidden}
-    settings = KIND_DEFAULTS[kind] | {key: v for key, v in given.items() if v is not None}
     model = GlobalDecoupler(
         kind=kind, latent_dim=latent_dim, sensitive_dim=sensitive_dim, alphas=_alphas(alphas),
-        seed=seed, **settings,
+        seed=seed, epochs=epochs, beta=beta, lr=lr, batch_size=batch_size, hidden=hidden,
     )  # fmt: skip
     if kind == "image":
         if schema is not None:
@@ -229,15 +233,16 @@ def fit(
             frame = frame.sample(rows, random_state=seed)
         model.fit(frame, sensitive, schema=source.schema)
         size = f"{len(frame)} rows"
-    model.save(out)
     last = model.history_[-1]
     console.print(
         f"decoupler trained on {size} ({sensitive!r} as y_S): "
-        + ", ".join(
-            f"{key} {last[key]:.3g}" for key in ("reconstruction", "aligner", "dcorr", "adversary")
-        )
+        + ", ".join(f"{key} {last[key]:.3g}" for key in LOSSES)
     )
-    console.print(f"[dim]wrote {out}[/dim]")
+
+    def save(folder: Path) -> None:
+        model.save(folder)
+
+    write_outputs(outputs, {"--out": save})
 
 
 def _sampler(
@@ -312,7 +317,6 @@ def apply(
     import numpy as np
     import pandas as pd
 
-    from attrpriv._io import atomic_path
     from attrpriv.data.read import read_data
     from attrpriv.dp.ledger import BudgetLedger
     from attrpriv.sanitize.decoupler import GlobalDecoupler
@@ -320,6 +324,9 @@ def apply(
 
     images = _is_images(data)
     _check_out(out, images)
+    outputs = Outputs()
+    outputs.add("--out", out)
+    outputs.add("--record", record)
     model = GlobalDecoupler.load(decoupler)
     _check_kind(model, decoupler, data)
     sampler = _sampler(mechanism, epsilon, bound, projection_dim, seed, list(model.classes_))
@@ -334,8 +341,7 @@ def apply(
         if result.y_s is not None:
             arrays[str(sensitive)] = np.asarray(result.y_s.tolist())  # plain dtype, no pickle
         arrays |= {name: values for name, values in labels.items() if name != sensitive}
-        with atomic_path(out) as tmp, tmp.open("wb") as handle:
-            np.savez_compressed(handle, **arrays)
+        data_writer = _npz_writer(arrays)
         size = f"{len(pixels)} images"
     else:
         source = read_data(data, schema, load=True)
@@ -345,13 +351,29 @@ def apply(
             frame = frame.sample(rows, random_state=seed)
         result = Sanitizer(model, sampler).sanitize(frame, ledger=book, label=label)
         assert isinstance(result.data, pd.DataFrame)
-        write_table(result.data, out)
+        data_writer = table_writer(result.data, out)
         size = f"{len(result.data)} rows"
     claim = "no DP claim (nothing released about z_S)" if result.record is None else (
         f"epsilon={result.record.epsilon:g} ({result.record.definition})")  # fmt: skip
     console.print(f"sanitized {size} with {mechanism}: {claim}")
-    console.print(f"[dim]wrote {out}[/dim]")
-    write_json(record, result.to_dict())
+    write_outputs(
+        outputs,
+        {
+            "--out": data_writer,
+            "--record": None if record is None else json_writer(result.to_dict()),
+        },
+    )
+
+
+def _npz_writer(arrays: dict[str, Any]) -> Writer:
+    """Write ``arrays`` as a compressed ``.npz`` (plain arrays: loadable without pickle)."""
+    import numpy as np
+
+    def write(tmp: Path) -> None:
+        with tmp.open("wb") as handle:
+            np.savez_compressed(handle, **arrays)
+
+    return write
 
 
 def _interpolations(
@@ -431,9 +453,12 @@ def evaluate(
     seed: SeedOption = 0,
 ) -> None:
     """Leakage vs utility of suppression, DP-obfuscation and DP-sampling over epsilons."""
+    outputs = Outputs()
+    outputs.add("--out", out)
+    outputs.add("--html", html)
     _require_torch()
     from attrpriv.data.read import read_data
-    from attrpriv.report import write_sweep_html
+    from attrpriv.report.sanitize import render_sweep_html
     from attrpriv.sanitize.decoupler import GlobalDecoupler
     from attrpriv.sanitize.tradeoff import sweep, sweep_images
 
@@ -477,7 +502,7 @@ def evaluate(
         samplers |= _interpolations(model, aux_x, y_aux, strengths, seed)
         result = sweep_images(
             model, aux_x, y_aux, priv_x, _label(priv_y, sensitive, private),
-            _label(priv_y, target, private), samplers, seed=seed,
+            _label(priv_y, target, private), samplers, seed=seed, progress=True,
         )  # fmt: skip
     else:
         frames = []
@@ -487,13 +512,21 @@ def evaluate(
                 frame = frame.sample(rows, random_state=seed + offset)
             frames.append(frame.reset_index(drop=True))
         samplers |= _interpolations(model, frames[0], model.sensitive_column_, strengths, seed)
-        result = sweep(model, frames[0], frames[1], samplers, target=target, seed=seed)
+        result = sweep(
+            model, frames[0], frames[1], samplers, target=target, seed=seed, progress=True
+        )
     for point in result.points:
         console.print(f"{point.name:28s} leakage {point.leakage:+.3f}  utility {point.utility:.3f}"
                       f"  CAS {point.cas:.3f}")  # fmt: skip
     console.print("Pareto AUC (leakage budget [0, 0.5]): " + ", ".join(
         f"{k} {v:.3f}" for k, v in result.pareto_auc.items()))  # fmt: skip
-    write_json(out, result.to_dict())
+    page = None
     if html is not None:
-        write_sweep_html(result, html, title=f"Sanitizer: {private} (y_S, {target})")
-        console.print(f"[dim]wrote {html}[/dim]")
+        page = render_sweep_html(result, title=f"Sanitizer: {private} (y_S, {target})")
+    write_outputs(
+        outputs,
+        {
+            "--out": None if out is None else json_writer(result.to_dict()),
+            "--html": None if page is None else text_writer(page),
+        },
+    )

@@ -1,4 +1,5 @@
-"""Data layer: schemas (roles + public domains), bundled datasets, reading, aggregation engines.
+"""Data layer: schemas (roles + public domains, drafts), bundled datasets, reading, aggregation
+engines.
 
 The aggregation engines (:mod:`attrpriv.data.aggregate`) are imported on first use.
 """
@@ -8,6 +9,7 @@ from __future__ import annotations
 from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
+from attrpriv.data.draft import draft_schema
 from attrpriv.data.read import JobData, read_data
 from attrpriv.data.schema import (
     Categorical,
@@ -37,6 +39,7 @@ __all__ = [
     "Role",
     "Schema",
     "aggregator_for",
+    "draft_schema",
     "read_data",
 ]
 

@@ -12,6 +12,7 @@ pandas is imported only when a file is loaded, so that ``import attrpriv.data`` 
 
 from __future__ import annotations
 
+import gzip
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Generic, Literal, TypeVar, overload
@@ -25,7 +26,8 @@ if TYPE_CHECKING:
 
 __all__ = ["JobData", "read_data"]
 
-_PARQUET = (".parquet", ".pq")
+PARQUET_SUFFIXES = (".parquet", ".pq")
+"""File name endings read as Parquet; any other file is read as CSV."""
 
 SchemaT = TypeVar("SchemaT", Schema, Schema | None)
 
@@ -131,23 +133,73 @@ def read_data(
                 f"(bundled: {', '.join(bundled.names())})"
             )
         raise InputError(f"{what} {str(path)!r} is not an existing file")
+    where = f"{what}{'' if what.endswith('file') else ' file'} {str(path)!r}"
+    _require_rows(path, where)  # an empty file is refused before anything else is asked of it
     if declared is None and infer_schema:
-        frame = _load(path, as_text)
+        frame = _load(path, as_text, where)
         return JobData(frame, Schema.infer(frame))
     if declared is None and require_schema:
         raise InputError(
-            f"{what} file {str(path)!r} needs a schema: pass --schema FILE "
+            f"{where} needs a schema: pass --schema FILE "
             "(or --infer-schema, which reads the domains from the private data)"
         )
-    return JobData(_load(path, as_text) if load or as_text else path, declared)
+    if load or as_text:
+        return JobData(_load(path, as_text, where), declared)
+    return JobData(path, declared)
 
 
-def _load(path: Path, as_text: bool) -> pd.DataFrame:
-    """A Parquet or CSV file as a frame (CSV cells as written when ``as_text``)."""
+def _load(path: Path, as_text: bool, where: str) -> pd.DataFrame:
+    """A Parquet or CSV file as a frame (CSV cells as written when ``as_text``); a file that
+    cannot be parsed, or holds no rows, is an :class:`InputError` naming it."""
     import pandas as pd
 
-    if path.suffix.lower() in _PARQUET:
-        return pd.read_parquet(path)
-    if as_text:
-        return pd.read_csv(path, dtype=str, keep_default_na=False)
-    return pd.read_csv(path)
+    try:
+        if path.suffix.lower() in PARQUET_SUFFIXES:
+            frame = pd.read_parquet(path)
+        elif as_text:
+            frame = pd.read_csv(path, dtype=str, keep_default_na=False)
+        else:
+            frame = pd.read_csv(path)
+    except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError) as exc:
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise InputError(f"{where} cannot be read as {_kind(path)}: {first}") from None
+    except OSError as exc:  # pyarrow's ArrowInvalid for a damaged Parquet file is one
+        raise InputError(f"{where} cannot be read as {_kind(path)}: {exc}") from None
+    if len(frame) == 0:
+        raise InputError(f"{where} has no rows")
+    return frame
+
+
+def _kind(path: Path) -> str:
+    return "Parquet" if path.suffix.lower() in PARQUET_SUFFIXES else "CSV"
+
+
+def _require_rows(path: Path, where: str) -> None:
+    """Refuse a file without a single row, cheaply: no file is read beyond its first rows.
+
+    A CSV file must hold a header line and a non-blank line after it; a Parquet file's footer
+    says how many rows it has.
+    """
+    if path.stat().st_size == 0:
+        raise InputError(f"{where} is empty (0 bytes): expected a header line and rows")
+    if path.suffix.lower() in PARQUET_SUFFIXES:
+        import pyarrow.parquet as pq
+
+        try:
+            rows = pq.read_metadata(path).num_rows
+        except Exception as exc:  # pyarrow raises ArrowInvalid (and OSError) for non-Parquet
+            raise InputError(f"{where} cannot be read as Parquet: {exc}") from None
+        if rows == 0:
+            raise InputError(f"{where} has no rows")
+        return
+    opener = gzip.open if path.name.lower().endswith(".gz") else open
+    try:
+        with opener(path, "rt", encoding="utf-8", errors="replace") as handle:
+            lines = (line for line in handle if line.strip())
+            header, first = next(lines, None), next(lines, None)
+    except (OSError, EOFError) as exc:
+        raise InputError(f"{where} cannot be read as CSV: {exc}") from None
+    if header is None:
+        raise InputError(f"{where} holds only blank lines: expected a header line and rows")
+    if first is None:
+        raise InputError(f"{where} has a header line but no rows")

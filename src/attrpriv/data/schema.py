@@ -21,7 +21,7 @@ import yaml
 
 from attrpriv._io import atomic_write_text
 from attrpriv._yaml import load_yaml
-from attrpriv.errors import SchemaError
+from attrpriv.errors import SchemaError, offending, plain
 
 if TYPE_CHECKING:  # numpy and pandas are imported where data is checked: reading a schema is fast
     import numpy as np
@@ -42,13 +42,28 @@ class Role(StrEnum):
     IGNORE = "ignore"
 
 
+def _row(series: pd.Series, position: int) -> int:
+    """The row a message names: the index label when it is an integer, else the position.
+
+    A plain ``int`` (never ``np.int64(208)``); a non-integer label (a name, an id) could be
+    private itself, so it is never shown.
+    """
+    import numbers
+
+    label = plain(series.index[position])
+    integral = isinstance(label, numbers.Integral) and not isinstance(label, bool)
+    return int(label) if integral else position  # type: ignore[call-overload]
+
+
 def _first_bad(series: pd.Series, bad: np.ndarray) -> str:
-    """Describe the first offending value and its row label, for error messages."""
+    """Where the offending values are, for error messages (the value only when shown)."""
     import numpy as np
 
     position = int(np.flatnonzero(bad)[0])
-    value, row = _plain(series.iloc[position]), _plain(series.index[position])
-    return f"value {value!r} (row {row!r}, {int(bad.sum())} in all)"
+    count = int(bad.sum())
+    if count == 1:
+        return f"a value{offending(series.iloc[position], _row(series, position))}"
+    return f"{count} values, the first{offending(series.iloc[position], _row(series, position))},"
 
 
 @dataclass(frozen=True)
@@ -245,10 +260,12 @@ class Column:
             return
         missing = np.asarray(values.isna())
         if missing.any() and not self.nullable:
-            row = values.index[int(np.flatnonzero(missing)[0])]
+            row = _row(values, int(np.flatnonzero(missing)[0]))
+            count = int(missing.sum())
+            what = "only missing values" if missing.all() else f"{count} missing values"
             raise SchemaError(
-                f"column {self.name!r} has {int(missing.sum())} missing values (first at row "
-                f"{row!r}); the schema does not allow missing values (set nullable: true)"
+                f"column {self.name!r} has {what} (first at row {row}); the schema does not "
+                "allow missing values (set nullable: true)"
             )
         if isinstance(self.domain, (Numeric, Integer)) and not (
             pd.api.types.is_numeric_dtype(values) and not pd.api.types.is_bool_dtype(values)

@@ -12,7 +12,8 @@ import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from attrpriv.dp.units import Conversion, PrivacyUnit, conversions
+from attrpriv.dp import units
+from attrpriv.dp.units import Conversion, PrivacyUnit
 
 BASIC = "basic"
 ZCDP = "zcdp"
@@ -60,17 +61,11 @@ class Spend:
     fits: bool
 
 
-def conversion_between(source: PrivacyUnit, target: PrivacyUnit) -> Conversion | None:
-    """The tightest proven conversion from ``source`` to ``target``, if any."""
-    found = [c for c in conversions(source) if c.target == target]
-    return min(found, key=lambda c: c.group) if found else None
-
-
 def counted_in(target: PrivacyUnit, charges: Iterable[Charge]) -> list[tuple[Charge, Conversion]]:
     """The charges that count in ``target``, each as a guarantee in ``target``."""
     counted = []
     for charge in charges:
-        conversion = conversion_between(charge.unit, target)
+        conversion = units.conversion(charge.unit, target)
         if conversion is not None:
             counted.append((convert(charge, conversion), conversion))
     return counted
@@ -120,6 +115,25 @@ def compose(unit: PrivacyUnit, charges: Sequence[Charge], budget: Budget | None)
     pool = fitting or candidates
     accounting, used = min(pool, key=lambda c: c[1].epsilon)  # ties keep basic (listed first)
     return Spend(basic, rho, zcdp_epsilon, accounting, used, bool(fitting))
+
+
+def running_spend(
+    unit: PrivacyUnit, charges: Sequence[Charge], budgets: Sequence[Budget | None]
+) -> list[Spend]:
+    """The spend of ``unit`` after each of ``charges`` in turn (oldest first).
+
+    ``budgets[i]`` is the unit's budget when charge ``i`` was made (``None``: none yet); the
+    spend after it composes every charge up to ``i`` that counts in ``unit``, as the ledger
+    did then. For a ledger's history of spend (its page plots it).
+    """
+    if len(budgets) != len(charges):
+        raise ValueError("running_spend needs one budget per charge")
+    counted: list[Charge] = []
+    out = []
+    for charge, budget in zip(charges, budgets, strict=True):
+        counted += [c for c, _ in counted_in(unit, [charge])]
+        out.append(compose(unit, counted, budget))
+    return out
 
 
 def describe(spend: Spend) -> str:

@@ -31,14 +31,18 @@ def laplace_half_width(scale: float, confidence: float) -> float:
 def discrete_laplace_half_width(scale: float, confidence: float) -> float:
     """The smallest integer t with P(|Z| <= t) >= confidence, P(z) ~ exp(-|z| / scale).
 
-    With q = exp(-1 / scale), P(|Z| > t) = 2 q^(t+1) / (1 + q).
+    With q = exp(-1 / scale), P(|Z| > t) = 2 q^(t+1) / (1 + q), so t = scale * ln(1 / tail)
+    - 1 with tail = (1 - confidence) (1 + q) / 2 (``ln q = -1 / scale`` is used as it is: ``q``
+    itself underflows to 0 for tiny scales, where the noise is 0 almost surely).
     """
     if scale <= 0:
         return 0.0
     q = math.exp(-1.0 / scale)
     tail = (1.0 - confidence) * (1.0 + q) / 2.0
-    t = max(math.ceil(math.log(tail) / math.log(q) - 1.0 - 1e-12), 0)
-    return float(t)
+    width = -scale * math.log(tail) - 1.0
+    if not math.isfinite(width):  # a scale near the float maximum: no useful bound
+        return math.inf
+    return float(max(math.ceil(width - 1e-12), 0))
 
 
 def gaussian_half_width(scale: float, confidence: float) -> float:
@@ -56,7 +60,7 @@ def noise_std(distribution: str, scale: float) -> float:
         return math.sqrt(2.0) * scale
     if distribution == "discrete laplace":
         q = math.exp(-1.0 / scale)
-        return math.sqrt(2.0 * q) / (1.0 - q)
+        return math.sqrt(2.0 * q) / -math.expm1(-1.0 / scale)  # 1 - q, exact for huge scales
     return scale
 
 

@@ -26,9 +26,10 @@ from contextlib import closing, contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from attrpriv._checks import check_delta, check_epsilon, check_positive
+from attrpriv._display import html_grid
 from attrpriv.dp.accounting import (
     ZCDP,
     Budget,
@@ -50,9 +51,16 @@ from attrpriv.dp.units import (
 )
 from attrpriv.errors import BudgetExceededError, InputError, LedgerError
 
+if TYPE_CHECKING:
+    import pandas as pd
+
+_FRAME_COLUMNS = [
+    "unit", "budget_epsilon", "budget_delta", "spent_epsilon", "spent_delta", "rho",
+    "zcdp_epsilon", "accounting", "used_epsilon", "used_delta", "remaining_epsilon",
+    "remaining_delta", "charges", "converted_charges", "proven",
+]  # fmt: skip
 _APPLICATION_ID = 0x41545052  # "ATPR": marks a SQLite file as an attrpriv ledger
 _SCHEMA_VERSION = 2
-TOLERANCE = 1e-9  # relative slack so that 10 x 0.1 fits a budget of 1.0
 
 
 _DDL = """
@@ -150,6 +158,18 @@ class UnitSpend:
     rule: str
     proven: bool
 
+    def describe(self) -> str:
+        """The unit's state in a few words: ``dp/add-remove 1.5 of epsilon 3 used``."""
+        used = f"epsilon {self.used.epsilon:.4g}"
+        if self.used.delta:
+            used += f", delta {self.used.delta:.3g}"
+        if self.budget is None:
+            return f"{self.unit} {used} spent, no budget"
+        return f"{self.unit} {used} of epsilon {self.budget.epsilon:.4g} used"
+
+    def __repr__(self) -> str:
+        return f"UnitSpend({self.describe()})"
+
     def to_dict(self) -> dict[str, Any]:
         return {
             "unit": self.unit,
@@ -191,6 +211,59 @@ class LedgerSummary:
         raise InputError(
             f"unit {key!r} has neither a budget nor charges in this ledger "
             f"(units: {', '.join(r.unit for r in self.units) or 'none'})"
+        )
+
+    def __repr__(self) -> str:
+        units = "; ".join(u.describe() for u in self.units) or "no budgets, no releases"
+        return f"LedgerSummary({self.path!r}: {units}; {self.n_releases} releases)"
+
+    def to_frame(self) -> pd.DataFrame:
+        """One row per privacy unit: its budget, the spend under each accounting, the one used,
+        what remains, the charges counted and whether its composition rule is proven."""
+        import pandas as pd
+
+        def part(budget: Budget | None, key: str) -> float | None:
+            return None if budget is None else float(getattr(budget, key))
+
+        rows = [
+            {
+                "unit": u.unit,
+                "budget_epsilon": part(u.budget, "epsilon"),
+                "budget_delta": part(u.budget, "delta"),
+                "spent_epsilon": u.spent.epsilon,
+                "spent_delta": u.spent.delta,
+                "rho": u.rho,
+                "zcdp_epsilon": u.zcdp_epsilon,
+                "accounting": u.accounting,
+                "used_epsilon": u.used.epsilon,
+                "used_delta": u.used.delta,
+                "remaining_epsilon": part(u.remaining, "epsilon"),
+                "remaining_delta": part(u.remaining, "delta"),
+                "charges": u.n_direct,
+                "converted_charges": u.n_converted,
+                "proven": u.proven,
+            }
+            for u in self.units
+        ]
+        return pd.DataFrame(rows, columns=_FRAME_COLUMNS).set_index("unit")
+
+    def _repr_html_(self) -> str:
+        rows = [
+            (
+                u.unit,
+                "-" if u.budget is None else f"{u.budget.epsilon:.4g} / {u.budget.delta:.3g}",
+                f"{u.used.epsilon:.4g} / {u.used.delta:.3g} ({u.accounting})",
+                "-" if u.remaining is None else f"{u.remaining.epsilon:.4g}",
+                str(u.n_direct + u.n_converted),
+                "yes" if u.proven else "no",
+            )
+            for u in self.units
+        ]
+        return html_grid(
+            ["unit", "budget (epsilon / delta)", "used", "epsilon left", "charges", "proven"],
+            rows,
+            title=f"Ledger {self.path}: {self.n_releases} releases",
+            note="Spend is composed within a unit only; units are never added up.",
         )
 
     def to_dict(self) -> dict[str, Any]:
@@ -323,7 +396,8 @@ class BudgetLedger:
         created = _now()
         with self._transaction() as conn:
             budgets = _budgets(conn, self.path)
-            covering = [c for c in conversions(record.unit) if c.target.key in budgets]
+            budgeted = [PrivacyUnit.parse(key) for key in budgets]
+            covering = [c for c in conversions(record.unit, budgeted) if c.target.key in budgets]
             if not covering and not allow_unbudgeted:
                 raise BudgetExceededError(self._unbudgeted_message(record.unit))
             charges = _charges(conn, self.path)
@@ -408,8 +482,19 @@ class BudgetLedger:
         implied = f" nor any unit it implies ({', '.join(reach[1:])})" if len(reach) > 1 else ""
         return (
             f"unit {unit.key!r} has no budget in ledger {str(self.path)!r}{implied}; set one "
-            f"first ({command}), or charge with allow_unbudgeted=True to record it unbudgeted"
+            f"first ({command}), or (in Python) charge with allow_unbudgeted=True to record it "
+            "unbudgeted"
         )
+
+    def __repr__(self) -> str:
+        try:
+            units = "; ".join(u.describe() for u in self.summary().units) or "empty"
+        except LedgerError as exc:  # a repr never raises: say why the state is unknown
+            units = f"unreadable: {exc}"
+        return f"BudgetLedger({str(self.path)!r}: {units})"
+
+    def _repr_html_(self) -> str:
+        return self.summary()._repr_html_()
 
     # -- internals ------------------------------------------------------------------------
     def _connect(self) -> sqlite3.Connection:
@@ -593,7 +678,11 @@ def _unit_spend(
     counted = counted_in(unit, charges)
     converted = [c for c, conv in counted if conv.source != unit]
     spend = compose(unit, [c for c, _ in counted], budget)
-    rule, proven = composition_rule(unit, frozenset(c.mechanism for c, _ in counted))
+    rule, proven = composition_rule(
+        unit,
+        frozenset(conv.source for _, conv in counted),
+        frozenset(c.mechanism for c, _ in counted),
+    )
     if spend.accounting == ZCDP:
         rule = ZCDP_RULE
     remaining = None
@@ -602,7 +691,8 @@ def _unit_spend(
             max(budget.epsilon - spend.used.epsilon, 0.0), max(budget.delta - spend.used.delta, 0.0)
         )
     sources = sorted({conv.source for _, conv in counted if conv.source != unit}, key=_unit_order)
-    covered = [c.target for c in conversions(unit) if c.target.key in budgets]
+    budgeted = [PrivacyUnit.parse(key) for key in budgets]
+    covered = [c.target for c in conversions(unit, budgeted) if c.target.key in budgets]
     return UnitSpend(
         unit=unit.key,
         budget=budget,

@@ -75,19 +75,28 @@ class Parameters:
             p.name: p.default for p in inspect.signature(type(self).__init__).parameters.values()
         }
         shown = [
-            f"{name}={value!r}"
+            self._repr_param(name, value)
             for name, value in self.get_params().items()
             if not _is_default(value, defaults.get(name, inspect.Parameter.empty))
         ]
         return f"{type(self).__name__}({', '.join(shown)})"
 
+    def _repr_param(self, name: str, value: Any) -> str:
+        """How ``repr`` shows one parameter (``name=value``)."""
+        return f"{name}={value!r}"
+
 
 def _is_default(value: Any, default: Any) -> bool:
+    """``value`` is its parameter's default: the same object, or an equal one of its type (a
+    copy, as ``clone`` makes); arrays and other objects without a plain ``==`` never are."""
     if value is default:
         return True
-    if isinstance(value, (int, float, str, bool, type(None))) and type(value) is type(default):
+    if type(value) is not type(default):
+        return False
+    try:
         return bool(value == default)
-    return False
+    except (TypeError, ValueError):  # an array's == is elementwise
+        return False
 
 
 @dataclass(frozen=True)

@@ -2,15 +2,20 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from attrpriv._checks import check_delta, check_epsilon, check_non_negative
+from attrpriv._display import html_grid, html_pairs, number
 from attrpriv._io import to_jsonable
 from attrpriv.dp.accuracy import Accuracy
 from attrpriv.dp.units import DEFINITIONS, PrivacyUnit
 from attrpriv.errors import InputError
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 
 @dataclass(frozen=True)
@@ -46,10 +51,10 @@ class PrivacyRecord:
                 f"record unit {unit.key!r} is not a unit of its definition {self.definition!r}"
             )
         object.__setattr__(self, "unit", unit)
-        if self.rho is not None:
-            object.__setattr__(self, "rho", check_non_negative(self.rho, "rho"))
         object.__setattr__(self, "epsilon", check_epsilon(self.epsilon))
         object.__setattr__(self, "delta", check_delta(self.delta))
+        if self.rho is not None:
+            object.__setattr__(self, "rho", _check_rho(self.rho, self.epsilon, self.delta))
         if not isinstance(self.protects, str) or not self.protects:
             raise InputError("record 'protects' must say what an adversary cannot learn")
         if isinstance(self.sensitivity, Mapping):
@@ -68,6 +73,30 @@ class PrivacyRecord:
                 f"record assumptions must be a sequence of strings, got {self.assumptions!r}"
             )
         object.__setattr__(self, "assumptions", tuple(self.assumptions))
+
+    @property
+    def guarantee(self) -> str:
+        """The guarantee in one phrase: ``(epsilon=1, delta=0)-dp``."""
+        return f"(epsilon={number(self.epsilon)}, delta={number(self.delta)})-{self.definition}"
+
+    def __repr__(self) -> str:
+        return f"PrivacyRecord({self.mechanism}: {self.guarantee}, unit {self.unit.key})"
+
+    def _display_pairs(self) -> list[tuple[str, str]]:
+        noise = self.noise
+        pairs = [
+            ("mechanism", self.mechanism),
+            ("guarantee", self.guarantee + ("" if self.rho is None else f", rho={self.rho:.4g}")),
+            ("privacy unit", self.unit.key),
+            ("protects", self.protects),
+        ]
+        if "distribution" in noise:
+            pairs.append(("noise", f"{noise['distribution']} ({noise.get('sampler', '')})"))
+        pairs += [("assumes", a) for a in self.assumptions]
+        return pairs
+
+    def _repr_html_(self) -> str:
+        return html_pairs("Privacy record", self._display_pairs())
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -88,11 +117,31 @@ class PrivacyRecord:
         if not isinstance(spec, Mapping):
             raise InputError(f"a privacy record must be a mapping, got {type(spec).__name__}")
         fields = dict(spec)
+        if "unit" not in fields:
+            raise InputError(
+                "not a privacy record of this version: it has no privacy unit (records written "
+                "before privacy units cannot be read as a guarantee about any one secret)"
+            )
         try:
             fields["assumptions"] = tuple(fields.get("assumptions", ()))
             return cls(**fields)
         except TypeError as exc:
             raise InputError(f"not a privacy record: {exc}") from None
+
+
+def _check_rho(rho: object, epsilon: float, delta: float) -> float:
+    """A zCDP parameter no weaker than the record's own (epsilon, delta): rho-zCDP implies
+    (rho + 2 sqrt(rho ln(1/delta)), delta)-DP (Bun & Steinke 2016, Proposition 1.3), and a
+    record whose epsilon exceeds that would let zCDP accounting admit more than it states."""
+    value = check_non_negative(rho, "rho")
+    if delta > 0.0:
+        implied = value + 2.0 * math.sqrt(value * math.log(1.0 / delta))
+        if epsilon > implied * (1.0 + 1e-12):
+            raise InputError(
+                f"rho={value:g} implies epsilon={implied:g} at delta={delta:g}, less than the "
+                f"record's epsilon={epsilon:g}: the two guarantees disagree"
+            )
+    return value
 
 
 @dataclass(frozen=True)
@@ -109,6 +158,57 @@ class Release:
     parts: Mapping[str, Any] = field(default_factory=dict)
     accuracy: Accuracy | None = None
 
+    def __repr__(self) -> str:
+        count = len(_flat(self.values))
+        shape = (
+            f"{len(self.values)} histograms, {count} values"
+            if isinstance(self.values, Mapping)
+            else f"{count} value{'s' if count != 1 else ''}"
+        )
+        record = self.record
+        return f"Release({record.mechanism}, {record.unit.key}, {record.guarantee}: {shape})"
+
+    def to_frame(self) -> pd.DataFrame:
+        """One row per released value: its ``name`` (the histogram or statistic), ``level``
+        (the histogram bin; empty for a statistic), the noisy ``value`` and, where the release
+        knows its accuracy, the ``half_width`` of its interval and that interval's ``lower`` and
+        ``upper`` ends (at ``accuracy.confidence``, per value)."""
+        import pandas as pd
+
+        values = _flat(self.values)
+        widths = _flat(self.accuracy.half_width) if self.accuracy is not None else {}
+        rows = []
+        for (name, level), value in values.items():
+            width = widths.get((name, level))
+            rows.append(
+                {
+                    "name": name,
+                    "level": level,
+                    "value": value,
+                    "half_width": width,
+                    "lower": None if width is None else value - width,
+                    "upper": None if width is None else value + width,
+                }
+            )
+        columns = ["name", "level", "value", "half_width", "lower", "upper"]
+        return pd.DataFrame(rows, columns=columns)
+
+    def _repr_html_(self, max_values: int = 12) -> str:
+        frame = self.to_frame()
+        confidence = "" if self.accuracy is None else f" ({self.accuracy.confidence:.0%})"
+        rows = [
+            (str(r.name), str(r.level), number(r.value), number(_or_none(r.half_width)))
+            for r in frame.head(max_values).itertuples()
+        ]
+        hidden = len(frame) - max_values
+        more = f"{hidden} more values in Release.to_frame(). " if hidden > 0 else ""
+        return html_grid(
+            ["name", "level", "noisy value", f"+- noise{confidence}"],
+            rows,
+            title=repr(self),
+            note=f"{more}Protects {self.record.protects}.",
+        )
+
     def to_dict(self) -> dict[str, Any]:
         return {
             "values": to_jsonable(self.values),
@@ -116,3 +216,26 @@ class Release:
             "parts": to_jsonable(self.parts),
             "accuracy": None if self.accuracy is None else self.accuracy.to_dict(),
         }
+
+
+def _flat(values: Any) -> dict[tuple[str, str], float]:
+    """Released values (a mapping of Series, a Series, an array or a number) as
+    ``{(name, level): value}``, in their order."""
+    import numpy as np
+    import pandas as pd
+
+    if isinstance(values, Mapping):
+        out: dict[tuple[str, str], float] = {}
+        for name, part in values.items():
+            out |= {(str(name), label): v for (label, _), v in _flat(part).items()}
+        return out
+    if isinstance(values, pd.Series):
+        return {(str(k), ""): float(v) for k, v in values.items()}
+    if isinstance(values, np.ndarray):
+        return {(str(i), ""): float(v) for i, v in enumerate(values.ravel())}
+    return {("value", ""): float(values)}
+
+
+def _or_none(value: Any) -> Any:
+    """``None`` for a missing number (NaN in a frame), the number otherwise."""
+    return None if value is None or value != value else value

@@ -7,14 +7,19 @@ privacy), or a named set of Pufferfish secrets. Two epsilons are comparable, and
 only when they are about the same unit; a few conversions between units are theorems
 (:func:`conversions`), every other combination is not.
 
-A unit is written ``definition/scope``: ``dp/add-remove``, ``dp/substitute``,
+A unit is written ``definition/scope``: ``dp/add-remove``, ``dp/substitute`` (a whole row),
+``dp/substitute:<columns>`` (the named part of each row, the rest released as it is),
 ``dependent-dp/answer``, ``attribute-privacy/<the protected statistics>``,
-``pufferfish/<the secrets>``.
+``pufferfish/<the secrets>``. A scope may end in ``@<model>``, a fingerprint of the data model
+the guarantee is relative to (``dependent-dp/answer@3f2a9c1d``): releases under one model compose
+as their definition allows; the scope without it collects all of them (see
+:func:`composition_rule`).
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 from attrpriv.errors import InputError
@@ -22,6 +27,8 @@ from attrpriv.errors import InputError
 DEFINITIONS = ("dp", "dependent-dp", "attribute-privacy", "pufferfish")
 ROW_NEIGHBOURS = ("add-remove", "substitute")
 ANSWER = "answer"
+PART = "substitute:"
+RECORD = "record:"
 
 
 @dataclass(frozen=True)
@@ -38,13 +45,41 @@ class PrivacyUnit:
             )
         if not isinstance(self.scope, str) or not self.scope.strip():
             raise InputError(f"the unit of a {self.definition} guarantee must name its secret")
-        if self.definition == "dp" and self.scope not in ROW_NEIGHBOURS:
+        if self.definition == "dp" and not (
+            self.scope in ROW_NEIGHBOURS or (self.scope.startswith(PART) and self.parts)
+        ):
             raise InputError(
-                f"a dp unit is one row under {' or '.join(ROW_NEIGHBOURS)} neighbours, "
-                f"got {self.scope!r}"
+                f"a dp unit is one row under {' or '.join(ROW_NEIGHBOURS)} neighbours, or "
+                f"{PART}<columns> for part of each row, got {self.scope!r}"
             )
-        if self.definition == "dependent-dp" and self.scope != ANSWER:
-            raise InputError(f"a dependent-dp unit is one {ANSWER!r}, got {self.scope!r}")
+        if self.definition == "dependent-dp" and self.base != ANSWER:
+            raise InputError(
+                f"a dependent-dp unit is one {ANSWER!r} (or {ANSWER}@<model>), got {self.scope!r}"
+            )
+
+    @property
+    def base(self) -> str:
+        """The scope without its model fingerprint."""
+        return self.scope.split("@", 1)[0]
+
+    @property
+    def model(self) -> str:
+        """The fingerprint of the model the guarantee is relative to ("" when none)."""
+        return self.scope.split("@", 1)[1] if "@" in self.scope else ""
+
+    @property
+    def parts(self) -> frozenset[str]:
+        """The named secrets of the scope: the columns of ``substitute:a,b``, the attributes of
+        ``record:a,b``, the statistics of an attribute-privacy unit (empty for a row)."""
+        base = self.base
+        for prefix in (PART, RECORD):
+            if base.startswith(prefix):
+                base = base[len(prefix) :]
+                break
+        else:
+            if self.definition == "dp" or self.definition == "dependent-dp":
+                return frozenset()
+        return frozenset(p.strip() for p in base.split(",") if p.strip())
 
     @property
     def key(self) -> str:
@@ -128,17 +163,64 @@ _ANSWER = (
     "substitution of that row; with respondents independent the output law is a mixture over "
     "substituted rows, so its ratio is bounded by the same e^epsilon (quasi-convexity)"
 )
-_CONVERSIONS = (
-    Conversion(ADD_REMOVE, SUBSTITUTE, 2, _GROUP),
-    Conversion(ADD_REMOVE, ONE_ANSWER, 2, f"{_GROUP}, then: {_ANSWER}"),
-    Conversion(SUBSTITUTE, ONE_ANSWER, 1, _ANSWER),
+_PART = (
+    "a neighbour that changes only part of a record is also a neighbour under whole-record "
+    "substitution, so a guarantee for changing the whole record holds for changing a part"
 )
+_SUBSET = "a release protecting every secret of a set protects each secret of it on its own"
+_MODEL = "the same guarantee, listed under the scope that collects every model"
 
 
-def conversions(source: PrivacyUnit) -> tuple[Conversion, ...]:
-    """Every unit that a guarantee in ``source`` implies one in (itself first)."""
-    own = Conversion(source, source, 1, "the same unit")
-    return (own, *(c for c in _CONVERSIONS if c.source == source))
+def conversion(source: PrivacyUnit, target: PrivacyUnit) -> Conversion | None:
+    """The proven conversion from a guarantee in ``source`` to one in ``target``, if any."""
+    if source == target:
+        return Conversion(source, target, 1, "the same unit")
+    if source.definition == "dp":
+        return _from_row(source, target)
+    same = source.definition == target.definition
+    if same and target.scope == source.base and source.model:
+        return Conversion(source, target, 1, _MODEL)
+    if (
+        same
+        and source.definition in ("attribute-privacy", "pufferfish")
+        and not target.model
+        and target.parts
+        and target.parts < source.parts
+        and source.base.startswith(RECORD) == target.base.startswith(RECORD)
+    ):
+        return Conversion(source, target, 1, _SUBSET)
+    return None
+
+
+def _from_row(source: PrivacyUnit, target: PrivacyUnit) -> Conversion | None:
+    """Conversions out of a row-level DP unit."""
+    group = 2 if source.scope == "add-remove" else 1  # a substitution is two add/remove steps
+    whole = source.scope in ROW_NEIGHBOURS
+    if target.key == "dp/substitute" and source.scope == "add-remove":
+        return Conversion(source, target, 2, _GROUP)
+    if target.definition == "dp" and target.scope.startswith(PART):
+        if whole:
+            return Conversion(source, target, group, _PART if group == 1 else f"{_GROUP}; {_PART}")
+        if source.scope.startswith(PART) and target.parts < source.parts:
+            return Conversion(source, target, 1, _PART)
+    if target.definition == "dependent-dp" and whole:
+        return Conversion(
+            source, target, group, _ANSWER if group == 1 else f"{_GROUP}, then: {_ANSWER}"
+        )
+    return None
+
+
+def conversions(source: PrivacyUnit, among: Iterable[PrivacyUnit] = ()) -> tuple[Conversion, ...]:
+    """``source`` itself, then every unit among the fixed row and answer units and ``among``
+    (for example the units a ledger has budgets for) that a guarantee in ``source`` implies."""
+    found = [Conversion(source, source, 1, "the same unit")]
+    seen = {source}
+    for target in (SUBSTITUTE, ONE_ANSWER, *among):
+        step = None if target in seen else conversion(source, target)
+        if step is not None:
+            found.append(step)
+            seen.add(target)
+    return tuple(found)
 
 
 BASIC_RULE = "basic sequential composition (Dwork & Roth 2014, Theorem 3.16)"
@@ -149,12 +231,15 @@ ZCDP_RULE = (
 )
 
 
-def composition_rule(unit: PrivacyUnit, mechanisms: frozenset[str]) -> tuple[str, bool]:
+def composition_rule(
+    unit: PrivacyUnit, sources: frozenset[PrivacyUnit], mechanisms: frozenset[str]
+) -> tuple[str, bool]:
     """How spend in ``unit`` composes, and whether that rule is a theorem.
 
     Parameters
     ----------
     unit : the privacy unit.
+    sources : the units of the charges that count in it (its own, and converted ones).
     mechanisms : the names of the mechanisms charged to the unit (directly or by conversion).
 
     Returns
@@ -164,13 +249,21 @@ def composition_rule(unit: PrivacyUnit, mechanisms: frozenset[str]) -> tuple[str
     """
     if unit.definition == "dp":
         return BASIC_RULE, True
+    models = {s.model for s in sources if s.definition == unit.definition}
+    one_model = len(models) <= 1
     if unit.definition == "dependent-dp":
+        if one_model:
+            return (
+                "sequential composition of dependent DP for one dependence model "
+                "(Liu, Chakraborty & Mittal, NDSS 2016)",
+                True,
+            )
         return (
-            "sequential composition of dependent DP for one dependence model "
-            "(Liu, Chakraborty & Mittal, NDSS 2016)",
-            True,
+            f"sum of epsilons as an accounting convention only: the releases rest on "
+            f"{len(models)} different dependence models, and dependent DP composes for one",
+            False,
         )
-    if mechanisms and all(m.startswith("markov-quilt") for m in mechanisms):
+    if one_model and mechanisms and all(m.startswith("markov-quilt") for m in mechanisms):
         return (
             "sequential composition of Markov quilt releases on the same chains under one class "
             "Theta, which the unit's scope must name (Song & Chaudhuri, 'Composition properties "
@@ -197,5 +290,6 @@ __all__ = [
     "Conversion",
     "PrivacyUnit",
     "composition_rule",
+    "conversion",
     "conversions",
 ]

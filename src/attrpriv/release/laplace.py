@@ -106,8 +106,7 @@ class LaplaceHistograms(Mechanism[Counts, LaplacePlan]):
     def _plan(
         self, n_histograms: int, sampler: NoiseSampler, inferred: tuple[str, ...]
     ) -> LaplacePlan:
-        per_row = 1 if self.neighbours == "add-remove" else 2
-        sensitivity = float(per_row * n_histograms)
+        sensitivity = histograms_sensitivity(n_histograms, self.neighbours)
         epsilon = float(self.epsilon)
         return LaplacePlan(
             epsilon,
@@ -149,7 +148,7 @@ class LaplaceHistograms(Mechanism[Counts, LaplacePlan]):
         )
 
     def _noise(self, measured: Counts, plan: LaplacePlan) -> Histograms:
-        return noisy_histograms(measured.histograms, plan.scale, plan.sampler)
+        return _noisy_histograms(measured.histograms, plan.scale, plan.sampler)
 
     def _accuracy(self, plan: LaplacePlan, values: Histograms) -> Accuracy:
         return histogram_accuracy(values, dict.fromkeys(values, plan.scale))
@@ -158,7 +157,7 @@ class LaplaceHistograms(Mechanism[Counts, LaplacePlan]):
         return {"n_bins": int(sum(c.size for c in measured.histograms.values()))}
 
 
-def noisy_histograms(
+def _noisy_histograms(
     histograms: Mapping[str, pd.Series], scale: float, sampler: NoiseSampler
 ) -> Histograms:
     """Every bin of every histogram plus discrete Laplace noise of ``scale``, in one draw."""
@@ -169,6 +168,12 @@ def noisy_histograms(
         values[name] = pd.Series(noisy[start : start + true.size], index=true.index, name=name)
         start += true.size
     return values
+
+
+def histograms_sensitivity(n_histograms: int, neighbours: str) -> float:
+    """The l1 sensitivity of ``n_histograms`` histograms of whole rows: one row adds one count
+    to each (add/remove), or moves one count in each (substitution, twice that)."""
+    return float((1 if neighbours == "add-remove" else 2) * n_histograms)
 
 
 def histogram_accuracy(values: Histograms, scales: Mapping[str, float]) -> Accuracy:

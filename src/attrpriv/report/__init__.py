@@ -1,6 +1,22 @@
-"""Reports: JSON result objects live with their job; this package renders them as HTML."""
+"""Reports: JSON result objects live with their job; this package renders them as HTML.
 
+One page per result: a feature risk assessment (:mod:`~attrpriv.report.risk`), a sanitizer's
+sweep (:mod:`~attrpriv.report.sanitize`), a release of any mechanism
+(:mod:`~attrpriv.report.release`) and a budget ledger (:mod:`~attrpriv.report.ledger`).
+"""
+
+from attrpriv.report.ledger import render_ledger_html, write_ledger_html
+from attrpriv.report.release import render_release_html, write_release_html
 from attrpriv.report.risk import render_html, write_html
 from attrpriv.report.sanitize import render_sweep_html, write_sweep_html
 
-__all__ = ["render_html", "render_sweep_html", "write_html", "write_sweep_html"]
+__all__ = [
+    "render_html",
+    "render_ledger_html",
+    "render_release_html",
+    "render_sweep_html",
+    "write_html",
+    "write_ledger_html",
+    "write_release_html",
+    "write_sweep_html",
+]

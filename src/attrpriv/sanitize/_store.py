@@ -26,7 +26,9 @@ def _plain(value: Any) -> Any:
 def save_decoupler(model: GlobalDecoupler, directory: Path) -> Path:
     """Write ``decoupler.json`` and ``weights.pt`` (a dict of state dicts) into ``directory``."""
     directory.mkdir(parents=True, exist_ok=True)
-    params = model.get_params() | {"alphas": [float(a) for a in model.alphas]}
+    # the settings training used, defaults filled in: a later change of the defaults cannot
+    # rebuild these weights into networks of another size
+    params = model.settings() | {"alphas": [float(a) for a in model.alphas]}
     config: dict[str, Any] = {
         "format": FORMAT,
         "params": params,

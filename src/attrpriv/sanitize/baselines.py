@@ -22,7 +22,7 @@ import pandas as pd
 from attrpriv._checks import check_non_negative, check_positive_int
 from attrpriv.data.schema import Categorical, Integer, Role, Schema
 from attrpriv.dp.ledger import BudgetLedger
-from attrpriv.errors import InputError
+from attrpriv.errors import InputError, offending
 from attrpriv.sanitize.decoupler import GlobalDecoupler
 from attrpriv.sanitize.images import as_images
 from attrpriv.sanitize.sanitizer import SanitizedData, sensitive_labels
@@ -204,8 +204,8 @@ class LatentInterpolation:
         codes = pd.Index(self.classes_).get_indexer(pd.Index(labels))
         if (codes < 0).any():
             raise InputError(
-                f"y_s has label {labels[codes < 0][0]!r}, not among the classes fitted on the "
-                f"auxiliary data {list(self.classes_)}"
+                f"y_s has a label{offending(labels[codes < 0][0])} not among the classes fitted "
+                f"on the auxiliary data {list(self.classes_)}"
             )
         return np.asarray(codes)
 

@@ -26,14 +26,14 @@ import torch
 from torch import nn
 
 from attrpriv._checks import check_choice, check_non_negative, check_positive, check_positive_int
+from attrpriv._progress import progress
 from attrpriv.data.schema import Schema
-from attrpriv.errors import InputError, SchemaError
+from attrpriv.dp.mechanism import Parameters
+from attrpriv.errors import InputError, NotFittedError, SchemaError, offending
 from attrpriv.sanitize import networks as nets
+from attrpriv.sanitize.defaults import ALPHAS, KIND_DEFAULTS, KINDS, LOSSES
 from attrpriv.sanitize.images import as_images, bernoulli_nll
 from attrpriv.sanitize.tabular import TabularCodec, modelled_columns
-
-PARAMS = ("kind", "latent_dim", "sensitive_dim", "beta", "alphas", "hidden", "epochs",
-          "batch_size", "lr", "seed", "progress")  # fmt: skip
 
 
 @contextmanager
@@ -50,12 +50,30 @@ def _deterministic(seed: int) -> Iterator[None]:
         torch.set_num_threads(threads)
 
 
-class GlobalDecoupler:
+class GlobalDecoupler(Parameters):
     """beta-VAE + aligner + adversary + distance correlation (equation 5 of the seed).
 
-    Parameters follow the paper: ``latent_dim`` m = 32, ``sensitive_dim`` k = 8, ``beta`` = 5,
-    ``alphas`` = (alpha1, alpha2, alpha3, alpha4) = (1, 1, 100, 1). An alpha of 0 removes that
-    component (the paper's ablation).
+    Parameters
+    ----------
+    kind : ``"tabular"`` (a DataFrame and its schema) or ``"image"`` (an (n, h, w) array).
+    latent_dim, sensitive_dim : m and k of the paper (32 and 8): z_S is the first k of m.
+    beta : beta of the beta-VAE.
+    alphas : (alpha1, alpha2, alpha3, alpha4) of equation 5; an alpha of 0 removes that
+        component (the paper's ablation).
+    hidden : hidden width of the networks.
+    epochs, batch_size, lr : Adam training.
+    seed : seeds the weights, the batch order and the reparameterisation noise.
+    progress : report each epoch's losses on stderr.
+
+    ``beta``, ``hidden``, ``epochs``, ``batch_size`` and ``lr`` left at ``None`` take the value
+    of their data kind in :data:`~attrpriv.sanitize.defaults.KIND_DEFAULTS` (tables: 15 epochs,
+    beta 0.5, hidden 64, lr 3e-3, batch 128; images: 30, 1, 128, 1e-3, 64), the command line's
+    defaults too; ``alphas`` defaults to (1, 10, 100, 1). They are the tuned settings, not the
+    paper's (beta 5, alphas 1, 1, 100, 1), which collapse z_S on tables (``defaults``).
+
+    Parameters are stored as given (``get_params`` / ``set_params``, so
+    ``sklearn.base.clone`` works); ``fit`` returns the decoupler; learned state ends in ``_``
+    and using it before ``fit`` (or :meth:`load`) raises :class:`NotFittedError`.
     """
 
     def __init__(
@@ -64,12 +82,12 @@ class GlobalDecoupler:
         kind: str = "tabular",
         latent_dim: int = 32,
         sensitive_dim: int = 8,
-        beta: float = 5.0,
-        alphas: tuple[float, float, float, float] = (1.0, 1.0, 100.0, 1.0),
-        hidden: int = 128,
-        epochs: int = 30,
-        batch_size: int = 256,
-        lr: float = 1e-3,
+        beta: float | None = None,
+        alphas: tuple[float, float, float, float] = ALPHAS,
+        hidden: int | None = None,
+        epochs: int | None = None,
+        batch_size: int | None = None,
+        lr: float | None = None,
         seed: int = 0,
         progress: bool = True,
     ) -> None:
@@ -85,25 +103,29 @@ class GlobalDecoupler:
         self.seed = seed
         self.progress = progress
 
-    def get_params(self) -> dict[str, Any]:
-        """Constructor parameters, as given (scikit-learn style)."""
-        return {name: getattr(self, name) for name in PARAMS}
+    def settings(self) -> dict[str, Any]:
+        """The parameters as training uses them: ``None`` ones filled from the kind's defaults."""
+        params = self.get_params()
+        kind = params["kind"] if params["kind"] in KIND_DEFAULTS else "tabular"
+        defaults = KIND_DEFAULTS[kind]
+        return {k: defaults[k] if v is None and k in defaults else v for k, v in params.items()}
 
     def _check_params(self) -> None:
-        check_choice(self.kind, "kind", ("tabular", "image"))
+        check_choice(self.kind, "kind", KINDS)
+        settings = self.settings()
         m = check_positive_int(self.latent_dim, "latent_dim", minimum=2)
         k = check_positive_int(self.sensitive_dim, "sensitive_dim")
         if k >= m:
             raise InputError(f"sensitive_dim must be < latent_dim ({m}), got {k}")
-        check_non_negative(self.beta, "beta")
+        check_non_negative(settings["beta"], "beta")
         if len(tuple(self.alphas)) != 4:
             raise InputError(f"alphas must be 4 numbers (alpha1..alpha4), got {self.alphas!r}")
         for i, a in enumerate(self.alphas, start=1):
             check_non_negative(a, f"alphas[{i}]")
-        check_positive_int(self.hidden, "hidden")
-        check_positive_int(self.epochs, "epochs")
-        check_positive_int(self.batch_size, "batch_size", minimum=2)
-        check_positive(self.lr, "lr")
+        check_positive_int(settings["hidden"], "hidden")
+        check_positive_int(settings["epochs"], "epochs")
+        check_positive_int(settings["batch_size"], "batch_size", minimum=2)
+        check_positive(settings["lr"], "lr")
         check_positive_int(self.seed, "seed", minimum=0)
 
     # ----------------------------------------------------------------- data
@@ -129,7 +151,7 @@ class GlobalDecoupler:
             )
         classes = sorted(values.unique(), key=str)
         if len(classes) < 2:
-            raise InputError(f"y_s needs at least 2 classes, got {classes}")
+            raise InputError(f"y_s needs at least 2 classes, got one{offending(classes[0])}")
         codes = pd.Categorical(values.astype(object), categories=classes).codes.astype(np.int64)
         return codes, exclude, np.asarray(classes, dtype=object)
 
@@ -180,7 +202,7 @@ class GlobalDecoupler:
 
     # ----------------------------------------------------------------- networks
     def _build(self, in_dim: int, n_classes: int, side: int) -> None:
-        m, k, h = self.latent_dim, self.sensitive_dim, self.hidden
+        m, k, h = self.latent_dim, self.sensitive_dim, int(self.settings()["hidden"])
         if self.kind == "image":
             self.encoder_: nn.Module = nets.image_encoder(h, m, side)
             self.decoder_: nn.Module = nets.ImageDecoder(h, m, side)
@@ -225,20 +247,21 @@ class GlobalDecoupler:
         return self
 
     def _train(self, x: torch.Tensor, y: torch.Tensor) -> list[dict[str, float]]:
+        settings = self.settings()
+        lr, epochs, batch = float(settings["lr"]), int(settings["epochs"]), settings["batch_size"]
+        beta = float(settings["beta"])
         main = [self.encoder_, self.decoder_, self.aligner_]
-        optimizer = torch.optim.Adam(
-            [p for mod in main for p in mod.parameters()], lr=float(self.lr)
-        )
-        adv_optimizer = torch.optim.Adam(self.adversary_.parameters(), lr=float(self.lr))
+        optimizer = torch.optim.Adam([p for mod in main for p in mod.parameters()], lr=lr)
+        adv_optimizer = torch.optim.Adam(self.adversary_.parameters(), lr=lr)
         gen = torch.Generator().manual_seed(int(self.seed))
         history: list[dict[str, float]] = []
-        with _progress(self.progress, int(self.epochs)) as advance:
-            for epoch in range(int(self.epochs)):
+        with _progress(bool(self.progress), epochs) as advance:
+            for epoch in range(epochs):
                 order = torch.randperm(len(x), generator=gen)
                 sums: dict[str, float] = {}
-                for start in range(0, len(x) - 1, int(self.batch_size)):
-                    idx = order[start : start + int(self.batch_size)]
-                    parts = self._step(x[idx], y[idx], gen, adv_optimizer)
+                for start in range(0, len(x) - 1, int(batch)):
+                    idx = order[start : start + int(batch)]
+                    parts = self._step(x[idx], y[idx], gen, adv_optimizer, beta)
                     optimizer.zero_grad()
                     parts.pop("objective").backward()  # type: ignore[no-untyped-call]
                     optimizer.step()
@@ -250,7 +273,12 @@ class GlobalDecoupler:
         return history
 
     def _step(
-        self, x: torch.Tensor, y: torch.Tensor, gen: torch.Generator, adv_opt: torch.optim.Optimizer
+        self,
+        x: torch.Tensor,
+        y: torch.Tensor,
+        gen: torch.Generator,
+        adv_opt: torch.optim.Optimizer,
+        beta: float,
     ) -> dict[str, torch.Tensor]:
         """The four losses of equation 5 on one batch, and their weighted sum.
 
@@ -266,7 +294,7 @@ class GlobalDecoupler:
         adv_opt.step()
         recon = self._recon(self.decoder_(z), x).mean()
         kl = nets.kl_standard_normal(mu, logvar).mean()
-        l1 = recon + float(self.beta) * kl
+        l1 = recon + beta * kl
         l2 = ce(self.aligner_(z[:, :k]), y)
         l3 = nets.distance_correlation(z[:, :k], z[:, k:])
         l4 = ce(self.adversary_(z[:, k:]), y)
@@ -278,7 +306,7 @@ class GlobalDecoupler:
     # ----------------------------------------------------------------- use
     def _require_fitted(self) -> None:
         if not hasattr(self, "encoder_"):
-            raise InputError("this GlobalDecoupler is not fitted yet: call fit() or load()")
+            raise NotFittedError("this GlobalDecoupler is not fitted yet: call fit() or load()")
 
     def encode(self, X: Any) -> tuple[np.ndarray, np.ndarray]:
         """Posterior means, split into (z_S (n, k), z_NS (n, m - k))."""
@@ -337,20 +365,11 @@ class GlobalDecoupler:
 
 @contextmanager
 def _progress(enabled: bool, total: int) -> Iterator[Any]:
-    """A rich progress bar showing the epoch's losses, or a no-op."""
-    if not enabled:
-        yield lambda row: None
-        return
-    from rich.progress import Progress
-
-    with Progress(transient=True) as bar:
-        task = bar.add_task("decoupler", total=total)
+    """Per-epoch progress with the epoch's losses, on stderr (a bar on a terminal, a line per
+    epoch in a log), or a no-op."""
+    with progress("decoupler", total, enabled=enabled) as step:
 
         def advance(row: dict[str, float]) -> None:
-            shown = " ".join(
-                f"{key}={row[key]:.3g}"
-                for key in ("reconstruction", "aligner", "dcorr", "adversary")
-            )
-            bar.update(task, advance=1, description=f"decoupler {shown}")
+            step(detail=" ".join(f"{key}={row[key]:.3g}" for key in LOSSES))
 
         yield advance

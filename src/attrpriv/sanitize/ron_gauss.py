@@ -58,7 +58,7 @@ def triangle_size(p: int) -> int:
 
 
 @dataclass(frozen=True)
-class Calibration:
+class StatisticNoise:
     """Per-statistic epsilons and l1 sensitivities; the Laplace scale of each is their ratio."""
 
     epsilon_count: float
@@ -142,8 +142,8 @@ def class_statistics(rows: np.ndarray, labels: np.ndarray, classes: np.ndarray) 
     return ClassStatistics(counts, sums, scatters)
 
 
-def noisy_statistics(
-    stats: ClassStatistics, calibration: Calibration, sampler: NoiseSampler
+def _noisy_statistics(
+    stats: ClassStatistics, calibration: StatisticNoise, sampler: NoiseSampler
 ) -> ClassStatistics:
     """Add Laplace noise of the calibrated scales to every statistic (any leading shape)."""
     count_scale, sum_scale, scatter_scale = calibration.scales
@@ -208,8 +208,8 @@ def sample_classes(
     return rows, index
 
 
-def audit_release(
-    calibration: Calibration,
+def _audit_release(
+    calibration: StatisticNoise,
     stats_a: ClassStatistics,
     stats_b: ClassStatistics,
     sampler: NoiseSampler,
@@ -230,7 +230,7 @@ def audit_release(
         many = ClassStatistics(
             *(np.repeat(s[None], n_samples, 0) for s in (stats.counts, stats.sums, stats.scatters))
         )
-        noisy = noisy_statistics(many, calibration, sampler)
+        noisy = _noisy_statistics(many, calibration, sampler)
         return np.hstack(
             [s.reshape(n_samples, -1) for s in (noisy.counts, noisy.sums, noisy.scatters)]
         )

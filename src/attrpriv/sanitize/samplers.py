@@ -33,11 +33,15 @@ from attrpriv.dp.ledger import BudgetLedger
 from attrpriv.dp.mechanism import SAMPLER_CONSTRAINTS, Mechanism, NoisePlan
 from attrpriv.dp.noise import NoiseSampler
 from attrpriv.dp.record import PrivacyRecord, Release
-from attrpriv.dp.units import SUBSTITUTE
-from attrpriv.errors import InputError
+from attrpriv.dp.units import PrivacyUnit
+from attrpriv.errors import InputError, offending
 from attrpriv.sanitize import ron_gauss as rg
 
 NS_CAVEAT = "z_NS is released unchanged: the guarantee covers z_S (and y_S) only"
+SENSITIVE_LATENT = PrivacyUnit("dp", "substitute:z_S")
+"""DP obfuscation's unit: one record's sensitive latent changed, the rest of it as it is."""
+SENSITIVE_PART = PrivacyUnit("dp", "substitute:z_S,y_S")
+"""DP sampling's unit: one record's sensitive latent and label changed, the rest as it is."""
 
 
 @dataclass(frozen=True)
@@ -187,7 +191,7 @@ class DPObfuscation(Mechanism[Latents, ObfuscationPlan]):
             sensitivity=plan.sensitivity,
             noise={"distribution": "laplace", "scale": plan.scale, "norm": "l1",
                    "per": "coordinate"},
-            unit=SUBSTITUTE,
+            unit=SENSITIVE_LATENT,
             assumptions=(NS_CAVEAT, "each record is obfuscated independently"),
         )  # fmt: skip
 
@@ -213,7 +217,7 @@ class SamplingPlan(NoisePlan):
     bound: float
     n_classes: int
     classes_seen: bool
-    statistics: rg.Calibration
+    statistics: rg.StatisticNoise
 
 
 @dataclass(frozen=True)
@@ -325,7 +329,7 @@ class DPSampling(Mechanism[LabelledLatents, SamplingPlan]):
             float(self.epsilon), 0.0, sampler, k, p, float(self.bound), n_classes, seen, statistics
         )
 
-    def _sensitivities(self, p: int, sampler: NoiseSampler) -> rg.Calibration:
+    def _sensitivities(self, p: int, sampler: NoiseSampler) -> rg.StatisticNoise:
         """Epsilons and l1 sensitivities of the count, sum and scatter releases.
 
         Substituting one record's ``(z_S, y_S)`` removes a row from one class and adds one to
@@ -333,7 +337,7 @@ class DPSampling(Mechanism[LabelledLatents, SamplingPlan]):
         """
         bound = float(self.bound)
         eps_count, eps_sum, eps_scatter = self.split()
-        return rg.Calibration(
+        return rg.StatisticNoise(
             eps_count,
             eps_sum,
             eps_scatter,
@@ -355,7 +359,7 @@ class DPSampling(Mechanism[LabelledLatents, SamplingPlan]):
         return self._plan(measured.k, measured.classes.size, measured.classes_seen, sampler)
 
     def _noise(self, measured: LabelledLatents, plan: SamplingPlan) -> SampledModel:
-        noisy = rg.noisy_statistics(measured.statistics, plan.statistics, plan.sampler)
+        noisy = rg._noisy_statistics(measured.statistics, plan.statistics, plan.sampler)
         model = rg.gaussian_classes(noisy, plan.bound)
         return SampledModel(model, measured.n, measured.classes, measured.projection)
 
@@ -398,7 +402,7 @@ class DPSampling(Mechanism[LabelledLatents, SamplingPlan]):
                    f"l1 over all {plan.n_classes} classes (a substitution moves one row)",
                    "latent_dim": plan.k,
                    "projection_dim": plan.p, "bound": plan.bound},
-            unit=SUBSTITUTE,
+            unit=SENSITIVE_PART,
             assumptions=(NS_CAVEAT, *(extra if plan.classes_seen else ())),
         )  # fmt: skip
 
@@ -424,7 +428,7 @@ class DPSampling(Mechanism[LabelledLatents, SamplingPlan]):
             raise InputError("classes must be a non-empty list of distinct labels")
         unknown = ~np.isin(labels, classes)
         if unknown.any():
-            raise InputError(f"y_s has label {labels[unknown][0]!r}, not in classes")
+            raise InputError(f"y_s has a label{offending(labels[unknown][0])} not in classes")
         return labels, classes, False
 
 

@@ -13,6 +13,7 @@ from typing import Any, NoReturn, Protocol
 import numpy as np
 import pandas as pd
 
+from attrpriv._display import html_pairs
 from attrpriv._io import to_jsonable
 from attrpriv.dp.ledger import BudgetLedger
 from attrpriv.dp.record import PrivacyRecord
@@ -37,6 +38,34 @@ class SanitizedData:
     y_s: np.ndarray | None
     record: PrivacyRecord | None
     parts: dict[str, Any] = field(default_factory=dict)
+
+    def _describe(self) -> tuple[str, str]:
+        """(the data's shape in words, its guarantee in words)."""
+        shape = np.shape(self.data)
+        if isinstance(self.data, pd.DataFrame):
+            size = f"{shape[0]} rows x {shape[1]} columns"
+        else:
+            size = f"{shape[0]} images of {' x '.join(str(d) for d in shape[1:])}"
+        claim = "no DP claim (z_S suppressed)" if self.record is None else (
+            f"{self.record.guarantee} on z_S and y_S")  # fmt: skip
+        return size, claim
+
+    def __repr__(self) -> str:
+        size, claim = self._describe()
+        labels = ", synthetic sensitive labels" if self.y_s is not None else ""
+        return f"SanitizedData({size}{labels}; {claim})"
+
+    def _repr_html_(self) -> str:
+        size, claim = self._describe()
+        pairs = [
+            ("data", size),
+            ("sensitive labels", "synthetic (drawn)" if self.y_s is not None else "none"),
+            ("guarantee", claim),
+            ("sampler", str(self.parts.get("sampler", "-"))),
+        ]
+        if self.record is not None:
+            pairs.append(("protects", self.record.protects))
+        return html_pairs("Sanitized data", pairs)
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready summary (the data itself goes to a Parquet/NumPy file, not to JSON)."""

@@ -16,7 +16,7 @@ import torch
 from torch.nn import functional
 
 from attrpriv.data.schema import Categorical, Column, Integer, Role, Schema
-from attrpriv.errors import InputError
+from attrpriv.errors import InputError, offending
 
 
 @dataclass(frozen=True)
@@ -85,7 +85,8 @@ class TabularCodec:
         unknown = series.notna().to_numpy() & (codes < 0)
         if unknown.any():
             raise InputError(
-                f"column {name!r} has value {series[unknown].iloc[0]!r} outside its domain"
+                f"column {name!r} has a value{offending(series[unknown].iloc[0])} outside its "
+                "domain"
             )
         if (codes < 0).any() and not col.nullable:
             raise InputError(f"column {name!r} has missing values but is not nullable")

@@ -20,6 +20,7 @@ import numpy as np
 import pandas as pd
 from sklearn.linear_model import LogisticRegression
 
+from attrpriv._progress import progress
 from attrpriv.dp.ledger import BudgetLedger
 from attrpriv.errors import InputError
 from attrpriv.sanitize.decoupler import GlobalDecoupler
@@ -118,6 +119,7 @@ def sweep(
     target: str,
     seed: int = 0,
     reference: bool = True,
+    progress: bool = False,
 ) -> SweepResult:
     """Evaluate every ``name -> (family, sampler)``; ``target`` is the utility task's column.
 
@@ -126,7 +128,8 @@ def sweep(
     the decoupler's modelled columns but the sensitive and target ones for the task, and all but
     the sensitive one for the adversary (it sees everything released). With ``reference``, two
     rows of family "reference" (left out of the Pareto AUC) are added: the decoupler's plain
-    reconstruction (z_S kept) and the real data, to read the others against.
+    reconstruction (z_S kept) and the real data, to read the others against. ``progress``
+    reports each sampler on stderr as it is scored.
     """
     sensitive = decoupler.sensitive_column_
     if sensitive is None:
@@ -145,7 +148,7 @@ def sweep(
                  private[sensitive].astype(str).to_numpy(),
                  private[target].astype(str).to_numpy(), partial(_columns, kept=kept),
                  leak_features=partial(_columns, kept=released))  # fmt: skip
-    return _run(decoupler, samplers, task, seed, reference)
+    return _run(decoupler, samplers, task, seed, reference, progress)
 
 
 def sweep_images(
@@ -159,6 +162,7 @@ def sweep_images(
     *,
     seed: int = 0,
     reference: bool = True,
+    progress: bool = False,
 ) -> SweepResult:
     """:func:`sweep` for an image decoupler; images are flattened to pixel vectors for scoring.
 
@@ -174,7 +178,7 @@ def sweep_images(
     y_priv = _labels(private_sensitive, len(private), "private_sensitive")
     y_task = _labels(private_target, len(private), "private_target")
     task = _Task(aux, private, y_aux, y_priv, y_aux, y_priv, y_task, _pixels, PIXEL_MODEL)
-    return _run(decoupler, samplers, task, seed, reference)
+    return _run(decoupler, samplers, task, seed, reference, progress)
 
 
 # Pixels (already in [0, 1]): a logistic regression on the raw values. Standardising would blow
@@ -196,13 +200,19 @@ def _pixels(images: Any) -> np.ndarray:
 
 
 def _run(
-    decoupler: GlobalDecoupler, samplers: Samplers, task: _Task, seed: int, reference: bool
+    decoupler: GlobalDecoupler,
+    samplers: Samplers,
+    task: _Task,
+    seed: int,
+    reference: bool,
+    shown: bool = False,
 ) -> SweepResult:
     """Score every sampler (and the reference rows), then each family's Pareto AUC."""
-    points = [
-        _point(as_pipeline(decoupler, sampler), name, family, task, seed)
-        for name, (family, sampler) in samplers.items()
-    ]
+    points = []
+    with progress("scoring samplers", len(samplers), enabled=shown) as advance:
+        for name, (family, sampler) in samplers.items():
+            points.append(_point(as_pipeline(decoupler, sampler), name, family, task, seed))
+            advance(detail=name)
     if reference:
         points.append(_point(Sanitizer(decoupler, KeepLatents()), "reconstruction (z_S kept)",
                              "reference", task, seed))  # fmt: skip

@@ -25,7 +25,7 @@ from attrpriv._checks import check_choice, check_finite_number, check_positive_i
 from attrpriv.assess.mitigation.base import Strategy, is_numeric
 from attrpriv.errors import InputError
 
-METHODS = ("quantile", "tree")
+BINNING_METHODS = ("quantile", "tree")
 OTHER = "other"
 
 
@@ -56,7 +56,7 @@ class Generalize(Strategy):
         self, X: pd.DataFrame, features: tuple[str, ...], seed: int, y: pd.Series | None
     ) -> tuple[pd.DataFrame, dict[str, Any], float | None]:
         bins = check_positive_int(self.bins, "bins", minimum=2)
-        method = check_choice(self.method, "method", METHODS)
+        method = check_choice(self.method, "method", BINNING_METHODS)
         min_share = check_finite_number(self.min_share, "min_share")
         if not 0.0 <= min_share < 1.0:
             raise InputError(f"min_share must be in [0, 1), got {min_share}")

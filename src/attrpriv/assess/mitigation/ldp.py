@@ -32,9 +32,9 @@ from attrpriv.assess.mitigation.base import (
     with_values,
 )
 from attrpriv.assess.mitigation.randomizers import (
-    BitSource,
+    _BitSource,
+    _randomized_response,
     keep_probability,
-    randomized_response,
     realised_epsilon,
     replace_probability,
 )
@@ -44,8 +44,8 @@ from attrpriv.dp.ledger import BudgetLedger
 from attrpriv.dp.mechanism import SAMPLER_CONSTRAINTS, Mechanism, NoisePlan
 from attrpriv.dp.noise import NoiseSampler
 from attrpriv.dp.record import PrivacyRecord, Release
-from attrpriv.dp.units import SUBSTITUTE
-from attrpriv.errors import InputError
+from attrpriv.dp.units import PrivacyUnit
+from attrpriv.errors import InputError, offending
 
 MAX_EPSILON = 700.0  # e^epsilon must be a finite float
 
@@ -145,11 +145,15 @@ class LocalDPNoise(Strategy, Mechanism[Columns, LocalPlan]):
         epsilon = float(self.epsilon)
         frame, features = measured.frame, measured.features
         plans = {f: self._plan(frame[f], epsilon, sampler) for f in features}
-        return LocalPlan(epsilon * len(features), 0.0, sampler, epsilon, plans)
+        inferred = () if self.schema is None else self.schema.inferred_among(features)
+        from_schema = tuple(f for f in inferred if _from_schema(f, plans[f], self.bounds))
+        return LocalPlan(
+            epsilon * len(features), 0.0, sampler, epsilon, plans, inferred=from_schema
+        )
 
     def _noise(self, measured: Columns, plan: LocalPlan) -> pd.DataFrame:
         X = measured.frame
-        bits = BitSource(plan.sampler, measured.seed)
+        bits = _BitSource(plan.sampler, measured.seed)
         for feature, feature_plan in plan.features.items():
             X[feature] = _randomize(X[feature], feature_plan, plan.sampler, bits)
         return X
@@ -254,7 +258,7 @@ class LocalDPNoise(Strategy, Mechanism[Columns, LocalPlan]):
         if outside.any() or (missing and not any(_is_missing(v) for v in declared)):
             bad = column[outside].iloc[0] if outside.any() else None
             raise InputError(
-                f"column {name!r} has value {bad!r} outside its declared domain "
+                f"column {name!r} has a value{offending(bad)} outside its declared domain "
                 f"({len(declared)} values); add it to domain[{name!r}] (None for missing)"
             )
         return declared, source
@@ -272,7 +276,7 @@ class LocalDPNoise(Strategy, Mechanism[Columns, LocalPlan]):
             ),
             sensitivity={f: float(p["sensitivity"]) for f, p in plan.features.items()},
             noise={"per_feature": plan.public()},
-            unit=SUBSTITUTE,
+            unit=PrivacyUnit("dp", "substitute:" + ",".join(features)),
             assumptions=(
                 "columns outside the feature set are kept as they are: what they reveal about "
                 "the randomized values (through correlation) is not protected",
@@ -298,12 +302,19 @@ def _check_domain(values: object, name: str) -> list[Any]:
     return listed
 
 
+def _from_schema(feature: str, plan: Mapping[str, Any], bounds: Mapping[str, Any] | None) -> bool:
+    """Whether ``feature``'s domain (categories, or numeric bounds) was taken from the schema."""
+    if plan["distribution"] == "laplace":
+        return bounds is None or feature not in bounds
+    return bool(plan["domain_source"] == "schema")
+
+
 def _is_missing(value: object) -> bool:
     return value is None or (isinstance(value, float) and np.isnan(value))
 
 
 def _randomize(
-    column: pd.Series, plan: Mapping[str, Any], sampler: NoiseSampler, bits: BitSource
+    column: pd.Series, plan: Mapping[str, Any], sampler: NoiseSampler, bits: _BitSource
 ) -> Any:
     """One feature's randomized values (a new array; the column is not touched)."""
     if plan["distribution"] == "laplace":
@@ -313,7 +324,7 @@ def _randomize(
     missing_code = next((i for i, v in enumerate(values) if _is_missing(v)), -1)
     lookup = {v: i for i, v in enumerate(values) if not _is_missing(v)}
     codes = np.array([missing_code if pd.isna(v) else lookup[v] for v in column], dtype=np.int64)
-    noisy = randomized_response(codes, len(values), plan["replace_probability"], bits)
+    noisy = _randomized_response(codes, len(values), plan["replace_probability"], bits)
     table = np.empty(len(values), dtype=object)
     table[:] = [None if _is_missing(v) else v for v in values]
     declared = [v for v in values if not _is_missing(v)]

@@ -56,7 +56,7 @@ def realised_epsilon(r: float, k: int) -> float:
     return 0.0 if k == 1 or r >= 1.0 else math.log(privacy_ratio(r, k))
 
 
-class BitSource:
+class _BitSource:
     """Exact Bernoulli and uniform draws: OpenDP for a private sampler, numpy otherwise."""
 
     def __init__(self, sampler: NoiseSampler, seed: int = 0) -> None:
@@ -114,7 +114,7 @@ def _opendp_bits(f: float, size: int) -> np.ndarray:
     return np.unpackbits(np.frombuffer(raw, dtype=np.uint8))[:size].astype(bool)
 
 
-def randomized_response(codes: np.ndarray, k: int, r: float, bits: BitSource) -> np.ndarray:
+def _randomized_response(codes: np.ndarray, k: int, r: float, bits: _BitSource) -> np.ndarray:
     """Replace each code in {0..k-1} with probability r by a uniform draw over all k codes."""
     replace = bits.bernoulli(r, codes.size)
     out = np.array(codes, dtype=np.int64, copy=True)

@@ -6,7 +6,7 @@ import math
 
 from attrpriv.assess.mitigation.base import Drop, Strategy
 from attrpriv.assess.mitigation.encrypt import Encrypt
-from attrpriv.assess.mitigation.generalize import METHODS, Generalize
+from attrpriv.assess.mitigation.generalize import BINNING_METHODS, Generalize
 from attrpriv.assess.mitigation.ldp import LocalDPNoise
 from attrpriv.assess.mitigation.synthetic import SyntheticReplacement
 from attrpriv.data.schema import Schema
@@ -55,8 +55,10 @@ def _generalize(spec: str, args: list[str]) -> Generalize:
                 f"mitigation {spec!r}: BINS must be a whole number >= 2, got {args[0]!r}"
             ) from None
     method = args[1].lower() if len(args) == 2 else "quantile"
-    if bins < 2 or method not in METHODS:
-        raise InputError(f"mitigation {spec!r}: expected BINS >= 2 and a method in {list(METHODS)}")
+    if bins < 2 or method not in BINNING_METHODS:
+        raise InputError(
+            f"mitigation {spec!r}: expected BINS >= 2 and a method in {list(BINNING_METHODS)}"
+        )
     return Generalize(bins=bins, method=method)
 
 

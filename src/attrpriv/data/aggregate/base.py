@@ -23,7 +23,7 @@ from __future__ import annotations
 import math
 import numbers
 from abc import ABC, abstractmethod
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from types import TracebackType
 from typing import Any, Self
@@ -33,7 +33,7 @@ import pandas as pd
 
 from attrpriv._checks import check_positive_int
 from attrpriv.data.schema import Categorical, Domain, Integer, Numeric, Role, Schema
-from attrpriv.errors import InputError, SchemaError
+from attrpriv.errors import InputError, SchemaError, offending
 
 DiscreteDomain = Categorical | Integer
 """Domains whose values can be counted one by one."""
@@ -52,6 +52,8 @@ class Groups:
 
     keys: tuple[np.ndarray, ...]
     counts: np.ndarray
+    missing: int | None = None
+    """Rows left out for a missing value in one of the columns; ``None`` if not counted."""
 
     @classmethod
     def concat(cls, parts: Sequence[Groups], width: int) -> Groups:
@@ -59,7 +61,9 @@ class Groups:
         if not parts:
             return cls.empty(width)
         keys = tuple(np.concatenate([p.keys[i] for p in parts]) for i in range(width))
-        return cls(keys, np.concatenate([p.counts for p in parts]))
+        missing = [p.missing for p in parts]
+        total = None if None in missing else sum(m for m in missing if m is not None)
+        return cls(keys, np.concatenate([p.counts for p in parts]), total)
 
     @classmethod
     def empty(cls, width: int) -> Groups:
@@ -103,7 +107,7 @@ def domain_positions(column: str, domain: DiscreteDomain, values: np.ndarray) ->
     bad = np.flatnonzero(positions < 0)
     if bad.size:
         raise SchemaError(
-            f"column {column!r} has value {plain(values[bad[0]])!r} outside its domain: "
+            f"column {column!r} has a value{offending(values[bad[0]])} outside its domain: "
             f"expected {domain.describe()}"
         )
     return positions
@@ -226,7 +230,9 @@ class Aggregator(ABC):
         (use :meth:`histogram`).
         """
         domain = self._discrete_domain(column)
-        return counts_series(column, domain, self._group_counts([column]))
+        groups = self._group_counts([column])
+        self._check_missing({column: groups})
+        return counts_series(column, domain, groups)
 
     def all_counts(self, columns: Sequence[str] | None = None) -> dict[str, pd.Series]:
         """:meth:`counts` of several columns at once (one pass over the data where possible).
@@ -237,6 +243,7 @@ class Aggregator(ABC):
         names = self._default_discrete() if columns is None else self._names(columns)
         domains = [self._discrete_domain(name) for name in names]
         groups = self._all_group_counts(names) if names else {}
+        self._check_missing(groups)
         return {
             name: counts_series(name, dom, groups[name])
             for name, dom in zip(names, domains, strict=True)
@@ -263,11 +270,13 @@ class Aggregator(ABC):
         domain = self._numeric_domain(column, "histogram")
         cuts = _check_edges(column, edges, domain)
         stats = self._bin_stats(column, cuts)
+        if stats.low > stats.high and not self._schema[column].nullable:
+            raise SchemaError(_no_values(column))
         if stats.low <= stats.high:
             for value in (stats.low, stats.high):
                 if not domain.lower <= value <= domain.upper:
                     raise SchemaError(
-                        f"column {column!r} has value {value!r} outside its domain: "
+                        f"column {column!r} has a value{offending(value)} outside its domain: "
                         f"expected {domain.describe()}"
                     )
         index = pd.IntervalIndex.from_breaks(cuts, closed="left", name=column)
@@ -310,6 +319,24 @@ class Aggregator(ABC):
         return pd.DataFrame(values, index=pd.Index(names), columns=pd.Index(names))
 
     # -- argument checks -----------------------------------------------------------------------
+    def _check_missing(self, groups: Mapping[str, Groups]) -> None:
+        """Refuse missing values where the schema does not allow them.
+
+        A column without a single value (only missing ones, or no rows at all) is refused
+        whatever the back end counted; the number of missing values is checked where the back
+        end counted it (``Groups.missing``).
+        """
+        for name, found in groups.items():
+            if self._schema[name].nullable:
+                continue
+            if not int(found.counts.sum()):
+                raise SchemaError(_no_values(name))
+            if found.missing:
+                raise SchemaError(
+                    f"column {name!r} has {found.missing} missing values; the schema does not "
+                    "allow missing values (set nullable: true)"
+                )
+
     def _require_present(self, present: Sequence[str]) -> None:
         """Every schema column with a domain must be in the data (ignored ones may be absent)."""
         available = set(present)
@@ -365,6 +392,13 @@ class Aggregator(ABC):
             for c in self._schema.columns
             if c.role is not Role.IGNORE and isinstance(c.domain, (Categorical, Integer))
         ]
+
+
+def _no_values(column: str) -> str:
+    return (
+        f"column {column!r} has no values (only missing ones, or no rows); the schema does not "
+        "allow missing values (set nullable: true)"
+    )
 
 
 def _check_edges(column: str, edges: Sequence[float], domain: Numeric | Integer) -> np.ndarray:

@@ -18,7 +18,7 @@ import pandas as pd
 
 from attrpriv.data.aggregate import pandas as stats
 from attrpriv.data.aggregate.base import Aggregator, BinStats, Groups
-from attrpriv.data.aggregate.pandas import M
+from attrpriv.data.aggregate.pandas import MergeableT
 from attrpriv.data.schema import Schema
 from attrpriv.errors import InputError
 
@@ -67,7 +67,9 @@ class DaskAggregator(Aggregator):
         tasks = [delayed(statistic)(part) for part in self._frame[list(columns)].to_delayed()]
         return list(self._dask.compute(*tasks))
 
-    def _merged(self, columns: Sequence[str], statistic: Callable[[pd.DataFrame], M]) -> M:
+    def _merged(
+        self, columns: Sequence[str], statistic: Callable[[pd.DataFrame], MergeableT]
+    ) -> MergeableT:
         """``statistic`` of the whole frame, merged from its partitions."""
         return stats.merge_all(self._per_partition(columns, statistic))
 

@@ -7,6 +7,7 @@ path is passed as a bound parameter and column names are quoted, so neither can 
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, Literal, TypeVar
@@ -16,12 +17,12 @@ import numpy as np
 import pandas as pd
 
 from attrpriv.data.aggregate.base import Aggregator, BinStats, Groups, centred_comoment
+from attrpriv.data.read import PARQUET_SUFFIXES
 from attrpriv.data.schema import Categorical, Column, Integer, Numeric, Schema
 from attrpriv.errors import InputError, SchemaError
 
 T = TypeVar("T")
 
-PARQUET_SUFFIXES = (".parquet", ".pq")
 CSV_SUFFIXES = (".csv", ".csv.gz")
 _FLOAT_TYPES = ("DOUBLE", "FLOAT", "REAL")
 _NUMERIC_TYPES = (
@@ -163,8 +164,8 @@ class DuckDBAggregator(Aggregator):
         try:
             return fetch(self._con.execute(sql, {"path": self._path, **(params or {})}))
         except duckdb.Error as exc:
-            first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-            raise InputError(f"DuckDB could not read {self._path!r}: {first}") from None
+            names = [col.name for col in self.schema.columns]
+            raise _read_error(exc, self._path, names) from None
 
     def _number(self, column: str) -> str:
         """``column`` as a DOUBLE expression; :class:`SchemaError` if its type is not numeric."""
@@ -206,14 +207,20 @@ class DuckDBAggregator(Aggregator):
         else:
             sql = self._union_all_sql(columns)
         found: list[list[tuple[Any, int]]] = [[] for _ in columns]
+        # GROUPING SETS keeps the group of missing values (key None): it counts them for free
+        missing: list[int | None] = [0 if strategy == "grouping_sets" else None for _ in columns]
         for set_id, count, *values in self._query(sql):
-            if values[set_id] is not None:  # None: the group of missing values
+            if values[set_id] is not None:
                 found[set_id].append((values[set_id], count))
+            elif strategy == "grouping_sets":
+                missing[set_id] = int(count)
         return {
             name: Groups(
-                (_object_array([v for v, _ in pairs]),), np.array([n for _, n in pairs], np.int64)
+                (_object_array([v for v, _ in pairs]),),
+                np.array([n for _, n in pairs], np.int64),
+                missing[i],
             )
-            for name, pairs in zip(columns, found, strict=True)
+            for i, (name, pairs) in enumerate(zip(columns, found, strict=True))
         }
 
     def _grouping_sets_sql(self, columns: Sequence[str]) -> str:
@@ -301,6 +308,31 @@ class DuckDBAggregator(Aggregator):
             domain = self._numeric_domain(name, "covariance")
             centre.append((domain.lower + domain.upper) / 2 if value is None else value)
         return np.array(centre, dtype=np.float64)
+
+
+def _read_error(exc: duckdb.Error, path: str, columns: Sequence[str]) -> InputError:
+    """DuckDB's error as one line.
+
+    A CSV value that does not convert to its column's type is a :class:`SchemaError` naming the
+    column and the line, never the value: DuckDB's full text quotes the value and its whole line
+    (the column is looked up among the schema's, so nothing from the data can be taken for it).
+    """
+    text = str(exc)
+    if isinstance(exc, duckdb.ConversionException):
+        for name in columns:
+            if f'Error when converting column "{name}". Could not convert' not in text:
+                continue
+            line = re.search(r"CSV Error on Line: (\d+)", text)
+            where = f"line {line[1]} of {path!r}" if line else repr(path)
+            kind = re.search(rf"Column {re.escape(name)} is being converted as type (\w+)", text)
+            what = (
+                "is not a number"
+                if kind is None or kind[1].startswith(_NUMERIC_TYPES)
+                else f"cannot be read as {kind[1]}"
+            )
+            return SchemaError(f"column {name!r} has a value that {what} ({where})")
+    first = text.strip().splitlines()[0] if text.strip() else type(exc).__name__
+    return InputError(f"DuckDB could not read {path!r}: {first}")
 
 
 def _pattern_key(values: Sequence[str]) -> str:

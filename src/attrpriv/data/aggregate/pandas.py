@@ -29,15 +29,15 @@ class Mergeable(Protocol):
     def merge(self, other: Self) -> Self: ...
 
 
-M = TypeVar("M", bound=Mergeable)
+MergeableT = TypeVar("MergeableT", bound=Mergeable)
 
 
-def merge_all(parts: Iterable[M]) -> M:
+def merge_all(parts: Iterable[MergeableT]) -> MergeableT:
     """Merge the statistics of disjoint pieces into the statistic of their union."""
     return reduce(lambda a, b: a.merge(b), parts)
 
 
-def chunked(frame: pd.DataFrame, statistic: Callable[[pd.DataFrame], M]) -> M:
+def chunked(frame: pd.DataFrame, statistic: Callable[[pd.DataFrame], MergeableT]) -> MergeableT:
     """``statistic`` of ``frame``, computed on row chunks of :data:`CHUNK_ROWS` and merged."""
     starts = range(0, max(len(frame), 1), CHUNK_ROWS)
     return merge_all(statistic(frame.iloc[start : start + CHUNK_ROWS]) for start in starts)
@@ -65,7 +65,8 @@ def group_counts(frame: pd.DataFrame, columns: Sequence[str]) -> Groups:
         keys = tuple(index.get_level_values(i).to_numpy(dtype=object) for i in range(len(columns)))
     else:
         keys = (index.to_numpy(dtype=object),)
-    return Groups(keys, sizes.to_numpy(dtype=np.int64))
+    missing = int(frame[list(columns)].isna().any(axis=1).sum())
+    return Groups(keys, sizes.to_numpy(dtype=np.int64), missing)
 
 
 def all_group_counts(frame: pd.DataFrame, columns: Sequence[str]) -> dict[str, Groups]:

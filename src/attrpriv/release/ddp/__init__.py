@@ -1,5 +1,6 @@
 """Tabular-DDP: survey histograms under dependent differential privacy."""
 
+from attrpriv.release.ddp.dependence import ExpectedError, discrete_laplace_mae
 from attrpriv.release.ddp.mechanism import TabularDDP
 
-__all__ = ["TabularDDP"]
+__all__ = ["ExpectedError", "TabularDDP", "discrete_laplace_mae"]

@@ -17,6 +17,7 @@ release reports the loss it could reach if they are not (``epsilon_if_chunks_dep
 
 from __future__ import annotations
 
+import hashlib
 import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
@@ -25,7 +26,15 @@ from typing import Any, ClassVar
 import numpy as np
 import pandas as pd
 
-from attrpriv._checks import Check, check_epsilon, check_flag, check_positive_int, one_of
+from attrpriv._checks import (
+    Check,
+    check_epsilon,
+    check_flag,
+    check_positive,
+    check_positive_int,
+    one_of,
+    optional,
+)
 from attrpriv.data.aggregate import aggregator_for
 from attrpriv.data.schema import Role, Schema
 from attrpriv.dp.accuracy import Accuracy
@@ -33,7 +42,7 @@ from attrpriv.dp.ledger import BudgetLedger
 from attrpriv.dp.mechanism import SAMPLER_CONSTRAINTS, Mechanism, NoisePlan, check_fitted
 from attrpriv.dp.noise import NoiseSampler
 from attrpriv.dp.record import PrivacyRecord, Release
-from attrpriv.dp.units import ONE_ANSWER
+from attrpriv.dp.units import ANSWER, PrivacyUnit
 from attrpriv.errors import InputError
 from attrpriv.release.ddp.bound import ALPHA, Evidence, chunk_evidence
 from attrpriv.release.ddp.chunking import GROUPINGS, check_chunks, dependence_chunks, order_chunks
@@ -56,21 +65,14 @@ from attrpriv.release.graph.learning import (
 )
 from attrpriv.release.graph.network import DiscreteNetwork
 from attrpriv.release.laplace import (
+    Counts,
     Histograms,
-    LaplaceHistograms,
+    _noisy_histograms,
     histogram_accuracy,
-    noisy_histograms,
+    histograms_sensitivity,
 )
 
 Progress = Callable[[int, int], None]
-
-
-@dataclass(frozen=True)
-class Counts:
-    """The exact counts of every level of every released column (private)."""
-
-    counts: Mapping[str, pd.Series]  # indexed by the level labels
-    inferred: tuple[str, ...]
 
 
 @dataclass(frozen=True)
@@ -81,6 +83,7 @@ class DDPPlan(NoisePlan):
     chunks: tuple[ChunkNoise, ...]
     learned_from: str
     n_learning_rows: int
+    model: str  # a fingerprint of the chunks and their networks: the dependence model
     claims_rejected: int  # independence claims the learning rows rejected (not used)
     claims_untestable: int  # claims with too few rows per cell to test (not used)
 
@@ -131,9 +134,16 @@ class TabularDDP(Mechanism[Counts, DDPPlan]):
 
     _constraints: ClassVar[Mapping[str, Check]] = {
         "epsilon": check_epsilon,
+        "chunk_size": check_positive_int,
         "method": one_of(METHODS),
         "structure": one_of(STRUCTURES),
         "grouping": one_of(GROUPINGS),
+        "max_levels": lambda value, name: check_positive_int(value, name, minimum=2),
+        "max_parents": check_positive_int,
+        "prior": check_positive,
+        "max_quilt_size": optional(check_positive_int),
+        "max_learn_rows": check_positive_int,
+        "seed": optional(lambda value, name: check_positive_int(value, name, minimum=0)),
         "nonnegative": check_flag,
         **SAMPLER_CONSTRAINTS,
     }
@@ -245,7 +255,7 @@ class TabularDDP(Mechanism[Counts, DDPPlan]):
     ) -> list[tuple[str, ...]]:
         if self.chunks is not None:
             return check_chunks(self.chunks)
-        k = check_positive_int(self.chunk_size, "chunk_size")
+        k = int(self.chunk_size)
         if self.grouping == "order":
             return order_chunks(columns, k)
         return dependence_chunks(codes, {c: levels[c].n_states for c in columns}, k)
@@ -284,6 +294,7 @@ class TabularDDP(Mechanism[Counts, DDPPlan]):
             chunks,
             self.learned_from_,
             self.n_learning_rows_,
+            _fingerprint(self.networks_),
             sum(e.rejected for e in self.evidence_),
             sum(e.untestable for e in self.evidence_),
             inferred=inferred,
@@ -301,8 +312,7 @@ class TabularDDP(Mechanism[Counts, DDPPlan]):
         """Expected absolute error per bin (from the scales), and the Laplace baseline's."""
         plan = plan if plan is not None else self.calibrate()
         columns = [c for p in plan.chunks for c in p.columns]
-        baseline = LaplaceHistograms(plan.epsilon, columns, neighbours="substitute")
-        laplace_scale = baseline.calibrate(len(columns), plan.sampler).scale
+        laplace_scale = histograms_sensitivity(len(columns), "substitute") / plan.epsilon
         bins = [sum(self.levels_[c].size for c in p.columns) for p in plan.chunks]
         maes = [discrete_laplace_mae(p.scale) for p in plan.chunks]
         total = sum(bins)
@@ -360,8 +370,8 @@ class TabularDDP(Mechanism[Counts, DDPPlan]):
     def _noise(self, measured: Counts, plan: DDPPlan) -> Histograms:
         raw: Histograms = {}
         for chunk in plan.chunks:
-            counts = {c: measured.counts[c] for c in chunk.columns}
-            raw.update(noisy_histograms(counts, chunk.scale, plan.sampler))
+            counts = {c: measured.histograms[c] for c in chunk.columns}
+            raw.update(_noisy_histograms(counts, chunk.scale, plan.sampler))
         return raw
 
     def _post_process(self, noisy: Histograms) -> Histograms:
@@ -410,9 +420,21 @@ class TabularDDP(Mechanism[Counts, DDPPlan]):
                 "composition": f"sequential over {len(plan.chunks)} chunks, epsilon * k_c / m each",
                 "chunk_epsilon": [p.epsilon for p in plan.chunks],
             },
-            unit=ONE_ANSWER,
+            unit=PrivacyUnit("dependent-dp", f"{ANSWER}@{plan.model}"),
             assumptions=_model_assumptions(plan),
         )
+
+
+def _fingerprint(networks: Sequence[DiscreteNetwork]) -> str:
+    """Eight hex digits naming the dependence model: every chunk's nodes, states, parents and
+    conditional probabilities. Releases compose as dependent DP only under one model."""
+    digest = hashlib.sha256()
+    for network in networks:
+        for node in network.nodes:
+            parents = network.parents.get(node, ())
+            digest.update(repr((node, network.states[node], parents)).encode())
+            digest.update(np.ascontiguousarray(network.cpds[node], dtype=np.float64).tobytes())
+    return digest.hexdigest()[:8]
 
 
 def _model_assumptions(plan: DDPPlan) -> tuple[str, ...]:

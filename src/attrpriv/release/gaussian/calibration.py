@@ -28,7 +28,7 @@ import numpy as np
 from numpy.typing import NDArray
 from scipy import optimize, special
 
-from attrpriv._checks import check_delta
+from attrpriv._checks import check_delta, check_epsilon
 from attrpriv.errors import InputError
 
 Array = NDArray[np.float64]
@@ -88,6 +88,31 @@ def gaussian_delta(shift: float, epsilon: float) -> float:
     return max(0.0, inside - math.expm1(epsilon) * float(special.ndtr(b)))
 
 
+def nominal_delta(shift: float, epsilon: float, method: str) -> float:
+    """The delta a Gaussian pair at Mahalanobis ``shift`` is certified for at ``epsilon``:
+    exact (``"analytic"``), or the classic ``1.25 exp(-(epsilon / shift)^2 / 2)`` (the inverse
+    of ``c = sqrt(2 ln(1.25 / delta))``) where it is not below the exact one."""
+    exact = gaussian_delta(shift, epsilon)
+    if method == "classic":
+        return max(exact, 1.25 * math.exp(-0.5 * (epsilon / shift) ** 2))
+    return exact
+
+
+MAX_EPSILON = 700.0
+"""The largest epsilon calibrated: ``e^epsilon`` must be a finite float (e^709 is the last)."""
+
+
+def check_gaussian_epsilon(value: object, name: str = "epsilon") -> float:
+    """An epsilon for the attribute-private Gaussian mechanism: in (0, 700]."""
+    epsilon = check_epsilon(value, name)
+    if epsilon > MAX_EPSILON:
+        raise InputError(
+            f"{name} must be at most {MAX_EPSILON:g} for the attribute-private Gaussian "
+            f"mechanism (e^{name} must be a finite number), got {epsilon:g}"
+        )
+    return epsilon
+
+
 def check_gaussian_delta(value: object, name: str = "delta") -> float:
     """A delta for the Gaussian mechanism: in (0, 1)."""
     delta = check_delta(value, name)
@@ -115,6 +140,20 @@ def calibrate(epsilon: float, delta: float, method: str = "analytic") -> Calibra
         return Calibration(method, epsilon, delta, shift, exact)
     shift = _analytic_shift(epsilon, delta)
     return Calibration(method, epsilon, delta, shift, gaussian_delta(shift, epsilon))
+
+
+def largest_shift(epsilon: float, delta: float, method: str) -> float:
+    """The largest Mahalanobis shift whose :func:`nominal_delta` is at most ``delta``."""
+    shift = _analytic_shift(epsilon, delta)
+    if method == "classic":
+        shift = min(shift, epsilon / math.sqrt(2.0 * math.log(1.25 / delta)))
+    return shift
+
+
+def replace_shift(cal: Calibration, shift: float) -> Calibration:
+    """``cal`` with another largest shift (its exact delta recomputed at ``cal.epsilon``)."""
+    exact = gaussian_delta(shift, cal.epsilon)
+    return Calibration(cal.method, cal.epsilon, cal.delta, shift, exact)
 
 
 def _analytic_shift(epsilon: float, delta: float) -> float:
@@ -245,11 +284,16 @@ def rank_one_variance(shift: Array, cov: Array, max_shift: float) -> float:
 
 @dataclass(frozen=True)
 class Constraint:
-    """One secret pair: the mean shift of the query and its conditional covariance."""
+    """One secret pair: the mean shift of the query and its conditional covariance.
+
+    ``gaussian``: the pair's conditional laws are exactly Gaussian (a Gaussian model), so the
+    Mahalanobis condition is the whole guarantee; otherwise they are approximations.
+    """
 
     label: str
     shift: Array
     cov: Array
+    gaussian: bool = True
 
 
 def isotropic_noise(constraints: Sequence[Constraint], max_shift: float) -> Array:
@@ -305,15 +349,20 @@ def worst_shift(constraints: Sequence[Constraint], noise: Array) -> float:
 
 __all__ = [
     "CALIBRATIONS",
+    "MAX_EPSILON",
     "Calibration",
     "Constraint",
     "calibrate",
     "check_covariance",
+    "check_gaussian_epsilon",
     "directional_noise",
     "gaussian_delta",
     "isotropic_noise",
     "isotropic_variance",
+    "largest_shift",
     "mahalanobis_sq",
+    "nominal_delta",
     "rank_one_variance",
+    "replace_shift",
     "worst_shift",
 ]

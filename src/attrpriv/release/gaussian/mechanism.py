@@ -11,12 +11,18 @@ randomness S pays for part (or all: privacy "for free") of the noise.
 Variants: ``"isotropic"`` adds ``s I`` with the smallest such s (the paper's sigma^2 for a
 scalar query, its conditional-covariance extension for vectors); ``"directional"`` adds noise
 only along the mean shifts (rank-one terms), usually far less in total.
+
+The guarantee stated is the one asked for. Where F given a secret is not Gaussian (the
+resampling model), it rests on the exact privacy loss of a scalar release or on Algorithm 2
+calibrated to the request (:mod:`attrpriv.release.gaussian.accounting`); a Gaussian model on
+discrete variables is refused unless forced, and models are checked against their reference
+data before a release (:mod:`attrpriv.release.gaussian.checks`).
 """
 
 from __future__ import annotations
 
 import dataclasses
-import math
+import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar
@@ -26,7 +32,6 @@ import pandas as pd
 
 from attrpriv._checks import (
     Check,
-    check_epsilon,
     check_non_negative,
     check_positive_int,
     check_probability,
@@ -41,32 +46,27 @@ from attrpriv.dp.noise import NoiseSampler
 from attrpriv.dp.record import PrivacyRecord, Release
 from attrpriv.dp.units import PrivacyUnit
 from attrpriv.errors import InputError
-from attrpriv.release.gaussian import approximation as approx
+from attrpriv.release.gaussian import accounting
 from attrpriv.release.gaussian.calibration import (
     CALIBRATIONS,
     Calibration,
     Constraint,
     calibrate,
     check_gaussian_delta,
+    check_gaussian_epsilon,
     directional_noise,
     isotropic_noise,
+    replace_shift,
     worst_shift,
 )
+from attrpriv.release.gaussian.checks import ModelWarning
 from attrpriv.release.gaussian.plan import GaussianPlan, sampling_basis
 from attrpriv.release.gaussian.query import Array, Query, Secret, Statistic, check_schema, evaluate
-from attrpriv.release.gaussian.theta import ThetaModel
+from attrpriv.release.gaussian.specs import Specs
+from attrpriv.release.gaussian.theta import ThetaModel, is_discrete
 
 VARIANTS = ("isotropic", "directional")
-APPROXIMATIONS = ("bound", "assume-gaussian")
-
-
-@dataclass(frozen=True)
-class Specs:
-    """The query, the secrets and the models, checked and as tuples."""
-
-    query: Query
-    secrets: tuple[Secret, ...]
-    models: tuple[ThetaModel, ...]
+APPROXIMATIONS = ("auto", "exact", "bound", "assume-gaussian")
 
 
 @dataclass(frozen=True)
@@ -86,32 +86,36 @@ class AttributePrivateGaussian(Mechanism[Answer, GaussianPlan]):
     query : the statistics, e.g. ``["mean(age)", "count(sex=Female)"]`` (see :class:`Statistic`).
     secrets : one or more :class:`Secret` (protected statistic and its values or pairs).
     model : one model or a list (the set Theta): :class:`GaussianModel`, :class:`ResamplingModel`.
-    epsilon, delta : the target guarantee before Algorithm 2's approximation cost (delta > 0).
+    epsilon, delta : the guarantee of the release (delta > 0): every accounting below states
+        exactly this pair, or refuses.
     variant : ``"isotropic"`` or ``"directional"`` (see the module docstring).
     calibration : ``"analytic"`` (Balle & Wang 2018, any epsilon) or ``"classic"``
         (``c = sqrt(2 ln(1.25/delta))``; refused where it does not give (epsilon, delta)).
-    approximation : for non-Gaussian models, ``"bound"`` (Algorithm 2: compute lambda_eta
-        and weaken the guarantee accordingly) or ``"assume-gaussian"`` (use the Gaussian
-        approximation as if exact, as the paper's Section 4.3 leaves to the practitioner; the
-        record says so).
-    eta : Algorithm 2's eta (non-Gaussian models only); default ``delta / (1 + e^epsilon)``,
-        so that eta adds about delta to the final delta'.
+    approximation : how a non-Gaussian model (the resampling model) is accounted for:
+        ``"exact"``, the exact privacy loss of a scalar release whose law the model gives
+        exactly (a count, or a sum or mean of an integer column); ``"bound"``, Algorithm 2
+        (Gaussian approximations with their cost lambda_eta, the noise chosen so that the
+        result is (epsilon, delta)); ``"auto"`` (default), exact where it applies, else
+        Algorithm 2; ``"assume-gaussian"``, the approximations taken as exact (the paper's
+        Section 4.3 practice; the record says so).
+    eta : Algorithm 2's eta; default ``delta / (2 (1 + e^epsilon))``, half of delta.
     smoothing : independent noise added on top, per statistic, in standard deviations of that
         statistic given the secret (Algorithm 2 needs full-rank noise to bound a discrete one).
-    n_eval : Monte Carlo points per secret value for Algorithm 2 on vector queries.
+    n_eval : Monte Carlo points per direction for Algorithm 2 on vector queries; default: as
+        many as resolve eta (see :func:`~attrpriv.release.gaussian.approximation.points_needed`).
     noise : a :class:`NoiseSampler`; default exact OpenDP noise.
     allow_nonprivate : accept a non-private sampler (reproducible tests only).
     """
 
     _constraints: ClassVar[Mapping[str, Check]] = {
-        "epsilon": check_epsilon,
+        "epsilon": check_gaussian_epsilon,
         "delta": check_gaussian_delta,
         "variant": one_of(VARIANTS),
         "calibration": one_of(CALIBRATIONS),
         "approximation": one_of(APPROXIMATIONS),
         "eta": optional(check_probability),
         "smoothing": check_non_negative,
-        "n_eval": lambda value, name: check_positive_int(value, name, minimum=100),
+        "n_eval": optional(lambda value, name: check_positive_int(value, name, minimum=100)),
         **SAMPLER_CONSTRAINTS,
     }
 
@@ -125,10 +129,10 @@ class AttributePrivateGaussian(Mechanism[Answer, GaussianPlan]):
         *,
         variant: str = "isotropic",
         calibration: str = "analytic",
-        approximation: str = "bound",
+        approximation: str = "auto",
         eta: float | None = None,
         smoothing: float = 0.0,
-        n_eval: int = 20_000,
+        n_eval: int | None = None,
         noise: NoiseSampler | None = None,
         allow_nonprivate: bool = False,
     ) -> None:
@@ -151,8 +155,14 @@ class AttributePrivateGaussian(Mechanism[Answer, GaussianPlan]):
         self, data: Any, schema: Schema, *, ledger: BudgetLedger | None = None, label: str = ""
     ) -> Release:
         """Compute F, charge the ledger (before any noise is drawn), add noise, return
-        values + record. ``data``: a DataFrame, a CSV/Parquet path or a Dask DataFrame."""
-        return self._release(data, schema, ledger=ledger, label=label)
+        values + record. ``data``: a DataFrame, a CSV/Parquet path or a Dask DataFrame.
+
+        The model checks' findings, and a release without noise, are also issued as
+        :class:`~attrpriv.release.gaussian.checks.ModelWarning` (they are in the record)."""
+        result = self._release(data, schema, ledger=ledger, label=label)
+        for text in result.parts["warnings"]:
+            warnings.warn(text, ModelWarning, stacklevel=2)
+        return result
 
     def calibrate(self, sampler: NoiseSampler | None = None) -> GaussianPlan:
         """The noise, from public quantities only (the models): no data is used."""
@@ -163,9 +173,10 @@ class AttributePrivateGaussian(Mechanism[Answer, GaussianPlan]):
         specs = self._specs()
         n = specs.models[0].n
         check_schema(schema, specs.query, specs.secrets, n)  # before reading any data
-        columns = {s.column for s in specs.query.statistics} | {
-            s.statistic.column for s in specs.secrets
-        }
+        used = (*specs.query.statistics, *(s.statistic for s in specs.secrets))
+        discrete = frozenset(s.variable for s in used if is_discrete(schema, s))
+        specs = dataclasses.replace(specs, discrete=discrete)
+        columns = {s.column for s in used}
         values = evaluate(data, schema, specs.query, specs.secrets, n)
         return Answer(values, specs, schema.inferred_among(columns))
 
@@ -181,7 +192,12 @@ class AttributePrivateGaussian(Mechanism[Answer, GaussianPlan]):
         return Accuracy.of_scales("gaussian", pd.Series(std, index=values.index))
 
     def _parts(self, measured: Answer, plan: GaussianPlan, noisy: Any) -> dict[str, Any]:
-        return {"noise_plan": plan.to_dict(), "free": plan.free, "n": measured.specs.models[0].n}
+        return {
+            "noise_plan": plan.to_dict(),
+            "free": plan.free,
+            "n": measured.specs.models[0].n,
+            "warnings": list(plan.warnings),
+        }
 
     @staticmethod
     def _perturb(values: Any, plan: GaussianPlan) -> Array:
@@ -205,16 +221,38 @@ class AttributePrivateGaussian(Mechanism[Answer, GaussianPlan]):
 
     # -- calibration -------------------------------------------------------------------------
     def _plan(self, specs: Specs, sampler: NoiseSampler, inferred: tuple[str, ...]) -> GaussianPlan:
+        """The noise for (epsilon, delta) under the accounting the models allow (see
+        :mod:`attrpriv.release.gaussian.accounting`), then the model checks."""
         epsilon, delta = float(self.epsilon), float(self.delta)
-        query, secrets, models = specs.query, specs.secrets, specs.models
-        cal = calibrate(epsilon, delta, self.calibration)
+        forced = accounting.forced_variables(specs)
         constraints, sensitivity = self._constraints_of(specs, sampler)
-        cov = self._noise_covariance(constraints, cal, query.size)
-        if self.smoothing > 0.0:
-            covs = [m.approximation_cov(query, s) for m in models for s in secrets]
-            cov = cov + np.diag(self.smoothing**2 * np.max([np.diag(c) for c in covs], axis=0))
-        if constraints and worst_shift(constraints, cov) > cal.max_shift * (1 + 1e-8):
-            raise RuntimeError("noise calibration failed its own check; please report this")
+        method, laws = accounting.method(specs, self.approximation)
+        cal = calibrate(epsilon, delta, self.calibration)
+        fields: dict[str, Any] = {"accounting": method}
+        if method == "algorithm-2":
+            eta = accounting.default_eta(epsilon, delta) if self.eta is None else float(self.eta)
+            found = accounting.algorithm_2(
+                specs,
+                epsilon,
+                delta,
+                eta,
+                self.calibration,
+                self.n_eval,
+                cal.max_shift,
+                lambda r: self._noise_for(constraints, replace_shift(cal, r), specs),
+            )
+            cov, cal = found.pop("covariance"), found.pop("calibration")
+            fields.update(found)
+        elif method == "exact" and laws is not None:
+            slack = 2.0 * sampler.rounding_slack(1, norm=2)
+            gaussian = tuple(c for c in constraints if c.gaussian)
+            base = self._noise_for(gaussian, cal, specs, smoothing=False)
+            cov = accounting.exact(laws, epsilon, delta, cal, constraints, base, slack)
+            cov = cov + self._smoothing(specs)
+            fields["exact"] = accounting.verify_exact(laws, epsilon, delta, cov, slack)
+            fields["certified"] = (epsilon, max(fields["exact"].values(), default=0.0))
+        else:
+            cov = self._noise_for(constraints, cal, specs)
         basis, scales = sampling_basis(cov)
         plan = GaussianPlan(
             epsilon,
@@ -226,13 +264,15 @@ class AttributePrivateGaussian(Mechanism[Answer, GaussianPlan]):
             calibration=cal,
             constraints=constraints,
             sensitivity=sensitivity,
-            names=tuple(query.names),
-            protects="; ".join(s.describe() for s in secrets),
-            models=tuple(str(m.describe()["type"]) for m in models),
-            gaussian_models=any(m.gaussian for m in models),
+            names=tuple(specs.query.names),
+            protects="; ".join(s.describe() for s in specs.secrets),
+            models=tuple(str(m.describe()["type"]) for m in specs.models),
+            gaussian_models=any(m.gaussian for m in specs.models),
             inferred=inferred,
+            forced=forced,
+            **fields,
         )
-        return self._approximate(plan, specs)
+        return accounting.checked(plan, specs)
 
     def _specs(self) -> Specs:
         query = Query.of(self.query)
@@ -265,8 +305,32 @@ class AttributePrivateGaussian(Mechanism[Answer, GaussianPlan]):
                     sensitivity[secret.name] = max(sensitivity.get(secret.name, 0.0), norm)
                     if norm > 0.0:
                         label = f"theta {t}: {secret.statistic} {a:g} vs {b:g}"
-                        constraints.append(Constraint(label, shift * (1 + slack / norm), cov))
+                        scaled = shift * (1 + slack / norm)
+                        constraints.append(Constraint(label, scaled, cov, model.gaussian))
         return tuple(constraints), sensitivity
+
+    def _noise_for(
+        self,
+        constraints: tuple[Constraint, ...],
+        cal: Calibration,
+        specs: Specs,
+        *,
+        smoothing: bool = True,
+    ) -> Array:
+        """Algorithm 1's noise for ``constraints`` at ``cal``, plus the smoothing, self-checked."""
+        cov = self._noise_covariance(constraints, cal, specs.query.size)
+        if smoothing:
+            cov = cov + self._smoothing(specs)
+        if constraints and worst_shift(constraints, cov) > cal.max_shift * (1 + 1e-8):
+            raise RuntimeError("noise calibration failed its own check; please report this")
+        return cov
+
+    def _smoothing(self, specs: Specs) -> Array:
+        size = specs.query.size
+        if self.smoothing <= 0.0:
+            return np.zeros((size, size))
+        covs = [m.approximation_cov(specs.query, s) for m in specs.models for s in specs.secrets]
+        return np.diag(self.smoothing**2 * np.max([np.diag(c) for c in covs], axis=0))
 
     def _noise_covariance(
         self, constraints: tuple[Constraint, ...], cal: Calibration, size: int
@@ -276,39 +340,6 @@ class AttributePrivateGaussian(Mechanism[Answer, GaussianPlan]):
         if self.variant == "isotropic":
             return isotropic_noise(constraints, cal.max_shift)
         return directional_noise(constraints, cal.max_shift)
-
-    def _approximate(self, plan: GaussianPlan, specs: Specs) -> GaussianPlan:
-        """Algorithm 2: lambda_eta of every non-Gaussian model's secret values, and the
-        resulting (epsilon + 2 lambda, delta') guarantee."""
-        assume = self.approximation != "bound"
-        inexact = [m for m in specs.models if not m.gaussian]
-        if not inexact:
-            return plan
-        default = plan.delta / (1.0 + math.exp(plan.epsilon))  # eta's share of delta' ~ delta
-        eta = float(self.eta) if self.eta is not None else default
-        found: list[approx.Approximation] = []
-        checks: dict[str, Any] = {}
-        for t, model in enumerate(inexact):
-            for secret in specs.secrets:
-                if not assume:
-                    found += approx.model_lambdas(
-                        model, specs.query, secret, plan.covariance, eta, self.n_eval
-                    )
-                check = model.moment_check(specs.query, secret)
-                if check is not None:
-                    checks[f"theta {t}: {secret.name}"] = check
-        if assume:
-            return dataclasses.replace(plan, checks=checks, assumed_gaussian=True)
-        lam = max(a.lam for a in found)
-        epsilon, delta = approx.approximate_guarantee(plan.epsilon, plan.delta, lam, eta)
-        return dataclasses.replace(
-            plan,
-            epsilon=epsilon,
-            delta=delta,
-            lam=lam,
-            approximations=tuple(found),
-            checks=checks,
-        )
 
     # -- the guarantee -----------------------------------------------------------------------
     def record(self, plan: GaussianPlan) -> PrivacyRecord:
@@ -324,47 +355,31 @@ class AttributePrivateGaussian(Mechanism[Answer, GaussianPlan]):
             sensitivity=plan.sensitivity,
             noise=self._noise_description(plan),
             unit=PrivacyUnit("attribute-privacy", ",".join(sorted(plan.sensitivity))),
-            assumptions=_model_assumptions(plan),
+            assumptions=accounting.assumptions(plan),
         )
 
     def _noise_description(self, plan: GaussianPlan) -> dict[str, Any]:
+        certified = plan.guarantee
         return {
             "distribution": "gaussian",
             "variant": self.variant,
             "covariance": plan.covariance.tolist(),
             "std": np.sqrt(np.diag(plan.covariance)).tolist(),
             "free": plan.free,
+            "accounting": plan.accounting,
             "calibration": plan.calibration.to_dict(),
-            "algorithm": 2 if plan.approximations else 1,
+            "algorithm": 2 if plan.accounting == "algorithm-2" else 1,
             "nominal_epsilon": plan.calibration.epsilon,
             "nominal_delta": plan.calibration.delta,
+            "certified_epsilon": certified[0],
+            "certified_delta": certified[1],
             "lambda_eta": plan.lam,
+            "eta": plan.eta,
+            "n_eval": plan.n_eval,
+            "exact_deltas": plan.exact,
             "assumed_gaussian": plan.assumed_gaussian,
             "smoothing": float(self.smoothing),
         }
 
 
-def _model_assumptions(plan: GaussianPlan) -> tuple[str, ...]:
-    out = [
-        "the n records are drawn from one of the models in Theta (Pufferfish prior): "
-        + "; ".join(plan.models)
-    ]
-    if plan.gaussian_models:
-        out.append("Gaussian model: F given a secret is exactly Gaussian (records are Gaussian)")
-    if plan.assumed_gaussian:
-        out.append(
-            "F given a secret assumed Gaussian with the model's conditional mean and a common "
-            "covariance (Algorithm 2's lambda_eta not computed, on request)"
-        )
-    if plan.approximations:
-        methods = sorted({a.method for a in plan.approximations})
-        out.append(
-            f"Algorithm 2: Gaussian approximations with lambda_eta = {plan.lam:.4g} "
-            f"({', '.join(methods)})"
-        )
-        if "monte-carlo" in methods:
-            out.append("lambda_eta of a vector query is a Monte Carlo estimate, not a proof")
-    return tuple(out)
-
-
-__all__ = ["APPROXIMATIONS", "VARIANTS", "AttributePrivateGaussian", "GaussianPlan"]
+__all__ = ["APPROXIMATIONS", "VARIANTS", "AttributePrivateGaussian", "GaussianPlan", "Specs"]

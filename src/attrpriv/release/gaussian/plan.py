@@ -18,13 +18,19 @@ from attrpriv.release.gaussian.calibration import (
 )
 from attrpriv.release.gaussian.query import Array
 
+ACCOUNTINGS = ("gaussian", "exact", "algorithm-2", "assume-gaussian")
+"""How the guarantee was established: Algorithm 1 on Gaussian models; the exact privacy loss of
+a scalar release under the model; Algorithm 2 on Gaussian approximations, calibrated to the
+request; or the approximations taken as exact on request."""
+
 
 @dataclass(frozen=True)
 class GaussianPlan(NoisePlan):
     """The calibrated noise: covariance, how it is sampled, and the guarantee it gives.
 
-    ``epsilon`` and ``delta`` are the guarantee (``epsilon + 2 lambda`` and ``delta'`` with
-    Algorithm 2); ``calibration`` holds the nominal pair the covariance was sized for.
+    ``epsilon`` and ``delta`` are the guarantee stated: the pair requested. ``certified`` is
+    the pair actually computed (never above it); ``calibration`` holds the nominal pair and
+    Mahalanobis shift the covariance was sized for (Algorithm 2: the pair before lambda_eta).
     """
 
     covariance: Array
@@ -37,15 +43,32 @@ class GaussianPlan(NoisePlan):
     protects: str
     models: tuple[str, ...]  # the type of every model in Theta
     gaussian_models: bool  # some model in Theta is Gaussian (F exactly Gaussian under it)
+    accounting: str = "gaussian"  # one of ACCOUNTINGS
+    certified: tuple[float, float] | None = None  # None: the stated pair itself
     lam: float = 0.0
+    eta: float | None = None
+    n_eval: int | None = None
     approximations: tuple[Approximation, ...] = ()
+    exact: dict[str, float] = field(default_factory=dict)  # exact delta per secret pair
     checks: dict[str, Any] = field(default_factory=dict)
-    assumed_gaussian: bool = False  # Algorithm 2 skipped on request: F treated as Gaussian
+    warnings: tuple[str, ...] = ()
+    forced: tuple[str, ...] = ()  # discrete variables a Gaussian model was forced on
+    unchecked: bool = False  # a Gaussian model without reference data to check it against
 
     @property
     def free(self) -> bool:
         """True when the data's own randomness is enough: nothing is added."""
         return not bool(np.any(self.scales > 0.0))
+
+    @property
+    def assumed_gaussian(self) -> bool:
+        """The Gaussian approximations were taken as exact, on request."""
+        return self.accounting == "assume-gaussian"
+
+    @property
+    def guarantee(self) -> tuple[float, float]:
+        """The pair computed for this noise (the stated one where nothing else is computed)."""
+        return self.certified if self.certified is not None else (self.epsilon, self.delta)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -59,10 +82,17 @@ class GaussianPlan(NoisePlan):
             "pairs": [_summary(c, self.covariance) for c in self.constraints],
             "epsilon": self.epsilon,
             "delta": self.delta,
+            "accounting": self.accounting,
+            "certified": list(self.guarantee),
             "lambda_eta": self.lam,
+            "eta": self.eta,
+            "n_eval": self.n_eval,
             "assumed_gaussian": self.assumed_gaussian,
             "approximations": [a.to_dict() for a in self.approximations],
+            "exact_deltas": self.exact,
             "model_checks": self.checks,
+            "warnings": list(self.warnings),
+            "forced": list(self.forced),
         }
 
 
@@ -90,4 +120,4 @@ def sampling_basis(cov: Array) -> tuple[Array | None, Array]:
     return vectors, np.sqrt(np.clip(values, 0.0, None))
 
 
-__all__ = ["GaussianPlan", "sampling_basis"]
+__all__ = ["ACCOUNTINGS", "GaussianPlan", "sampling_basis"]

@@ -16,9 +16,10 @@ from dataclasses import dataclass
 from typing import Any, ClassVar
 
 import numpy as np
+import pandas as pd
 
-from attrpriv._checks import check_positive_int
-from attrpriv.data.schema import Schema
+from attrpriv._checks import check_flag, check_positive_int
+from attrpriv.data.schema import Integer, Schema
 from attrpriv.errors import InputError
 from attrpriv.release.gaussian.calibration import check_covariance
 from attrpriv.release.gaussian.query import (
@@ -91,6 +92,13 @@ class GaussianModel(ThetaModel):
     Given the mean of variable i equal to a, the mean of the other variables is Gaussian with
     mean ``mu_J + V_Ji / V_ii (a - mu_i)`` and covariance ``(V_JJ - V_Ji V_iJ / V_ii) / n``.
     ``bounds`` (optional) gives each variable's public range, the support of mean secrets.
+
+    The model is exact only for Gaussian records. On *discrete* variables (a category's
+    indicator, named ``column=value``, or any variable listed in ``discrete``; at release, every
+    integer column of the schema too) F given a secret is a sum of discrete records, and the
+    delta this model states can be several times too small; the mechanism refuses such a model
+    unless ``force=True`` (the record then says so). :meth:`from_data` keeps its reference data,
+    against which the mechanism checks the model's conditional moments before a release.
     """
 
     gaussian = True
@@ -103,6 +111,8 @@ class GaussianModel(ThetaModel):
         n: int,
         *,
         bounds: Mapping[str, tuple[float, float]] | None = None,
+        discrete: Sequence[str] = (),
+        force: bool = False,
     ) -> None:
         names = tuple(variables) if not isinstance(variables, str) else ()
         if not names or not all(isinstance(v, str) and v for v in names):
@@ -114,18 +124,46 @@ class GaussianModel(ThetaModel):
         self.cov = check_covariance(cov, "model covariance", len(names))
         self.n = check_positive_int(n, "n")
         self.bounds = dict(bounds or {})
+        listed = () if isinstance(discrete, str) else tuple(discrete)
+        unknown = sorted(set(listed) - set(names))
+        if unknown:
+            raise InputError(f"discrete variables {unknown} are not among the model's {names}")
+        self.discrete = tuple(v for v in names if v in listed or "=" in v)
+        self.force = check_flag(force, "force")
+        self.reference: pd.DataFrame | None = None
+        self.schema: Schema | None = None
 
     @classmethod
     def from_data(
-        cls, reference: Any, schema: Schema, variables: Sequence[str | Statistic], n: int
+        cls,
+        reference: Any,
+        schema: Schema,
+        variables: Sequence[str | Statistic],
+        n: int,
+        *,
+        force: bool = False,
     ) -> GaussianModel:
-        """Mean and covariance of per-record variables estimated from public reference data."""
+        """Mean and covariance of per-record variables estimated from public reference data.
+
+        Indicators and integer columns are discrete: refused by the mechanism unless ``force``.
+        """
         stats = [_as_variable_stat(v) for v in variables]
         matrix = design_matrix(reference, schema, stats)
         names = [s.variable for s in stats]
         bounds = {s.variable: variable_bounds(schema, s) for s in stats}
+        discrete = [s.variable for s in stats if is_discrete(schema, s)]
         cov = np.atleast_2d(np.cov(matrix, rowvar=False, ddof=1))
-        return cls(names, matrix.mean(axis=0).tolist(), cov.tolist(), n, bounds=bounds)
+        model = cls(
+            names,
+            matrix.mean(axis=0).tolist(),
+            cov.tolist(),
+            n,
+            bounds=bounds,
+            discrete=discrete,
+            force=force,
+        )
+        model.reference, model.schema = reference, schema
+        return model
 
     def index(self, statistic: Statistic) -> int:
         try:
@@ -183,7 +221,15 @@ class GaussianModel(ThetaModel):
             "variables": list(self.variables),
             "mean": self.mean.tolist(),
             "cov": self.cov.tolist(),
+            "discrete": list(self.discrete),
+            "force": self.force,
+            "reference_rows": None if self.reference is None else len(self.reference),
         }
+
+
+def is_discrete(schema: Schema, statistic: Statistic) -> bool:
+    """A category's indicator, or a column whose public domain is the integers."""
+    return statistic.is_indicator or isinstance(schema.domain(statistic.column), Integer)
 
 
 def _vector(values: object, name: str, size: int) -> Array:
@@ -214,4 +260,4 @@ def _as_variable_stat(variable: str | Statistic) -> Statistic:
     return Statistic("share", column, value) if sep else Statistic("mean", column)
 
 
-__all__ = ["Conditional", "GaussianModel", "ThetaModel"]
+__all__ = ["Conditional", "GaussianModel", "ThetaModel", "is_discrete"]

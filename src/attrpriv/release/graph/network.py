@@ -27,7 +27,7 @@ from attrpriv.errors import InputError
 if TYPE_CHECKING:  # pragma: no cover - typing only
     from pgmpy.models import DiscreteBayesianNetwork
 
-MAX_CELLS = 2**24
+MAX_INFERENCE_CELLS = 2**24
 """Largest intermediate table (in cells) that exact inference builds before refusing."""
 
 _ROW_TOLERANCE = 1e-6
@@ -318,10 +318,10 @@ def _elimination_order(factors: list[Factor], eliminate: set[str], card: Card) -
 def _contract(factors: Sequence[Factor], keep: tuple[str, ...], card: Card) -> np.ndarray:
     """Multiply ``factors`` and sum out every variable not in ``keep`` (one einsum)."""
     names = list(dict.fromkeys([*keep, *(v for scope, _ in factors for v in scope)]))
-    if len(names) > len(_LETTERS) or math.prod(card(v) for v in names) > MAX_CELLS:
+    if len(names) > len(_LETTERS) or math.prod(card(v) for v in names) > MAX_INFERENCE_CELLS:
         raise InputError(
             f"exact inference needs a table over {len(names)} variables "
-            f"({math.prod(card(v) for v in names):,} cells, limit {MAX_CELLS:,}); "
+            f"({math.prod(card(v) for v in names):,} cells, limit {MAX_INFERENCE_CELLS:,}); "
             "the network is too large for exact computation"
         )
     letter = {name: _LETTERS[i] for i, name in enumerate(names)}
@@ -339,4 +339,4 @@ def _labels(states: tuple[Hashable, ...], codes: np.ndarray) -> pd.Series:
     return pd.Series(values[codes]).infer_objects()
 
 
-__all__ = ["MAX_CELLS", "DiscreteNetwork"]
+__all__ = ["MAX_INFERENCE_CELLS", "DiscreteNetwork"]

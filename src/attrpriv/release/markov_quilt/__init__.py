@@ -1,7 +1,17 @@
 """The Markov quilt mechanism: for Markov chains, and for attributes related by a network."""
 
 from attrpriv.release.markov_quilt.attribute_mechanism import AttributeMarkovQuilt
-from attrpriv.release.markov_quilt.chain_mechanism import MarkovQuiltMechanism
+from attrpriv.release.markov_quilt.chain_mechanism import (
+    PROTECTS_CHAIN,
+    QUERIES,
+    MarkovQuiltMechanism,
+)
 from attrpriv.release.markov_quilt.chain_model import MarkovChainModel
 
-__all__ = ["AttributeMarkovQuilt", "MarkovChainModel", "MarkovQuiltMechanism"]
+__all__ = [
+    "PROTECTS_CHAIN",
+    "QUERIES",
+    "AttributeMarkovQuilt",
+    "MarkovChainModel",
+    "MarkovQuiltMechanism",
+]

@@ -24,15 +24,7 @@ from attrpriv.dp.units import PrivacyUnit
 from attrpriv.errors import InputError
 from attrpriv.release.graph.network import DiscreteNetwork
 from attrpriv.release.graph.quilts import Quilt, quilt_scale
-from attrpriv.release.laplace import Histograms, histogram_accuracy, noisy_histograms
-
-
-@dataclass(frozen=True)
-class Counts:
-    """The exact histograms of the released columns (private) and their domain provenance."""
-
-    histograms: Histograms
-    inferred: tuple[str, ...]
+from attrpriv.release.laplace import Counts, Histograms, _noisy_histograms, histogram_accuracy
 
 
 @dataclass(frozen=True)
@@ -173,7 +165,7 @@ class AttributeMarkovQuilt(Mechanism[Counts, AttributePlan]):
         )
 
     def _noise(self, measured: Counts, plan: AttributePlan) -> Histograms:
-        return noisy_histograms(measured.histograms, plan.sigma_max, plan.sampler)
+        return _noisy_histograms(measured.histograms, plan.sigma_max, plan.sampler)
 
     def _accuracy(self, plan: AttributePlan, values: Histograms) -> Accuracy:
         return histogram_accuracy(values, dict.fromkeys(values, plan.sigma_max))

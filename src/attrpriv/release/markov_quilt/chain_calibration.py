@@ -38,7 +38,7 @@ from attrpriv.release.markov_quilt.chain_model import (
     mixing_constants,
 )
 
-METHODS = ("exact", "approx")
+INFLUENCE_METHODS = ("exact", "approx")
 _START_WIDTH = 8
 _FIRST = 64  # pairs with the smallest lower bounds, evaluated first
 _BLOCK = 2**14  # pairs evaluated exactly per block
@@ -347,4 +347,4 @@ def _evaluate(
     )
 
 
-__all__ = ["METHODS", "ChainCalibration", "ChainQuilt", "calibrate_chain"]
+__all__ = ["INFLUENCE_METHODS", "ChainCalibration", "ChainQuilt", "calibrate_chain"]

@@ -26,7 +26,7 @@ from attrpriv.dp.record import PrivacyRecord, Release
 from attrpriv.dp.units import PrivacyUnit
 from attrpriv.errors import InputError
 from attrpriv.release.markov_quilt.chain_calibration import (
-    METHODS,
+    INFLUENCE_METHODS,
     ChainCalibration,
     calibrate_chain,
 )
@@ -74,7 +74,7 @@ class MarkovQuiltMechanism(Mechanism[Chains, ChainPlan]):
     _constraints: ClassVar[Mapping[str, Check]] = {
         "epsilon": check_epsilon,
         "query": one_of(QUERIES),
-        "method": one_of(METHODS),
+        "method": one_of(INFLUENCE_METHODS),
         **SAMPLER_CONSTRAINTS,
     }
 

@@ -18,13 +18,9 @@ import pandas as pd
 from scipy.sparse.csgraph import connected_components
 
 from attrpriv._checks import check_positive_int
-from attrpriv.errors import InputError
+from attrpriv.errors import InputError, offending
 from attrpriv.release.graph.network import DiscreteNetwork
 from attrpriv.release.graph.quilts import max_log_ratio
-
-METHODS = ("exact", "approx")
-_START_WIDTH = 8
-_BLOCK = 2**21  # cells per block of the (left x right x pairs) influence grid
 
 
 @dataclass(frozen=True, eq=False)
@@ -163,7 +159,7 @@ def as_chains(sequences: Any, states: tuple[Hashable, ...]) -> list[np.ndarray]:
         for position, value in enumerate(values):
             if _plain(value) not in code:
                 raise InputError(
-                    f"sequence {index} has value {_plain(value)!r} at position {position}, "
+                    f"sequence {index} has a value{offending(value)} at position {position}, "
                     f"outside the model's states {list(states)}"
                 )
         chains.append(np.array([code[_plain(v)] for v in values], dtype=np.int64))
@@ -251,6 +247,8 @@ def _distributions(values: Any, name: str, *, ndim: int) -> np.ndarray:
         raise InputError(f"{name} must be numeric probabilities") from None
     if array.ndim != ndim or array.size == 0:
         raise InputError(f"{name} must be a {'vector' if ndim == 1 else 'matrix'} of probabilities")
+    if ndim == 2 and array.shape[0] != array.shape[1]:
+        raise InputError(f"{name} must be a square matrix, got shape {array.shape}")
     if not np.isfinite(array).all() or (array < 0).any():
         raise InputError(f"{name} must hold finite probabilities >= 0")
     sums = array.sum(axis=-1)

@@ -1,0 +1,80 @@
+"""Progress of long work, on stderr: a live bar on a terminal, a plain line per step elsewhere.
+
+A bar redraws itself in place, which a log file (CI, ``nohup``, ``2> log``) cannot show: there
+each step is one line, ``decoupler: 3/15 reconstruction=12.1 ...``, written as it happens.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import TextIO
+
+__all__ = ["Advance", "progress"]
+
+Advance = Callable[..., None]
+"""``advance(done=None, total=None, detail="")``: one more step (or ``done`` steps in all)."""
+
+
+@contextmanager
+def progress(
+    description: str,
+    total: int | None = None,
+    *,
+    enabled: bool = True,
+    stream: TextIO | None = None,
+) -> Iterator[Advance]:
+    """Report the steps of ``description`` on ``stream`` (default stderr).
+
+    Yields ``advance(done=None, total=None, detail="")``: call it after each step (``done``
+    sets the count of steps done instead of adding one; ``total`` updates the number of steps;
+    ``detail`` is shown beside the count). Disabled, it does nothing.
+    """
+    if not enabled:
+        yield _ignore
+        return
+    out = sys.stderr if stream is None else stream
+    if out.isatty():
+        with _bar(description, total, out) as advance:
+            yield advance
+        return
+    yield _lines(description, total, out)
+
+
+def _ignore(done: int | None = None, total: int | None = None, detail: str = "") -> None:
+    """Progress switched off."""
+
+
+def _lines(description: str, total: int | None, out: TextIO) -> Advance:
+    state = {"done": 0, "total": total}
+
+    def advance(done: int | None = None, total: int | None = None, detail: str = "") -> None:
+        state["done"] = (state["done"] or 0) + 1 if done is None else done
+        if total is not None:
+            state["total"] = total
+        count = f"{state['done']}/{state['total']}" if state["total"] else str(state["done"])
+        out.write(f"{description}: {count}{' ' + detail if detail else ''}\n")
+        out.flush()
+
+    return advance
+
+
+@contextmanager
+def _bar(description: str, total: int | None, out: TextIO) -> Iterator[Advance]:
+    from rich.console import Console
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
+               TimeElapsedColumn())  # fmt: skip
+    with Progress(*columns, console=Console(file=out), transient=True) as bar:
+        task = bar.add_task(description, total=total)
+
+        def advance(done: int | None = None, total: int | None = None, detail: str = "") -> None:
+            shown = f"{description} {detail}" if detail else description
+            if done is None:
+                bar.update(task, advance=1, total=total, description=shown)
+            else:
+                bar.update(task, completed=done, total=total, description=shown)
+
+        yield advance

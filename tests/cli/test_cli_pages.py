@@ -1,0 +1,124 @@
+"""``--html`` pages of the releases and of the ledger: they parse, their figures are PNGs, they
+show the guarantee and the noise intervals, and no data row reaches them."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from attrpriv.cli import main
+
+SCHEMA = """\
+columns:
+  answer: {role: sensitive, domain: {type: categorical, categories: [yes, no, maybe]}}
+  vote: {role: target, domain: {type: categorical, categories: [A, B]}}
+  age: {role: feature, domain: {type: integer, lower: 18, upper: 99}}
+  income: {role: feature, domain: {type: numeric, lower: 0, upper: 1000000}}
+  person: {role: ignore}
+"""
+N = 120
+
+
+@pytest.fixture
+def survey(tmp_path: Path) -> tuple[Path, Path, Path, list[str]]:
+    """A survey CSV whose rows carry values that must never reach a page (the identifiers and
+    the incomes), its schema and a ledger with budgets for row DP and one answer."""
+    rng = np.random.default_rng(3)
+    frame = pd.DataFrame(
+        {
+            "answer": rng.choice(["yes", "no", "maybe"], N),
+            "vote": rng.choice(["A", "B"], N),
+            "age": rng.integers(18, 99, N),
+            "income": np.round(rng.uniform(0, 1e6, N), 3) + 0.123,
+            "person": [f"ROW-SECRET-{i:04d}" for i in range(N)],
+        }
+    )
+    data, schema, ledger = tmp_path / "survey.csv", tmp_path / "survey.yaml", tmp_path / "s.ledger"
+    frame.to_csv(data, index=False)
+    schema.write_text(SCHEMA)
+    for unit in ("dp/add-remove", "dependent-dp/answer", "pufferfish/chain"):
+        assert main(["budget", "set", "--ledger", str(ledger), "--unit", unit,
+                     "--epsilon", "10"]) == 0  # fmt: skip
+    forbidden = [*frame["person"].head(5), *(f"{v:.3f}" for v in frame["income"].head(5))]
+    forbidden += [",".join(map(str, row)) for row in frame.head(5).itertuples(index=False)]
+    return data, schema, ledger, forbidden
+
+
+def html_of(capsys: pytest.CaptureFixture[str], args: list[str], page: Path) -> str:
+    code = main(args)
+    captured = capsys.readouterr()
+    assert code == 0, captured.err
+    assert f"wrote {page}" in " ".join(captured.out.split())
+    return page.read_text(encoding="utf-8")
+
+
+def test_histograms_page(capsys, tmp_path: Path, survey, check_page) -> None:
+    data, schema, ledger, forbidden = survey
+    page = tmp_path / "pages" / "hist.html"
+    html = html_of(capsys, ["release", "histograms", str(data), "--schema", str(schema),
+                            "--epsilon", "1", "--ledger", str(ledger), "--html", str(page)],
+                   page)  # fmt: skip
+    pngs = check_page(html, forbidden, min_figures=3)  # answer, vote, age
+    assert len(pngs) == 3
+    assert "What is protected." in html and "Whether any one respondent is in the data" in html
+    assert "dp/add-remove: one person&#39;s whole row" in html
+    assert "&plusmn; half-width" in html and "[" in html
+    assert "Budget ledger after this release" in html and "s.ledger: 1 release(s)" in html
+
+
+def test_ddp_page_and_progress_lines(capsys, tmp_path: Path, survey, check_page) -> None:
+    data, schema, ledger, forbidden = survey
+    page = tmp_path / "ddp.html"
+    code = main(["release", "ddp", str(data), "--schema", str(schema), "--epsilon", "1",
+                 "--chunk-size", "2", "--ledger", str(ledger), "--html", str(page)])  # fmt: skip
+    captured = capsys.readouterr()
+    assert code == 0, captured.err
+    # stderr is not a terminal here: one plain line per chunk, not a redrawn bar
+    steps = [line for line in captured.err.splitlines() if "learning chunk networks" in line]
+    assert steps and steps[-1].endswith(f"{len(steps)}/{len(steps)}")
+    html = page.read_text(encoding="utf-8")
+    check_page(html, forbidden, min_figures=4)  # answer, vote, age, income (binned)
+    assert "dependent-dp/answer" in html and "any one answer of any one respondent" in html
+    assert "<h2>Assumptions</h2>" in html and "respondents are independent" in html
+
+
+@pytest.mark.parametrize("query", ["histogram", "sum"])
+def test_quilt_page(capsys, tmp_path: Path, check_page, query: str) -> None:
+    sequence = tmp_path / "walk.csv"
+    pd.DataFrame({"state": [0, 1, 1, 0, 1, 1, 1, 0] * 4}).to_csv(sequence, index=False)
+    page = tmp_path / "quilt.html"
+    html = html_of(capsys, ["release", "quilt", "--transition", "0.8,0.2;0.3,0.7",
+                            "--sequence", str(sequence), "--epsilon", "1", "--query", query,
+                            "--html", str(page)], page)  # fmt: skip
+    check_page(html, min_figures=1)
+    assert "pufferfish" in html and "X_i" in html
+
+
+def test_ledger_page(capsys, tmp_path: Path, survey, check_page) -> None:
+    data, schema, ledger, forbidden = survey
+    for epsilon in ("0.5", "1"):
+        assert main(["release", "histograms", str(data), "--schema", str(schema),
+                     "--epsilon", epsilon, "--ledger", str(ledger)]) == 0  # fmt: skip
+    capsys.readouterr()
+    page, out = tmp_path / "budget.html", tmp_path / "budget.json"
+    code = main(["budget", "show", "--ledger", str(ledger), "--html", str(page), "--out",
+                 str(out)])  # fmt: skip
+    assert code == 0 and out.is_file()
+    html = page.read_text(encoding="utf-8")
+    pngs = check_page(html, forbidden, min_figures=2)  # spend per unit, spend over time
+    assert len(pngs) == 2
+    assert "Spend per privacy unit" in html and "Spend over time" in html
+    assert html.count("histograms of") == 2 and "pufferfish/chain" in html
+    assert "<td>1.5</td>" in html  # 0.5 + 1 used in dp/add-remove, by basic composition
+
+
+def test_an_empty_ledger_has_a_page(capsys, tmp_path: Path, check_page) -> None:
+    ledger, page = tmp_path / "e.ledger", tmp_path / "e.html"
+    assert main(["budget", "set", "--ledger", str(ledger), "--epsilon", "1"]) == 0
+    assert main(["budget", "show", "--ledger", str(ledger), "--html", str(page)]) == 0
+    html = page.read_text(encoding="utf-8")
+    check_page(html, min_figures=2)
+    assert "No releases yet." in html
