@@ -136,6 +136,24 @@ def test_the_readme_quick_start_runs_as_written(
     assert json.loads(target.read_text())["record"]["delta"] == 1e-3
 
 
+def test_the_release_page_shows_the_guarantee_and_the_interval(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    page = tmp_path / "release.html"
+    monkeypatch.chdir(ROOT)
+    code, text, err = _run(
+        capsys, "release", "attribute", "examples/attribute.yaml", "--html", str(page)
+    )
+    assert code == 0, text + err
+    html = page.read_text()
+    assert "What is protected" in html and "95% noise interval" in html
+    assert (
+        "attribute-privacy/share(income=&gt;50K)" in html
+        or "attribute-privacy/share(income=>50K)" in html
+    )
+    assert "data:image/png;base64," in html
+
+
 def _docs_specs() -> list[str]:
     text = DOCS.read_text()
     return re.findall(r"```yaml\n(# spec[^\n]*\n.*?)```", text, flags=re.DOTALL)

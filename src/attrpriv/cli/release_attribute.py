@@ -23,9 +23,8 @@ from attrpriv.cli._common import (
     console,
     err_console,
     examples,
-    write_json,
 )
-from attrpriv.cli.release import app
+from attrpriv.cli.release import ReleaseHtml, app, open_ledger, release_outputs, write_release
 from attrpriv.errors import InputError
 
 if TYPE_CHECKING:
@@ -89,24 +88,26 @@ _SPEC_HELP = (
     epilog=_SPEC_HELP
     + examples(
         "attrpriv release attribute examples/attribute.yaml --out release.json",
-        "attrpriv release attribute spec.yaml --ledger adult.ledger --out release.json",
+        "attrpriv release attribute spec.yaml --ledger adult.ledger --out release.json "
+        "--html release.html",
     ),
 )
 def attribute(
     spec: Annotated[Path, typer.Argument(help="YAML spec: data, statistics, protect, model, ...")],
     ledger: LedgerOption = None,
     out: OutFile = None,
+    html: ReleaseHtml = None,
 ) -> None:
     """Release statistics while hiding whole-dataset secrets (attribute-private Gaussian).
 
     The release states the (epsilon, delta) asked for, or is refused with what can be given.
     """
-    from attrpriv.dp.ledger import BudgetLedger
     from attrpriv.release.gaussian.checks import ModelWarning
 
+    outputs = release_outputs(out, html)
     settings = load_spec(spec)
     mechanism, data, schema = build(settings, spec.resolve().parent)
-    book = BudgetLedger(ledger, create=False) if ledger is not None else None
+    book = open_ledger(ledger)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ModelWarning)  # printed below, from the release
         label = f"attribute release ({spec.name})"
@@ -114,7 +115,7 @@ def attribute(
     _summary(result)
     for text in result.parts["warnings"]:
         err_console.print(f"warning: {text}", markup=False, highlight=False, soft_wrap=True)
-    write_json(out, result.to_dict())
+    write_release(outputs, result, book, title=f"Attribute-private release ({spec.name})")
 
 
 def load_spec(path: Path) -> dict[str, Any]:
