@@ -65,6 +65,8 @@ class GlobalDecoupler(Parameters):
     seed : seeds the weights, the batch order and the reparameterisation noise.
     progress : report each epoch's losses on stderr.
 
+    Notes
+    -----
     ``beta``, ``hidden``, ``epochs``, ``batch_size`` and ``lr`` left at ``None`` take the value
     of their data kind in :data:`~attrpriv.sanitize.defaults.KIND_DEFAULTS` (tables: 15 epochs,
     beta 0.5, hidden 64, lr 3e-3, batch 128; images: 30, 1, 128, 1e-3, 64), the command line's
