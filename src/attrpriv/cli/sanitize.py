@@ -522,7 +522,9 @@ def evaluate(
         f"{k} {v:.3f}" for k, v in result.pareto_auc.items()))  # fmt: skip
     page = None
     if html is not None:
-        page = render_sweep_html(result, title=f"Sanitizer: {private} (y_S, {target})")
+        y_s = str(model.sensitive_column_)
+        page = render_sweep_html(result, title=f"Sanitizer sweep: {private} (y_S {y_s}, task "
+                                 f"{target})", sensitive=y_s, target=target)  # fmt: skip
     write_outputs(
         outputs,
         {

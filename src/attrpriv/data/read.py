@@ -38,8 +38,10 @@ class JobData(Generic[SchemaT]):
 
     Attributes
     ----------
-    data : a CSV/Parquet path (for aggregation: it is never loaded), or a loaded frame.
-    schema : its roles and domains; ``None`` only where the caller allowed a file without one.
+    data : pandas.DataFrame or pathlib.Path
+        A CSV/Parquet path (for aggregation: it is never loaded), or a loaded frame.
+    schema : Schema or None
+        Its roles and domains; ``None`` only where the caller allowed a file without one.
     """
 
     data: pd.DataFrame | Path
@@ -93,21 +95,28 @@ def read_data(
 
     Parameters
     ----------
-    data : a bundled dataset name (see :func:`attrpriv.datasets.names`) or a file path; a
-        ``str`` is looked up among the bundled names first, any other path is a file. Files
-        ending in ``.parquet``/``.pq`` are Parquet, any other file is CSV.
-    schema : a schema file (``.yaml``, ``.yml`` or ``.json``); it replaces a bundled dataset's
-        own schema.
-    require_schema : refuse a file without ``schema`` (and without ``infer_schema``); when
-        False, such a file comes with schema ``None``.
-    infer_schema : for a file without ``schema``, read the domains off the data
-        (:meth:`Schema.infer`: warns with :class:`PrivateDomainWarning` and marks every column
-        in ``Schema.inferred``). The file is then loaded.
-    load : load a file into a pandas frame (for jobs that need rows); otherwise a file stays a
+    data : str or pathlib.Path
+        A bundled dataset name (see :func:`attrpriv.datasets.names`) or a file path; a ``str``
+        is looked up among the bundled names first, any other path is a file. Files ending in
+        ``.parquet``/``.pq`` are Parquet, any other file is CSV.
+    schema : str or pathlib.Path, optional
+        A schema file (``.yaml``, ``.yml`` or ``.json``); it replaces a bundled dataset's own
+        schema.
+    require_schema : bool, optional
+        Refuse a file without ``schema`` (and without ``infer_schema``); when False, such a
+        file comes with schema ``None``.
+    infer_schema : bool, optional
+        For a file without ``schema``, read the domains off the data (:meth:`Schema.infer`:
+        warns with :class:`PrivateDomainWarning` and marks every column in
+        ``Schema.inferred``). The file is then loaded.
+    load : bool, optional
+        Load a file into a pandas frame (for jobs that need rows); otherwise a file stays a
         path, which the aggregation engines read without loading it. Bundled data is a frame.
-    as_text : load every cell of a CSV file as text, as written (no type inference, empty cells
-        stay ``""``); implies ``load``.
-    what : the name of the parameter in error messages (``"aux"``, ``"sequence file"``, ...).
+    as_text : bool, optional
+        Load every cell of a CSV file as text, as written (no type inference, empty cells stay
+        ``""``); implies ``load``.
+    what : str, optional
+        The name of the parameter in error messages (``"aux"``, ``"sequence file"``, ...).
 
     Returns
     -------

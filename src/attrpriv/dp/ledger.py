@@ -285,10 +285,21 @@ class BudgetLedger:
 
     Parameters
     ----------
-    path : the ledger file.
-    create : make a new ledger if the file does not exist (else :class:`LedgerError`). An
-        existing file must be an intact attrpriv ledger of this version (checked on open).
-    timeout : seconds to wait for another writer's lock before giving up.
+    path : str or pathlib.Path
+        The ledger file.
+    create : bool, optional
+        Make a new ledger if the file does not exist (else :class:`LedgerError`). An existing
+        file must be an intact attrpriv ledger of this version (checked on open).
+    timeout : float, optional
+        Seconds to wait for another writer's lock before giving up.
+
+    Raises
+    ------
+    LedgerError
+        The file does not exist and ``create`` is False, or it is not an intact attrpriv ledger
+        of this version.
+    InputError
+        ``timeout`` is not a positive number.
     """
 
     def __init__(self, path: str | Path, *, create: bool = True, timeout: float = 30.0) -> None:
@@ -316,21 +327,30 @@ class BudgetLedger:
 
         Parameters
         ----------
-        epsilon, delta : the unit's total allowance (epsilon > 0, delta in [0, 1)).
-        unit : the privacy unit (:class:`PrivacyUnit` or its ``definition/scope`` key);
-            default ``dp/add-remove``.
-        allow_raise : permit raising a budget that is partly spent. Raising after releases
-            were made is a decision to give away more than was planned, so it must be explicit;
-            it is recorded with its time in the history either way.
+        epsilon : float
+            The unit's total privacy loss allowance (epsilon > 0).
+        delta : float, optional
+            The unit's total delta allowance (in [0, 1)).
+        unit : PrivacyUnit or str, optional
+            The privacy unit (:class:`PrivacyUnit` or its ``definition/scope`` key); default
+            ``dp/add-remove``.
+        allow_raise : bool, optional
+            Permit raising a budget that is partly spent. Raising after releases were made is a
+            decision to give away more than was planned, so it must be explicit; it is recorded
+            with its time in the history either way.
 
         Returns
         -------
-        Budget : the new budget of the unit.
+        Budget
+            The new budget of the unit.
 
         Raises
         ------
-        BudgetExceededError : the budget is below what the unit has already spent, or it
-            raises a partly spent budget without ``allow_raise``.
+        BudgetExceededError
+            The budget is below what the unit has already spent, or it raises a partly spent
+            budget without ``allow_raise``.
+        InputError
+            ``epsilon``, ``delta``, ``unit`` or ``allow_raise`` is invalid.
         """
         budget = Budget(check_epsilon(epsilon), check_delta(delta))
         target = PrivacyUnit.coerce(unit)
@@ -370,21 +390,29 @@ class BudgetLedger:
 
         Parameters
         ----------
-        record : the release's guarantee; its ``unit`` says which budgets it counts against:
-            every budgeted unit in ``conversions(record.unit)``, at its converted
-            (epsilon, delta).
-        label : a free-text name for the release.
-        allow_unbudgeted : record the release even if no budget covers its unit (it is then
-            shown as unbudgeted). Budgets that do cover it are enforced regardless.
+        record : PrivacyRecord
+            The release's guarantee; its ``unit`` says which budgets it counts against: every
+            budgeted unit in ``conversions(record.unit)``, at its converted (epsilon, delta).
+        label : str, optional
+            A free-text name for the release.
+        allow_unbudgeted : bool, optional
+            Record the release even if no budget covers its unit (it is then shown as
+            unbudgeted). Budgets that do cover it are enforced regardless.
 
         Returns
         -------
-        LedgerEntry : the stored entry.
+        LedgerEntry
+            The stored entry.
 
         Raises
         ------
-        BudgetExceededError : no budget covers the unit (and ``allow_unbudgeted`` is False),
-            or the release would exceed one of the budgets that do.
+        BudgetExceededError
+            No budget covers the unit (and ``allow_unbudgeted`` is False), or the release would
+            exceed one of the budgets that do.
+        LedgerError
+            ``record`` is not a :class:`PrivacyRecord`.
+        InputError
+            ``label`` is not a string or ``allow_unbudgeted`` is not a bool.
         """
         if not isinstance(record, PrivacyRecord):
             raise LedgerError(f"can only charge a PrivacyRecord, got {type(record).__name__}")

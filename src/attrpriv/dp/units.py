@@ -238,14 +238,20 @@ def composition_rule(
 
     Parameters
     ----------
-    unit : the privacy unit.
-    sources : the units of the charges that count in it (its own, and converted ones).
-    mechanisms : the names of the mechanisms charged to the unit (directly or by conversion).
+    unit : PrivacyUnit
+        The privacy unit.
+    sources : frozenset of PrivacyUnit
+        The units of the charges that count in it (its own, and converted ones).
+    mechanisms : frozenset of str
+        The names of the mechanisms charged to the unit (directly or by conversion).
 
     Returns
     -------
-    (rule, proven) : the rule in words, with its reference, and whether the ledger's total for
-        the unit is a privacy guarantee (True) or an accounting convention (False).
+    rule : str
+        The rule in words, with its reference.
+    proven : bool
+        Whether the ledger's total for the unit is a privacy guarantee (True) or an accounting
+        convention (False).
     """
     if unit.definition == "dp":
         return BASIC_RULE, True

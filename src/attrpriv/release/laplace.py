@@ -56,11 +56,16 @@ class LaplaceHistograms(Mechanism[Counts, LaplacePlan]):
 
     Parameters
     ----------
-    epsilon : total privacy loss of all the histograms together.
-    columns : the (categorical or integer) columns to count; default every non-ignored one.
-    neighbours : ``"add-remove"`` (sensitivity m) or ``"substitute"`` (2m).
-    noise : a :class:`NoiseSampler`; default exact OpenDP noise.
-    allow_nonprivate : accept a non-private sampler (reproducible tests only).
+    epsilon : float
+        Total privacy loss of all the histograms together.
+    columns : sequence of str, optional
+        The (categorical or integer) columns to count; default every non-ignored one.
+    neighbours : str, optional
+        ``"add-remove"`` (sensitivity m) or ``"substitute"`` (2m).
+    noise : NoiseSampler or None, optional
+        A :class:`NoiseSampler`; default exact OpenDP noise.
+    allow_nonprivate : bool, optional
+        Accept a non-private sampler (reproducible tests only).
     """
 
     _constraints: ClassVar[Mapping[str, Check]] = {
@@ -94,12 +99,52 @@ class LaplaceHistograms(Mechanism[Counts, LaplacePlan]):
     ) -> Release:
         """Count, charge the ledger (before any noise is drawn), add noise, return values + record.
 
-        ``data`` is a DataFrame, a CSV/Parquet path (counted by DuckDB) or a Dask DataFrame.
+        Parameters
+        ----------
+        data : pandas.DataFrame, str, pathlib.Path or dask.dataframe.DataFrame
+            The private data: a DataFrame, a CSV/Parquet path (counted by DuckDB) or a Dask
+            DataFrame.
+        schema : Schema
+            The public domains of the columns.
+        ledger : BudgetLedger or None, optional
+            Charged with the release's record before any noise is drawn.
+        label : str, optional
+            A free-text name for the release in the ledger.
+
+        Returns
+        -------
+        Release
+            The noisy counts, their accuracy and the :class:`PrivacyRecord`.
+
+        Raises
+        ------
+        InputError
+            A parameter is invalid, or there is no categorical or integer column to count.
+        BudgetExceededError
+            The release does not fit the ledger's budget (nothing is released).
         """
         return self._release(data, schema, ledger=ledger, label=label)
 
     def calibrate(self, n_histograms: int, sampler: NoiseSampler | None = None) -> LaplacePlan:
-        """The noise of ``n_histograms`` histograms (public: no data is used)."""
+        """The noise of ``n_histograms`` histograms (public: no data is used).
+
+        Parameters
+        ----------
+        n_histograms : int
+            The number of histograms released together.
+        sampler : NoiseSampler or None, optional
+            The noise sampler; default the mechanism's own.
+
+        Returns
+        -------
+        LaplacePlan
+            The discrete Laplace scale of every bin.
+
+        Raises
+        ------
+        InputError
+            A parameter of the mechanism is invalid.
+        """
         self._validate_params()
         return self._plan(n_histograms, sampler or self._sampler(), ())
 

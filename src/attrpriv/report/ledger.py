@@ -131,8 +131,13 @@ def render_ledger_html(
         ``BudgetLedger.summary()``: spend per unit and the budget history.
     entries : sequence of LedgerEntry
         ``BudgetLedger.entries()``: every charged release, oldest first.
-    title : str
+    title : str, optional
         The page's title.
+
+    Returns
+    -------
+    str
+        The page: the figures inlined as PNG.
     """
     figures = {"spend": png(spend_figure(summary), dpi=90)} if summary.units else {}
     timeline = timeline_figure(summary, entries)

@@ -55,15 +55,29 @@ class GlobalDecoupler(Parameters):
 
     Parameters
     ----------
-    kind : ``"tabular"`` (a DataFrame and its schema) or ``"image"`` (an (n, h, w) array).
-    latent_dim, sensitive_dim : m and k of the paper (32 and 8): z_S is the first k of m.
-    beta : beta of the beta-VAE.
-    alphas : (alpha1, alpha2, alpha3, alpha4) of equation 5; an alpha of 0 removes that
-        component (the paper's ablation).
-    hidden : hidden width of the networks.
-    epochs, batch_size, lr : Adam training.
-    seed : seeds the weights, the batch order and the reparameterisation noise.
-    progress : report each epoch's losses on stderr.
+    kind : str, optional
+        ``"tabular"`` (a DataFrame and its schema) or ``"image"`` (an (n, h, w) array).
+    latent_dim : int, optional
+        m of the paper (32): the dimension of the whole latent.
+    sensitive_dim : int, optional
+        k of the paper (8): z_S is the first k of the m latent dimensions.
+    beta : float or None, optional
+        beta of the beta-VAE.
+    alphas : tuple of four float, optional
+        (alpha1, alpha2, alpha3, alpha4) of equation 5; an alpha of 0 removes that component
+        (the paper's ablation).
+    hidden : int or None, optional
+        Hidden width of the networks.
+    epochs : int or None, optional
+        Adam training: the number of epochs.
+    batch_size : int or None, optional
+        Adam training: the batch size.
+    lr : float or None, optional
+        Adam training: the learning rate.
+    seed : int, optional
+        Seeds the weights, the batch order and the reparameterisation noise.
+    progress : bool, optional
+        Report each epoch's losses on stderr.
 
     Notes
     -----
@@ -226,7 +240,29 @@ class GlobalDecoupler(Parameters):
 
     # ----------------------------------------------------------------- training
     def fit(self, X: Any, y_s: Any, *, schema: Schema | None = None) -> GlobalDecoupler:
-        """Train on auxiliary (public) data. ``y_s``: labels, or the name of a column of ``X``."""
+        """Train on auxiliary (public) data.
+
+        Parameters
+        ----------
+        X : pandas.DataFrame or numpy.ndarray
+            The auxiliary data: a DataFrame (``kind="tabular"``) or an (n, h, w) array
+            (``kind="image"``).
+        y_s : array-like or str
+            The sensitive labels, or the name of a column of ``X``.
+        schema : Schema or None, optional
+            Roles and public domains; required for tabular data.
+
+        Returns
+        -------
+        GlobalDecoupler
+            The decoupler itself, fitted.
+
+        Raises
+        ------
+        InputError
+            A parameter or the labels are invalid, a tabular decoupler has no ``schema``, or
+            there are fewer than 2 rows.
+        """
         self._check_params()
         codes, exclude, classes = self._labels(X, y_s)
         codec = None

@@ -248,17 +248,28 @@ class DPSampling(Mechanism[LabelledLatents, SamplingPlan]):
 
     Parameters
     ----------
-    epsilon : total privacy loss, for neighbours that differ in one private record's ``(z_S,
-        y_S)`` (the number of records is public: the release has one row per record).
-    bound : l2 radius to which every projected latent is clipped (public).
-    projection_dim : ``p``, the dimension of the random orthonormal projection (default ``k``).
-    mean_share : share of ``epsilon - class_share_epsilon`` spent on the sums (paper: 0.3); the
-        rest goes to the scatter matrices (paper: 0.7).
-    class_share_epsilon : epsilon of the noisy class counts (shares and mean denominators);
-        default ``0.1 * epsilon``.
-    classes : the public list of sensitive classes; default the labels seen (flagged: that leaks
-        which classes occur).
-    seed : seeds the public projection and the post-processing sampler.
+    epsilon : float
+        Total privacy loss, for neighbours that differ in one private record's ``(z_S, y_S)``
+        (the number of records is public: the release has one row per record).
+    bound : float
+        l2 radius to which every projected latent is clipped (public).
+    projection_dim : int or None, optional
+        ``p``, the dimension of the random orthonormal projection (default ``k``).
+    mean_share : float, optional
+        Share of ``epsilon - class_share_epsilon`` spent on the sums (paper: 0.3); the rest goes
+        to the scatter matrices (paper: 0.7).
+    class_share_epsilon : float or None, optional
+        Epsilon of the noisy class counts (shares and mean denominators); default
+        ``0.1 * epsilon``.
+    classes : sequence, optional
+        The public list of sensitive classes; default the labels seen (flagged: that leaks which
+        classes occur).
+    seed : int, optional
+        Seeds the public projection and the post-processing sampler.
+    noise : NoiseSampler or None, optional
+        The noise sampler; default exact OpenDP noise.
+    allow_nonprivate : bool, optional
+        Accept a non-private sampler (reproducible tests only).
     """
 
     _constraints: ClassVar[Mapping[str, Check]] = {
@@ -302,7 +313,31 @@ class DPSampling(Mechanism[LabelledLatents, SamplingPlan]):
         ledger: BudgetLedger | None = None,
         label: str = "",
     ) -> SampledLatents:
-        """Release the DP model (ledger charged first), then draw ``n`` labelled replacements."""
+        """Release the DP model (ledger charged first), then draw ``n`` labelled replacements.
+
+        Parameters
+        ----------
+        z_s : array-like
+            The private sensitive latents, one row per record.
+        y_s : array-like or None
+            The private sensitive labels, one per record.
+        ledger : BudgetLedger or None, optional
+            Charged with the release's record before any noise is drawn.
+        label : str, optional
+            A free-text name for the release in the ledger.
+
+        Returns
+        -------
+        SampledLatents
+            The replacement latents and labels, with the release's :class:`PrivacyRecord`.
+
+        Raises
+        ------
+        InputError
+            A parameter or the latents are invalid.
+        BudgetExceededError
+            The release does not fit the ledger's budget (nothing is released).
+        """
         return _sampled(self._release(z_s, y_s, ledger=ledger, label=label))
 
     def split(self) -> tuple[float, float, float]:
@@ -318,7 +353,27 @@ class DPSampling(Mechanism[LabelledLatents, SamplingPlan]):
         self, k: int, n_classes: int, sampler: NoiseSampler | None = None
     ) -> SamplingPlan:
         """The noise of the model of k-dimensional latents in ``n_classes`` public classes
-        (public: no data is used)."""
+        (public: no data is used).
+
+        Parameters
+        ----------
+        k : int
+            The dimension of the sensitive latents.
+        n_classes : int
+            The number of public classes.
+        sampler : NoiseSampler or None, optional
+            The noise sampler; default the mechanism's own.
+
+        Returns
+        -------
+        SamplingPlan
+            The noise of the counts, sums and scatter matrices.
+
+        Raises
+        ------
+        InputError
+            A parameter of the mechanism is invalid.
+        """
         self._validate_params()
         return self._plan(k, n_classes, False, sampler or self._sampler())
 

@@ -34,9 +34,12 @@ class Generalize(Strategy):
 
     Parameters
     ----------
-    bins : largest number of ranges per numeric feature (>= 2).
-    method : ``"quantile"`` edges, or ``"tree"`` edges from a decision tree on ``y``.
-    min_share : categories rarer than this share (in [0, 1)) become ``"other"``; for
+    bins : int, optional
+        Largest number of ranges per numeric feature (>= 2).
+    method : str, optional
+        ``"quantile"`` edges, or ``"tree"`` edges from a decision tree on ``y``.
+    min_share : float, optional
+        Categories rarer than this share (in [0, 1)) become ``"other"``; for
         ``method="tree"`` it is also the smallest share of rows in a range.
     """
 

@@ -83,12 +83,18 @@ class LocalDPNoise(Strategy, Mechanism[Columns, LocalPlan]):
 
     Parameters
     ----------
-    epsilon : privacy loss of each record's value of each feature (finite, > 0).
-    bounds : ``{feature: (lower, upper)}``, public bounds for numeric features.
-    domain : ``{feature: [values]}``, public domains for categorical features.
-    schema : a :class:`Schema` to read bounds and domains from when not given above.
-    noise : a :class:`NoiseSampler`; default exact OpenDP noise.
-    allow_nonprivate : accept a non-private sampler (reproducible tests only).
+    epsilon : float
+        Privacy loss of each record's value of each feature (finite, > 0).
+    bounds : mapping of str to (float, float), optional
+        ``{feature: (lower, upper)}``, public bounds for numeric features.
+    domain : mapping of str to sequence, optional
+        ``{feature: [values]}``, public domains for categorical features.
+    schema : Schema or None, optional
+        A :class:`Schema` to read bounds and domains from when not given above.
+    noise : NoiseSampler or None, optional
+        A :class:`NoiseSampler`; default exact OpenDP noise.
+    allow_nonprivate : bool, optional
+        Accept a non-private sampler (reproducible tests only).
     """
 
     name = "ldp"

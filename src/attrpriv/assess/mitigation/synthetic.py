@@ -32,10 +32,13 @@ class SyntheticReplacement(Strategy):
 
     Parameters
     ----------
-    n_folds : cross-fitting folds (>= 2): a row is redrawn by a model fit without it.
-    max_iter : largest number of boosting iterations of each model (early stopping on a
-        10% validation split ends most fits well before).
-    n_threads : OpenMP threads per model; ``None`` keeps the library default. Use 1 inside
+    n_folds : int, optional
+        Cross-fitting folds (>= 2): a row is redrawn by a model fit without it.
+    max_iter : int, optional
+        Largest number of boosting iterations of each model (early stopping on a 10%
+        validation split ends most fits well before).
+    n_threads : int or None, optional
+        OpenMP threads per model; ``None`` keeps the library default. Use 1 inside
         process-parallel workers, where more threads oversubscribe the cores.
     """
 

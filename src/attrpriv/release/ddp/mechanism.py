@@ -108,28 +108,58 @@ class TabularDDP(Mechanism[Counts, DDPPlan]):
 
     Parameters
     ----------
-    epsilon : total privacy loss (chunk c gets ``epsilon * k_c / m``).
-    chunk_size : k, the most columns per chunk (one network each).
-    columns : the columns to release, in order; default every non-ignored column with a domain.
-    method : ``"quilt"`` (sound for any network, default) or ``"pairwise"`` (Liu et al.).
-    structure : ``"hc"`` (hill climbing + BIC), ``"chow-liu"`` or ``"exact"`` (k <= 4).
-    grouping : ``"order"`` (consecutive columns) or ``"dependence"`` (dependent columns together).
-    chunks : explicit chunks (lists of columns); replaces ``columns``, ``chunk_size``, ``grouping``.
-    aux : public auxiliary data (DataFrame or CSV/Parquet path) to learn the networks from;
+    epsilon : float
+        Total privacy loss (chunk c gets ``epsilon * k_c / m``).
+    chunk_size : int, optional
+        k, the most columns per chunk (one network each).
+    columns : sequence of str, optional
+        The columns to release, in order; default every non-ignored column with a domain.
+    method : str, optional
+        ``"quilt"`` (sound for any network, default) or ``"pairwise"`` (Liu et al.).
+    structure : str, optional
+        ``"hc"`` (hill climbing + BIC), ``"chow-liu"`` or ``"exact"`` (k <= 4).
+    grouping : str, optional
+        ``"order"`` (consecutive columns) or ``"dependence"`` (dependent columns together).
+    chunks : sequence of sequence of str, optional
+        Explicit chunks (lists of columns); replaces ``columns``, ``chunk_size``, ``grouping``.
+    aux : pandas.DataFrame, str or pathlib.Path, optional
+        Public auxiliary data (DataFrame or CSV/Parquet path) to learn the networks from;
         default the private data itself, which the record then says.
-    max_levels, max_parents, prior : binning, network in-degree, Dirichlet pseudo-count per cell.
-    max_quilt_size : largest quilt tried besides the moral-graph rings (None: every subset,
-        exponential in k).
-    max_learn_rows : rows sampled to learn from; seed : that sample's seed.
-    nonnegative : clip released counts at 0 (the raw counts stay in ``parts["raw_values"]``).
-    noise, allow_nonprivate : the noise sampler (default OpenDP), and accepting a test sampler.
+    max_levels : int, optional
+        Binning: the most levels per column.
+    max_parents : int, optional
+        The networks' largest in-degree.
+    prior : float, optional
+        Dirichlet pseudo-count per cell.
+    max_quilt_size : int or None, optional
+        Largest quilt tried besides the moral-graph rings (None: every subset, exponential in
+        k).
+    max_learn_rows : int, optional
+        Rows sampled to learn from.
+    seed : int or None, optional
+        That sample's seed.
+    nonnegative : bool, optional
+        Clip released counts at 0 (the raw counts stay in ``parts["raw_values"]``).
+    noise : NoiseSampler or None, optional
+        The noise sampler (default OpenDP).
+    allow_nonprivate : bool, optional
+        Accept a non-private (test) sampler.
 
     Attributes
     ----------
-    levels_, chunks_, networks_ : the binned levels, the chunks and one network per chunk.
-    evidence_ : per chunk, the candidate bounds the learning rows support (their independence
-        claims tested; see :mod:`attrpriv.release.ddp.bound`).
-    learned_from_ : ``"auxiliary"`` or ``"private"``; n_learning_rows_ : rows learned from.
+    levels_ : dict of str to Levels
+        The binned levels of every column.
+    chunks_ : tuple of tuple of str
+        The chunks (their columns).
+    networks_ : tuple of DiscreteNetwork
+        One network per chunk.
+    evidence_ : tuple of Evidence
+        Per chunk, the candidate bounds the learning rows support (their independence claims
+        tested; see :mod:`attrpriv.release.ddp.bound`).
+    learned_from_ : str
+        ``"auxiliary"`` or ``"private"``.
+    n_learning_rows_ : int
+        Rows learned from.
     """
 
     _constraints: ClassVar[Mapping[str, Check]] = {
@@ -194,6 +224,26 @@ class TabularDDP(Mechanism[Counts, DDPPlan]):
         Learns from ``aux`` when given, else from (a sample of) ``data``. Reads rows, not just
         aggregates: structure learning needs them. Spends no budget and draws no noise.
         ``progress(done, total)`` is called after each chunk.
+
+        Parameters
+        ----------
+        data : pandas.DataFrame, str or pathlib.Path
+            The private data (learned from only when ``aux`` is not given).
+        schema : Schema
+            The public domains of the columns.
+        progress : callable or None, optional
+            Called as ``progress(done, total)`` after each chunk.
+
+        Returns
+        -------
+        TabularDDP
+            The mechanism itself, fitted.
+
+        Raises
+        ------
+        InputError
+            A parameter is invalid, ``schema`` is not a :class:`Schema`, or the data to learn
+            from has no rows.
         """
         self._validate_params()
         return self._fit(data, schema, progress)
@@ -263,7 +313,25 @@ class TabularDDP(Mechanism[Counts, DDPPlan]):
     # -- calibration -------------------------------------------------------------------------
     def calibrate(self, sampler: NoiseSampler | None = None) -> DDPPlan:
         """Every chunk's noise for the current ``epsilon`` and ``method``, from the learned
-        networks (fit first). Public: no data is used beyond what ``fit`` learned."""
+        networks (fit first). Public: no data is used beyond what ``fit`` learned.
+
+        Parameters
+        ----------
+        sampler : NoiseSampler or None, optional
+            The noise sampler; default the mechanism's own.
+
+        Returns
+        -------
+        DDPPlan
+            The noise scale of every chunk.
+
+        Raises
+        ------
+        NotFittedError
+            The mechanism has not been fitted.
+        InputError
+            A parameter of the mechanism is invalid.
+        """
         check_fitted(self, "networks_")
         self._validate_params()
         return self._plan(sampler or self._sampler(), ())
@@ -339,6 +407,31 @@ class TabularDDP(Mechanism[Counts, DDPPlan]):
         ``data`` is a DataFrame or a CSV/Parquet path (counted by DuckDB) or a Dask DataFrame
         (then learn from ``aux``, or fit first on a sample). ``progress`` is :meth:`fit`'s,
         when the release has to fit.
+
+        Parameters
+        ----------
+        data : pandas.DataFrame, str, pathlib.Path or dask.dataframe.DataFrame
+            The private data.
+        schema : Schema
+            The public domains of the columns.
+        ledger : BudgetLedger or None, optional
+            Charged with the release's record before any noise is drawn.
+        label : str, optional
+            A free-text name for the release in the ledger.
+        progress : callable or None, optional
+            :meth:`fit`'s progress callback, when the release has to fit.
+
+        Returns
+        -------
+        Release
+            The noisy counts, their accuracy and the :class:`PrivacyRecord`.
+
+        Raises
+        ------
+        InputError
+            A parameter is invalid, or the data does not match the fitted levels.
+        BudgetExceededError
+            The release does not fit the ledger's budget (nothing is released).
         """
         return self._release(data, schema, progress, ledger=ledger, label=label)
 

@@ -83,28 +83,42 @@ class AttributePrivateGaussian(Mechanism[Answer, GaussianPlan]):
 
     Parameters
     ----------
-    query : the statistics, e.g. ``["mean(age)", "count(sex=Female)"]`` (see :class:`Statistic`).
-    secrets : one or more :class:`Secret` (protected statistic and its values or pairs).
-    model : one model or a list (the set Theta): :class:`GaussianModel`, :class:`ResamplingModel`.
-    epsilon, delta : the guarantee of the release (delta > 0): every accounting below states
-        exactly this pair, or refuses.
-    variant : ``"isotropic"`` or ``"directional"`` (see the module docstring).
-    calibration : ``"analytic"`` (Balle & Wang 2018, any epsilon) or ``"classic"``
+    query : Query, sequence of Statistic or str, or str
+        The statistics, e.g. ``["mean(age)", "count(sex=Female)"]`` (see :class:`Statistic`).
+    secrets : Secret or sequence of Secret
+        One or more :class:`Secret` (protected statistic and its values or pairs).
+    model : ThetaModel or sequence of ThetaModel
+        One model or a list (the set Theta): :class:`GaussianModel`, :class:`ResamplingModel`.
+    epsilon : float
+        With ``delta``, the guarantee of the release: every accounting below states exactly
+        this (epsilon, delta) pair, or refuses.
+    delta : float
+        The guarantee's delta (> 0).
+    variant : str, optional
+        ``"isotropic"`` or ``"directional"`` (see the module docstring).
+    calibration : str, optional
+        ``"analytic"`` (Balle & Wang 2018, any epsilon) or ``"classic"``
         (``c = sqrt(2 ln(1.25/delta))``; refused where it does not give (epsilon, delta)).
-    approximation : how a non-Gaussian model (the resampling model) is accounted for:
-        ``"exact"``, the exact privacy loss of a scalar release whose law the model gives
-        exactly (a count, or a sum or mean of an integer column); ``"bound"``, Algorithm 2
-        (Gaussian approximations with their cost lambda_eta, the noise chosen so that the
-        result is (epsilon, delta)); ``"auto"`` (default), exact where it applies, else
-        Algorithm 2; ``"assume-gaussian"``, the approximations taken as exact (the paper's
-        Section 4.3 practice; the record says so).
-    eta : Algorithm 2's eta; default ``delta / (2 (1 + e^epsilon))``, half of delta.
-    smoothing : independent noise added on top, per statistic, in standard deviations of that
-        statistic given the secret (Algorithm 2 needs full-rank noise to bound a discrete one).
-    n_eval : Monte Carlo points per direction for Algorithm 2 on vector queries; default: as
-        many as resolve eta (see :func:`~attrpriv.release.gaussian.approximation.points_needed`).
-    noise : a :class:`NoiseSampler`; default exact OpenDP noise.
-    allow_nonprivate : accept a non-private sampler (reproducible tests only).
+    approximation : str, optional
+        How a non-Gaussian model (the resampling model) is accounted for: ``"exact"``, the
+        exact privacy loss of a scalar release whose law the model gives exactly (a count, or a
+        sum or mean of an integer column); ``"bound"``, Algorithm 2 (Gaussian approximations
+        with their cost lambda_eta, the noise chosen so that the result is (epsilon, delta));
+        ``"auto"`` (default), exact where it applies, else Algorithm 2; ``"assume-gaussian"``,
+        the approximations taken as exact (the paper's Section 4.3 practice; the record says
+        so).
+    eta : float or None, optional
+        Algorithm 2's eta; default ``delta / (2 (1 + e^epsilon))``, half of delta.
+    smoothing : float, optional
+        Independent noise added on top, per statistic, in standard deviations of that statistic
+        given the secret (Algorithm 2 needs full-rank noise to bound a discrete one).
+    n_eval : int or None, optional
+        Monte Carlo points per direction for Algorithm 2 on vector queries; default: as many as
+        resolve eta (see :func:`~attrpriv.release.gaussian.approximation.points_needed`).
+    noise : NoiseSampler or None, optional
+        A :class:`NoiseSampler`; default exact OpenDP noise.
+    allow_nonprivate : bool, optional
+        Accept a non-private sampler (reproducible tests only).
     """
 
     _constraints: ClassVar[Mapping[str, Check]] = {
@@ -158,14 +172,54 @@ class AttributePrivateGaussian(Mechanism[Answer, GaussianPlan]):
         values + record. ``data``: a DataFrame, a CSV/Parquet path or a Dask DataFrame.
 
         The model checks' findings, and a release without noise, are also issued as
-        :class:`~attrpriv.release.gaussian.checks.ModelWarning` (they are in the record)."""
+        :class:`~attrpriv.release.gaussian.checks.ModelWarning` (they are in the record).
+
+        Parameters
+        ----------
+        data : pandas.DataFrame, str, pathlib.Path or dask.dataframe.DataFrame
+            The private data: a DataFrame, a CSV/Parquet path or a Dask DataFrame.
+        schema : Schema
+            The public domains of the columns.
+        ledger : BudgetLedger or None, optional
+            Charged with the release's record before any noise is drawn.
+        label : str, optional
+            A free-text name for the release in the ledger.
+
+        Returns
+        -------
+        Release
+            The noisy values, their accuracy and the :class:`PrivacyRecord`.
+
+        Raises
+        ------
+        InputError
+            A parameter is invalid, or the data does not fit the schema or the model.
+        BudgetExceededError
+            The release does not fit the ledger's budget (nothing is released).
+        """
         result = self._release(data, schema, ledger=ledger, label=label)
         for text in result.parts["warnings"]:
             warnings.warn(text, ModelWarning, stacklevel=2)
         return result
 
     def calibrate(self, sampler: NoiseSampler | None = None) -> GaussianPlan:
-        """The noise, from public quantities only (the models): no data is used."""
+        """The noise, from public quantities only (the models): no data is used.
+
+        Parameters
+        ----------
+        sampler : NoiseSampler or None, optional
+            The noise sampler; default the mechanism's own.
+
+        Returns
+        -------
+        GaussianPlan
+            The noise of the release and its accounting.
+
+        Raises
+        ------
+        InputError
+            A parameter of the mechanism is invalid.
+        """
         self._validate_params()
         return self._plan(self._specs(), sampler or self._sampler(), ())
 

@@ -58,11 +58,22 @@ class ResamplingModel(ThetaModel):
 
     Parameters
     ----------
-    reference : public data with the columns the query and the secrets use.
-    schema : the public domains (categories are matched against them).
-    n : the number of private records.
-    draws : datasets drawn per secret value for the Monte Carlo checks and Algorithm 2.
-    seed : seed of those draws (they are public computations, not privacy noise).
+    reference : pandas.DataFrame
+        Public data with the columns the query and the secrets use.
+    schema : Schema
+        The public domains (categories are matched against them).
+    n : int
+        The number of private records.
+    draws : int, optional
+        Datasets drawn per secret value for the Monte Carlo checks and Algorithm 2.
+    seed : int or None, optional
+        Seed of those draws (they are public computations, not privacy noise).
+
+    Raises
+    ------
+    InputError
+        ``reference`` is not a non-empty DataFrame, ``schema`` is not a :class:`Schema`, or
+        ``n`` (>= 2) or ``draws`` (>= 100) is not an integer in range.
     """
 
     gaussian = False

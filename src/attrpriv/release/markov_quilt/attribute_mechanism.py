@@ -51,14 +51,22 @@ class AttributeMarkovQuilt(Mechanism[Counts, AttributePlan]):
 
     Parameters
     ----------
-    networks : a public :class:`DiscreteNetwork` over the attributes of one record, or several
-        (the class Theta). Records are independent draws from it.
-    epsilon : privacy parameter.
-    protected : the attribute(s) whose values are secret (network nodes).
-    columns : the columns whose histograms are released (network nodes in the schema);
-        default every network node.
-    max_quilt_size : the largest quilt tried besides the moral-graph rings (default: all).
-    noise, allow_nonprivate : the noise sampler, and whether a non-private one is accepted.
+    networks : DiscreteNetwork or sequence of DiscreteNetwork
+        A public :class:`DiscreteNetwork` over the attributes of one record, or several (the
+        class Theta). Records are independent draws from it.
+    epsilon : float
+        Privacy parameter.
+    protected : str or sequence of str
+        The attribute(s) whose values are secret (network nodes).
+    columns : sequence of str, optional
+        The columns whose histograms are released (network nodes in the schema); default every
+        network node.
+    max_quilt_size : int or None, optional
+        The largest quilt tried besides the moral-graph rings (default: all).
+    noise : NoiseSampler or None, optional
+        The noise sampler; default exact OpenDP noise.
+    allow_nonprivate : bool, optional
+        Accept a non-private sampler (reproducible tests only).
     """
 
     _constraints: ClassVar[Mapping[str, Check]] = {
@@ -93,11 +101,51 @@ class AttributeMarkovQuilt(Mechanism[Counts, AttributePlan]):
         ledger: BudgetLedger | None = None,
         label: str = "",
     ) -> Release:
-        """Count the columns, charge the ledger (before noise), add noise, return values+record."""
+        """Count the columns, charge the ledger (before noise), add noise, return values+record.
+
+        Parameters
+        ----------
+        data : pandas.DataFrame, str, pathlib.Path or dask.dataframe.DataFrame
+            The private data: a DataFrame, a CSV/Parquet path or a Dask DataFrame.
+        schema : Schema
+            The public domains of the columns.
+        ledger : BudgetLedger or None, optional
+            Charged with the release's record before any noise is drawn.
+        label : str, optional
+            A free-text name for the release in the ledger.
+
+        Returns
+        -------
+        Release
+            The noisy values, their accuracy and the :class:`PrivacyRecord`.
+
+        Raises
+        ------
+        InputError
+            A parameter is invalid, or the data does not fit the schema or the networks.
+        BudgetExceededError
+            The release does not fit the ledger's budget (nothing is released).
+        """
         return self._release(data, schema, ledger=ledger, label=label)
 
     def calibrate(self, sampler: NoiseSampler | None = None) -> AttributePlan:
-        """Best quilt of every protected node in every network; the largest scale wins."""
+        """Best quilt of every protected node in every network; the largest scale wins.
+
+        Parameters
+        ----------
+        sampler : NoiseSampler or None, optional
+            The noise sampler; default the mechanism's own.
+
+        Returns
+        -------
+        AttributePlan
+            The chosen quilts and the noise scale.
+
+        Raises
+        ------
+        InputError
+            A parameter of the mechanism is invalid.
+        """
         self._validate_params()
         return self._plan(sampler or self._sampler(), ())
 

@@ -62,13 +62,21 @@ class MarkovQuiltMechanism(Mechanism[Chains, ChainPlan]):
 
     Parameters
     ----------
-    models : a :class:`MarkovChainModel`, or several (the class Theta: the noise covers all).
-    epsilon : privacy parameter.
-    states : labels of the chain states, in the models' order; default ``0 .. k-1``.
-    query : ``"histogram"`` (counts of every state; Lipschitz 2 per node) or ``"sum"`` of the
+    models : MarkovChainModel or sequence of MarkovChainModel
+        A :class:`MarkovChainModel`, or several (the class Theta: the noise covers all).
+    epsilon : float
+        Privacy parameter.
+    states : sequence of hashable, optional
+        Labels of the chain states, in the models' order; default ``0 .. k-1``.
+    query : str, optional
+        ``"histogram"`` (counts of every state; Lipschitz 2 per node) or ``"sum"`` of the
         (numeric) states (Lipschitz max(states) - min(states) per node).
-    method : ``"exact"`` max-influence, or ``"approx"`` (mixing bound; irreducible chains).
-    noise, allow_nonprivate : the noise sampler, and whether a non-private one is accepted.
+    method : str, optional
+        ``"exact"`` max-influence, or ``"approx"`` (mixing bound; irreducible chains).
+    noise : NoiseSampler or None, optional
+        The noise sampler; default exact OpenDP noise.
+    allow_nonprivate : bool, optional
+        Accept a non-private sampler (reproducible tests only).
     """
 
     _constraints: ClassVar[Mapping[str, Check]] = {
@@ -107,13 +115,52 @@ class MarkovQuiltMechanism(Mechanism[Chains, ChainPlan]):
         """Release the statistic of ``sequences`` (one chain, or a list of independent chains).
 
         The chain lengths are public. The ledger is charged before any noise is drawn.
+
+        Parameters
+        ----------
+        sequences : sequence of hashable, or sequence of such sequences
+            One chain (its states in order), or a list of independent chains.
+        ledger : BudgetLedger or None, optional
+            Charged with the release's record before any noise is drawn.
+        label : str, optional
+            A free-text name for the release in the ledger.
+
+        Returns
+        -------
+        Release
+            The noisy statistic, its accuracy and the :class:`PrivacyRecord`.
+
+        Raises
+        ------
+        InputError
+            A parameter is invalid, or a chain holds a state the models do not have.
+        BudgetExceededError
+            The release does not fit the ledger's budget (nothing is released).
         """
         return self._release(sequences, ledger=ledger, label=label)
 
     def calibrate(
         self, lengths: int | Sequence[int], sampler: NoiseSampler | None = None
     ) -> ChainPlan:
-        """The quilts and noise scale for chains of ``lengths`` (public: no data is used)."""
+        """The quilts and noise scale for chains of ``lengths`` (public: no data is used).
+
+        Parameters
+        ----------
+        lengths : int or sequence of int
+            The length of every chain (one int for a single chain).
+        sampler : NoiseSampler or None, optional
+            The noise sampler; default the mechanism's own.
+
+        Returns
+        -------
+        ChainPlan
+            The quilts and the noise scale.
+
+        Raises
+        ------
+        InputError
+            A parameter of the mechanism is invalid.
+        """
         self._validate_params()
         wanted = [lengths] if isinstance(lengths, int) else list(lengths)
         return self._plan(wanted, sampler or self._sampler())
