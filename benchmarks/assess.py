@@ -5,6 +5,9 @@
     python benchmarks/assess.py full                   # hgb and rf, 14 singles, 3 attacks
     python benchmarks/assess.py mitigate-rf            # rf, escalation ladder until under threshold
     PYTHONPATH=/path/to/art python benchmarks/assess.py anchor  # needs ART (not a dependency)
+    python benchmarks/assess.py audit-vs-art           # issue 11: ART's RF audit, side by side
+    python benchmarks/assess.py references             # shared vs matched reference models
+    python benchmarks/assess.py learners               # attribute attackers: early stopping
     python benchmarks/assess.py leak                   # a planted leak, ranked and mitigated
 
 ``scale`` runs ``FeatureRiskAssessor.assess`` once per backend, each in a fresh subprocess, and
@@ -26,6 +29,21 @@ our loss-threshold and shadow-model attacks and with IBM ART's ``MembershipInfer
 (a random-forest attack model trained on half of the known members / non-members, the other
 half being the evaluation records) and ``MembershipInferenceBlackBoxRuleBased`` (member if the
 model is right). ART is NOT a project dependency: the part is skipped when it does not import.
+
+``audit-vs-art`` is the same work done both ways, in one process on one native thread: Adult
+without missing values (45,222 rows, the 14 attributes with ``fnlwgt``, categories as ordinal
+codes), half the rows the members of a ``RandomForestClassifier(100)``, the model retrained
+without each single attribute. ART: each of the 15 models fitted and attacked by
+``MembershipInferenceBlackBox`` (a random-forest attack model trained on half the members and
+non-members, scored on the other half). Ours: ``FeatureRiskAssessor`` with the default
+reference-model attack (membership only, sequential), one seed, then three seeds; the CPU of
+fitting the 45 target models alone is measured beside it. Prints CPU and wall seconds, the full
+model's AUC and TPR at 1% / 0.1% FPR, and every attribute's differential (full minus retrained
+AUC) by both, with their Spearman correlation.
+
+``references`` measures what sharing the reference models costs: for the same Adult forest,
+each single attribute's differential with the references trained on all features (the default)
+and with references retrained without the attribute (matched).
 
 ``leak`` adds a record identifier and a random coin to 5,000 Adult rows, assesses every single
 feature of a one-hot logistic regression that can memorise the identifier, and runs the drop
@@ -58,6 +76,7 @@ from threadpoolctl import threadpool_limits
 from attrpriv import datasets
 from attrpriv.assess.membership import ShadowModelAttack, loss_threshold_attack
 from attrpriv.assess.models import make_model
+from attrpriv.assess.reference import ReferenceAttack
 from attrpriv.assess.report import RiskReport
 from attrpriv.data.schema import Role
 from attrpriv.stats import Score
@@ -424,7 +443,11 @@ Row = tuple[str, float, tuple[float, float, float]]
 
 
 def ours(target: Target, model_name: str, seed: int = 0) -> list[Row]:
-    """Our loss-threshold and shadow-model attacks on the evaluation records."""
+    """Our loss-threshold, shadow-model and reference-model attacks on the evaluation records.
+
+    The reference attack's population is every row (its threat model: the attacker holds the
+    population, candidates included, but not who was trained on).
+    """
     rows: list[Row] = []
     members, non_members = target.part(target.eval_in), target.part(target.eval_out)
     start = time.perf_counter()
@@ -437,6 +460,13 @@ def ours(target: Target, model_name: str, seed: int = 0) -> list[Row]:
     result = shadow.attack(target.model, members, non_members)
     metrics = (result.auc, result.advantage, result.tpr_at_1pct_fpr)
     rows.append(("ours: shadow models (4)", time.perf_counter() - start, metrics))
+    start = time.perf_counter()
+    reference = ReferenceAttack(n_references=2, seed=seed).fit(
+        make_model(model_name), target.X, target.y
+    )
+    result = reference.attack(target.model, members, non_members)
+    metrics = (result.auc, result.advantage, result.tpr_at_1pct_fpr)
+    rows.append(("ours: reference models (2), default", time.perf_counter() - start, metrics))
     return rows
 
 
@@ -475,7 +505,7 @@ def anchor_rows(name: str, model_name: str, max_rows: int | None) -> list[str]:
     """One table row per attack on one (dataset, model)."""
     target = make_target(name, model_name, max_rows)
     results = ours(target, model_name) + art_attacks(target)
-    art_auc = results[2][2][0]
+    art_auc = next(r for r in results if r[0].startswith("ART black box"))[2][0]
     return [
         f"| {name} ({len(target.X)}) | {model_name} | {attack} | {auc:.3f} | {auc / art_auc:.2f} "
         f"| {advantage:.3f} | {tpr:.3f} | {seconds:.1f} |"
@@ -502,9 +532,225 @@ def anchor(max_rows: int | None) -> None:
                     print(line)
 
 
+# -- audit-vs-art: ART's random-forest audit and ours, the same work ------------------------------
+
+
+def ordinal_adult() -> tuple[pd.DataFrame, pd.Series]:
+    """Adult without missing values: 14 attributes (``fnlwgt`` too), categories as codes."""
+    frame, _ = datasets.load("adult")
+    frame = frame.dropna().reset_index(drop=True)
+    X = frame.drop(columns=["income", "split"])
+    categorical = [c for c in X.columns if not pd.api.types.is_numeric_dtype(X[c])]
+    codes = {c: X[c].astype("category").cat.codes.astype(float) for c in categorical}
+    income = pd.Series(pd.factorize(frame["income"], sort=True)[0], name="income")
+    return X.assign(**codes).astype(float), income  # codes for ART and us alike
+
+
+@dataclass(frozen=True)
+class Timed:
+    """CPU (this process, every thread) and wall seconds of one block of work."""
+
+    cpu: float
+    wall: float
+
+
+def timed(work: Any) -> tuple[Any, Timed]:
+    cpu, wall = time.process_time(), time.perf_counter()
+    result = work()
+    return result, Timed(time.process_time() - cpu, time.perf_counter() - wall)
+
+
+def art_audit(X: pd.DataFrame, y: pd.Series, seed: int) -> dict[str, tuple[float, float]]:
+    """ART's black-box attack on the full model and on each model retrained without one column.
+
+    Returns ``{"(full)" or column: (AUC, TPR at 1% FPR)}``.
+    """
+    from art.attacks.inference.membership_inference import MembershipInferenceBlackBox
+    from art.estimators.classification import SklearnClassifier
+    from sklearn.ensemble import RandomForestClassifier
+
+    rng = np.random.default_rng(seed)
+    train, test = _halves(len(X), rng)
+    codes = y.to_numpy()
+    fit_in, eval_in = (train[i] for i in _halves(train.size, rng))
+    fit_out, eval_out = (test[i] for i in _halves(test.size, rng))
+    labels = np.r_[np.ones(eval_in.size), np.zeros(eval_out.size)]
+    results = {}
+    for dropped in [None, *X.columns]:
+        matrix = (X if dropped is None else X.drop(columns=[dropped])).to_numpy()
+        model = RandomForestClassifier(100, random_state=seed).fit(matrix[train], codes[train])
+        attack = MembershipInferenceBlackBox(SklearnClassifier(model), attack_model_type="rf")
+        attack.fit(x=matrix[fit_in], y=codes[fit_in], test_x=matrix[fit_out], test_y=codes[fit_out])
+        rows = np.r_[eval_in, eval_out]
+        scores = np.ravel(attack.infer(matrix[rows], codes[rows], probabilities=True))
+        auc, _, tpr = _metrics(labels, scores)
+        results["(full)" if dropped is None else dropped] = (auc, tpr)
+    return results
+
+
+def fit_targets(X: pd.DataFrame, y: pd.Series, seeds: int) -> None:
+    """Fit the audit's target models alone: per seed, the full model and one per dropped column."""
+    from sklearn.ensemble import RandomForestClassifier
+
+    for seed in range(seeds):
+        train, _ = _halves(len(X), np.random.default_rng(seed))
+        for dropped in [None, *X.columns]:
+            part = X.iloc[train] if dropped is None else X.iloc[train].drop(columns=[dropped])
+            RandomForestClassifier(100, random_state=seed).fit(part, y.iloc[train])
+
+
+def our_audit(X: pd.DataFrame, y: pd.Series, seeds: int) -> RiskReport:
+    from sklearn.ensemble import RandomForestClassifier
+
+    from attrpriv.assess.assessor import FeatureRiskAssessor
+
+    assessor = FeatureRiskAssessor(
+        RandomForestClassifier(100),
+        feature_sets="singles",
+        attacks=("membership",),
+        n_repeats=seeds,
+        test_size=0.5,
+        backend="sequential",
+        n_jobs=1,
+    )
+    return assessor.assess(X, y)
+
+
+def shared_vs_matched(n_references: int = 2) -> None:
+    """The differential of each single with references shared (all features) or matched."""
+    from sklearn.ensemble import RandomForestClassifier
+
+    from attrpriv.assess.reference import fit_reference, reference_attack, reference_term
+    from attrpriv.stats import delong_difference
+
+    X, y = ordinal_adult()
+    labels_all = y.to_numpy()
+    rng = np.random.default_rng(0)
+    train, test = _halves(len(X), rng)
+    members, non_members = rng.choice(train, 2000, replace=False), rng.choice(test, 2000, False)
+    rows = np.r_[members, non_members]
+    labels = np.r_[np.ones(2000), np.zeros(2000)].astype(int)
+
+    def term(drop: Sequence[str]) -> np.ndarray:
+        losses = []
+        for k in range(n_references):
+            model = fit_reference(
+                RandomForestClassifier(100, random_state=k + 1),
+                X,
+                labels_all,
+                index=k,
+                seed=0,
+                drop=drop,
+            )
+            part = X.iloc[rows].drop(columns=list(drop))
+            proba = model.predict_proba(part)[
+                np.arange(rows.size), model.classes_.searchsorted(labels_all[rows])
+            ]
+            losses.append(-np.log(np.clip(proba, 1e-12, 1)))
+        return reference_term(np.array(losses), "classification")
+
+    def scores(drop: Sequence[str], normalizer: np.ndarray) -> np.ndarray:
+        kept = [c for c in X.columns if c not in drop]
+        model = RandomForestClassifier(100, random_state=0).fit(X.iloc[train][kept], y.iloc[train])
+        given = ((X.iloc[r][kept], labels_all[r]) for r in (members, non_members))
+        return reference_attack(model, *given, normalizer).scores
+
+    shared = term(())
+    full = scores((), shared)
+    print(f"\nshared vs matched references ({n_references} per model), Adult ordinal, RF(100)")
+    print("| attribute | differential, shared references | matched references |")
+    print("|---|---:|---:|")
+    for column in X.columns:
+        a = delong_difference(labels, full, scores([column], shared))
+        b = delong_difference(labels, full, scores([column], term([column])))
+        print(f"| {column} | {a.difference:+.4f} | {b.difference:+.4f} |")
+
+
+def learners() -> None:
+    """The attribute attackers' boosting: 100 rounds at rate 0.05 vs early stopping."""
+    from attrpriv.assess.inference import _group_rare, attack_learner
+
+    head = load("adult", 5000)[0].iloc[:1500]
+    print("\n| feature | setting | rounds | CPU s | judged accuracy |")
+    print("|---|---|---:|---:|---:|")
+    for feature in ("education", "relationship", "marital_status", "occupation"):
+        rows = head[head[feature].notna()]
+        others = rows.drop(columns=[feature])
+        values = rows[feature].astype(str).to_numpy()
+        learn, judged = slice(0, 700), slice(700, None)
+        known = _group_rare(values[learn])
+        for label, early, rate in (
+            ("100 rounds, rate 0.05", False, 0.05),
+            ("early stopping, rate 0.05", True, 0.05),
+            ("early stopping, rate 0.1 (default)", True, 0.1),
+        ):
+            learner = attack_learner("hgb", "classification", 0, early_stop=early)
+            learner.set_params(model__learning_rate=rate)
+            cpu = time.process_time()
+            fitted = learner.fit(others.iloc[learn], known)
+            spent = time.process_time() - cpu
+            accuracy = float(np.mean(fitted.predict(others.iloc[judged]) == values[judged]))
+            print(f"| {feature} | {label} | {fitted[-1].n_iter_} | {spent:.2f} | {accuracy:.3f} |")
+
+
+def audit_vs_art() -> None:
+    try:
+        import art  # noqa: F401
+    except ImportError:
+        print("adversarial-robustness-toolbox is not installed: audit-vs-art skipped")
+        return
+    from scipy.stats import spearmanr
+
+    X, y = ordinal_adult()
+    with threadpool_limits(1):
+        theirs, art_time = timed(lambda: art_audit(X, y, seed=0))
+        one, one_time = timed(lambda: our_audit(X, y, seeds=1))
+        three, three_time = timed(lambda: our_audit(X, y, seeds=3))
+        _, fit_time = timed(lambda: fit_targets(X, y, seeds=3))
+    print(
+        f"\nAdult {len(X)} rows x {X.shape[1]} attributes (ordinal), RandomForest(100), half the "
+        f"rows members, 15 models per seed; ART {version('adversarial-robustness-toolbox')}, "
+        "one native thread"
+    )
+    print("| run | CPU s | wall s | CPU x ART | full-model AUC | TPR@1%FPR | TPR@0.1%FPR |")
+    print("|---|---:|---:|---:|---:|---:|---:|")
+    art_full = theirs["(full)"]
+    print(
+        f"| ART black box (rf), 1 seed | {art_time.cpu:.1f} | {art_time.wall:.1f} | 1.00 "
+        f"| {art_full[0]:.3f} | {art_full[1]:.3f} | - |"
+    )
+    for label, report, spent in (("1 seed", one, one_time), ("3 seeds, CIs", three, three_time)):
+        m = report.model.membership
+        assert m is not None
+        print(
+            f"| attrpriv reference attack, {label} | {spent.cpu:.1f} | {spent.wall:.1f} "
+            f"| {spent.cpu / art_time.cpu:.2f} | {m.auc:.3f} | {m.tpr_at_1pct_fpr:.3f} "
+            f"| {m.tpr_at_01pct_fpr:.3f} |"
+        )
+    print(
+        f"| fitting the 45 target models alone (3 seeds) | {fit_time.cpu:.1f} "
+        f"| {fit_time.wall:.1f} | {fit_time.cpu / art_time.cpu:.2f} | - | - | - |"
+    )
+    print(f"\n3-seed audit / its target models' training: {three_time.cpu / fit_time.cpu:.2f}x CPU")
+    print("\n| attribute | ART: full - retrained AUC | ours, 1 seed | ours, 3 seeds [95% CI] |")
+    print("|---|---:|---:|---:|")
+    ours_one = {r.label: r.attacks["membership"] for r in one.feature_sets}
+    ours_three = {r.label: r.attacks["membership"] for r in three.feature_sets}
+    art_diff = {c: art_full[0] - theirs[c][0] for c in X.columns}
+    for column in sorted(X.columns, key=lambda c: -ours_three[c].difference):
+        print(
+            f"| {column} | {art_diff[column]:+.4f} | {ours_one[column].difference:+.4f} "
+            f"| {_score(ours_three[column])} |"
+        )
+    rho = spearmanr([art_diff[c] for c in X.columns], [ours_three[c].difference for c in X.columns])
+    print(f"\nSpearman(ART, ours 3 seeds) over the 14 attributes: {rho.statistic:.2f}")
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parts = ["scale", "full", "mitigate-rf", "anchor", "leak", "_child"]
+    parts = ["scale", "full", "mitigate-rf", "anchor", "audit-vs-art", "references", "learners"]
+    parts.append("leak")
+    parts.append("_child")
     parser.add_argument("part", choices=parts)
     parser.add_argument("run", nargs="?", default="{}", help="_child only: a Run as JSON")
     parser.add_argument("--max-rows", type=int, default=None)
@@ -532,6 +778,14 @@ def main(argv: list[str] | None = None) -> None:
         mitigate_rf(args.max_rows, args.max_steps, args.threshold, args.flag_on)
     elif args.part == "leak":
         leak(args.max_rows)
+    elif args.part == "audit-vs-art":
+        audit_vs_art()
+    elif args.part == "learners":
+        with threadpool_limits(1):
+            learners()
+    elif args.part == "references":
+        with threadpool_limits(1):
+            shared_vs_matched()
     else:
         anchor(args.max_rows)
 

@@ -120,7 +120,7 @@ def assessed() -> tuple[FeatureRiskAssessor, RiskReport]:
     X = frame[["duration_months", "credit_amount", "age", "purpose"]]
     assessor = FeatureRiskAssessor(
         make_model("logreg"), feature_sets="singles", attacks=("membership",), n_repeats=1,
-        n_boot=100, backend="sequential", threshold=0.0,
+        n_references=1, backend="sequential", threshold=0.0,
     )  # fmt: skip
     fitted = assessor.fit(X, frame["credit_risk"])
     assert fitted is assessor  # fit returns the estimator
@@ -162,5 +162,5 @@ def test_the_assessor_follows_scikit_learn(
     assert copy.set_params(threshold=0.2) is copy and copy.threshold == 0.2
     with pytest.raises(InputError, match="has no parameter 'treshold'"):
         copy.set_params(treshold=0.2)
-    assert "threshold=0.2" in repr(copy) and "n_boot=100" in repr(copy)
+    assert "threshold=0.2" in repr(copy) and "n_references=1" in repr(copy)
     assert "attacks" in repr(copy) and "weights" not in repr(copy)  # defaults are not shown

@@ -46,18 +46,46 @@ def show_private_values(show: bool = True) -> Token[bool]:
     """Let error messages name the offending data values (off by default: they may be private).
 
     Returns a token for :func:`restore_private_values`. The CLI's ``--debug`` switches it on.
+
+    Parameters
+    ----------
+    show : bool, default True
+        Whether messages may name the values (any value, taken by its truth).
+
+    Returns
+    -------
+    contextvars.Token
+        The token that undoes this call, for :func:`restore_private_values`.
     """
     return _SHOW_PRIVATE_VALUES.set(bool(show))
 
 
 def restore_private_values(token: Token[bool]) -> None:
-    """Undo the :func:`show_private_values` call that returned ``token``."""
+    """Undo the :func:`show_private_values` call that returned ``token``.
+
+    Parameters
+    ----------
+    token : contextvars.Token
+        What that call returned.
+    """
     _SHOW_PRIVATE_VALUES.reset(token)
 
 
 @contextmanager
 def showing_private_values(show: bool = True) -> Iterator[None]:
-    """Within the block, error messages name the offending data values (or not, ``show=False``)."""
+    """Within the block, error messages name the offending data values (or not, ``show=False``).
+
+    Parameters
+    ----------
+    show : bool, default True
+        Whether messages may name the values inside the block; the previous setting is
+        restored on leaving it, also when it raises.
+
+    Yields
+    ------
+    None
+        Nothing: the setting holds while the block runs.
+    """
     token = show_private_values(show)
     try:
         yield
@@ -66,12 +94,31 @@ def showing_private_values(show: bool = True) -> Iterator[None]:
 
 
 def private_values_shown() -> bool:
-    """Whether error messages may name data values."""
+    """Whether error messages may name data values.
+
+    Returns
+    -------
+    bool
+        True while :func:`show_private_values` (or :func:`showing_private_values`) is on;
+        False by default.
+    """
     return _SHOW_PRIVATE_VALUES.get()
 
 
 def plain(value: object) -> object:
-    """numpy scalars as Python scalars (``208``, not ``np.int64(208)``), anything else as is."""
+    """numpy scalars as Python scalars (``208``, not ``np.int64(208)``), anything else as is.
+
+    Parameters
+    ----------
+    value : object
+        Any value.
+
+    Returns
+    -------
+    object
+        ``value.item()`` for a numpy scalar (or any numpy object with an ``item`` method, e.g.
+        a one-element array), else ``value`` itself.
+    """
     item = getattr(value, "item", None)
     if callable(item) and type(value).__module__ == "numpy":
         return item()
@@ -84,6 +131,18 @@ def offending(value: object, row: object | None = None) -> str:
     The text starts with a space, to follow a noun: ``f"has a value{offending(v)} outside"``.
     ``offending(200.0, 278)`` is ``" at row 278 (value hidden: --debug shows it)"``, or
     ``" 200.0 at row 278"`` once :func:`show_private_values` is on.
+
+    Parameters
+    ----------
+    value : object
+        The offending value; shown (as its ``repr``) only while private values are shown.
+    row : object, optional
+        Where it is (a row number or label); left out of the text when None.
+
+    Returns
+    -------
+    str
+        The text, starting with a space.
     """
     where = "" if row is None else f" at row {plain(row)!r}"
     if private_values_shown():

@@ -13,6 +13,9 @@ control-normalised ratio):
   Stat. Med. 17:2635 for paired outcomes, method 10), which keeps its coverage near the nominal
   level for small samples and rates near 0 or 1, where the Wald interval does not.
 - :func:`rate_vs_chance` -- a rate against a known constant (e.g. 0.5 for a balanced guess).
+- :func:`delong_auc` / :func:`delong_difference` -- an AUC against 0.5, and the paired
+  difference of two AUCs on the same records, with DeLong's closed-form variance (DeLong, DeLong
+  & Clarke-Pearson 1988, in Sun & Xu's O(n log n) form, IEEE SPL 21:1389, 2014): no resampling.
 - :func:`bootstrap_difference` -- any metric (AUC, R^2, ...) of two samples, percentile bootstrap.
 - :func:`pool_scores` -- one score from repeats over seeds (Rubin's rules).
 """
@@ -37,6 +40,8 @@ __all__ = [
     "binomial_ci",
     "bootstrap_difference",
     "clopper_pearson",
+    "delong_auc",
+    "delong_difference",
     "pool_scores",
     "rate_difference",
     "rate_vs_chance",
@@ -48,7 +53,17 @@ Metric = Callable[[np.ndarray], float]
 
 @dataclass(frozen=True)
 class Interval:
-    """A proportion with its confidence bounds."""
+    """A proportion with its confidence bounds.
+
+    Parameters
+    ----------
+    value : float
+        The point estimate, ``successes / trials``.
+    lower : float
+        The lower confidence bound, in [0, ``value``].
+    upper : float
+        The upper confidence bound, in [``value``, 1].
+    """
 
     value: float
     lower: float
@@ -61,6 +76,25 @@ class Score:
 
     An attack's headline (its success rate or AUC against the baseline it must beat), and any
     other comparison of two rates, such as a sanitizer's leakage against the prior.
+
+    Parameters
+    ----------
+    attack : float
+        The attack's rate (or metric, e.g. an AUC).
+    baseline : float
+        The baseline's rate (or metric), or the constant it is compared with.
+    difference : float
+        ``attack - baseline``.
+    ci : tuple of (float, float)
+        The ``(lower, upper)`` confidence interval of ``difference``.
+    n : int
+        The number of observations behind the score (for a pooled score, the sum over its
+        repeats).
+    confidence : float, default 0.95
+        The confidence level of ``ci``, in (0, 1).
+    method : str, default ""
+        How ``ci`` was computed, e.g. ``"newcombe-paired"``, ``"clopper-pearson"``,
+        ``"bootstrap"`` or ``"rubin-pooled(k)"``.
     """
 
     attack: float
@@ -77,6 +111,15 @@ class Score:
         return self.ci[0] > 0.0
 
     def to_dict(self) -> dict[str, Any]:
+        """The score as a JSON-ready dict.
+
+        Returns
+        -------
+        dict of str to Any
+            The fields by name (``attack``, ``baseline``, ``difference``, ``ci``, ``n``,
+            ``confidence``, ``method``); ``ci`` as a two-item list. ``significant`` is not
+            included.
+        """
         return {
             "attack": self.attack,
             "baseline": self.baseline,
@@ -89,7 +132,30 @@ class Score:
 
 
 def clopper_pearson(successes: int, trials: int, confidence: float = 0.95) -> Interval:
-    """Exact binomial interval; each bound is one-sided at level ``confidence``."""
+    """Exact binomial interval; each bound is one-sided at level ``confidence``.
+
+    Parameters
+    ----------
+    successes : int
+        The number of successes, in [0, ``trials``].
+    trials : int
+        The number of trials, an integer >= 1.
+    confidence : float, default 0.95
+        The level of each one-sided bound, in (0, 1): the two-sided interval ``[lower, upper]``
+        has level ``2 * confidence - 1``.
+
+    Returns
+    -------
+    Interval
+        ``successes / trials`` with its bounds; ``lower`` is 0 when ``successes`` is 0 and
+        ``upper`` is 1 when ``successes`` equals ``trials``.
+
+    Raises
+    ------
+    InputError
+        If ``trials`` is not an integer >= 1, ``successes`` is outside [0, ``trials``], or
+        ``confidence`` is outside (0, 1).
+    """
     trials = _trials(successes, trials)
     alpha = 1.0 - check_probability(confidence, "confidence")
     lower = (
@@ -104,7 +170,33 @@ def clopper_pearson(successes: int, trials: int, confidence: float = 0.95) -> In
 
 
 def binomial_ci(successes: int, trials: int, confidence: float = 0.95) -> tuple[float, float]:
-    """Exact (Clopper-Pearson) two-sided interval for ``successes / trials``."""
+    """Exact (Clopper-Pearson) two-sided interval for ``successes / trials``.
+
+    Parameters
+    ----------
+    successes : int
+        The number of successes, in [0, ``trials``] (converted with ``int()``).
+    trials : int
+        The number of trials, >= 1 (converted with ``int()``).
+    confidence : float, default 0.95
+        The two-sided confidence level, in (0, 1); each bound is one-sided at
+        ``1 - (1 - confidence) / 2``.
+
+    Returns
+    -------
+    tuple of (float, float)
+        The ``(lower, upper)`` bounds, within [0, 1].
+
+    Raises
+    ------
+    InputError
+        If ``confidence`` is outside (0, 1), ``trials`` is < 1, or ``successes`` is outside
+        [0, ``trials``].
+
+    See Also
+    --------
+    clopper_pearson : The same bounds, each one-sided at a given level.
+    """
     confidence = check_probability(confidence, "confidence")
     one_sided = 1.0 - (1.0 - confidence) / 2.0
     interval = clopper_pearson(int(successes), int(trials), one_sided)
@@ -112,7 +204,28 @@ def binomial_ci(successes: int, trials: int, confidence: float = 0.95) -> tuple[
 
 
 def wilson_ci(successes: int, trials: int, confidence: float = 0.95) -> tuple[float, float]:
-    """Wilson score interval (the building block of Newcombe's difference intervals)."""
+    """Wilson score interval (the building block of Newcombe's difference intervals).
+
+    Parameters
+    ----------
+    successes : int
+        The number of successes, in [0, ``trials``].
+    trials : int
+        The number of trials, an integer >= 1.
+    confidence : float, default 0.95
+        The two-sided confidence level, in (0, 1).
+
+    Returns
+    -------
+    tuple of (float, float)
+        The ``(lower, upper)`` bounds, cut to [0, 1].
+
+    Raises
+    ------
+    InputError
+        If ``trials`` is not an integer >= 1, ``successes`` is outside [0, ``trials``], or
+        ``confidence`` is outside (0, 1).
+    """
     trials = _trials(successes, trials)
     z = _z(confidence)
     p = successes / trials
@@ -135,6 +248,31 @@ def rate_difference(
     ``paired=True``: both were scored on the same records, in the same order (an attack and its
     baseline on one evaluation set); the CI uses the correlation of the pairs (method 10 of
     Newcombe's paired paper). ``paired=False``: independent samples (e.g. train vs test accuracy).
+
+    Parameters
+    ----------
+    attack_hits : array_like
+        A non-empty 1-d vector of 0/1 (or bool) outcomes of the attack.
+    baseline_hits : array_like
+        A non-empty 1-d vector of 0/1 (or bool) outcomes of the baseline; as long as
+        ``attack_hits`` when ``paired`` is True.
+    confidence : float, default 0.95
+        The two-sided confidence level of the interval, in (0, 1).
+    paired : bool, default True
+        Whether both vectors score the same records in the same order (Newcombe's paired
+        method 10) or are independent samples (Newcombe's independent method 10).
+
+    Returns
+    -------
+    Score
+        The two rates, their difference and its CI (cut to [-1, 1]); ``n`` is the length of
+        ``attack_hits``, ``method`` is ``"newcombe-paired"`` or ``"newcombe-independent"``.
+
+    Raises
+    ------
+    InputError
+        If either vector is empty, not 1-d or holds values other than 0/1, if ``paired`` is True
+        and their lengths differ, or if ``confidence`` is outside (0, 1).
     """
     a = _hits(attack_hits, "attack_hits")
     b = _hits(baseline_hits, "baseline_hits")
@@ -154,7 +292,33 @@ def rate_difference(
 
 
 def rate_vs_chance(hits: ArrayLike, chance: float, confidence: float = 0.95) -> Score:
-    """A rate against a known constant baseline (exact CI for the rate, shifted by ``chance``)."""
+    """A rate against a known constant baseline (exact CI for the rate, shifted by ``chance``).
+
+    Parameters
+    ----------
+    hits : array_like
+        A non-empty 1-d vector of 0/1 (or bool) outcomes.
+    chance : float
+        The constant baseline rate, in [0, 1] (e.g. 0.5 for a balanced guess).
+    confidence : float, default 0.95
+        The two-sided confidence level of the exact (Clopper-Pearson) interval, in (0, 1).
+
+    Returns
+    -------
+    Score
+        The rate, ``chance`` as its baseline, ``rate - chance`` and the Clopper-Pearson
+        interval of the rate shifted by ``-chance``; ``method`` is ``"clopper-pearson"``.
+
+    Raises
+    ------
+    InputError
+        If ``hits`` is empty, not 1-d or holds values other than 0/1, ``chance`` is outside
+        [0, 1], or ``confidence`` is outside (0, 1).
+
+    See Also
+    --------
+    binomial_ci : The interval of the rate.
+    """
     h = _hits(hits, "hits")
     chance = check_probability(chance, "chance", open_interval=False)
     low, high = binomial_ci(int(h.sum()), h.size, confidence)
@@ -182,6 +346,44 @@ def bootstrap_difference(
     same records). ``strata``: one label per row; each stratum is resampled within itself, which
     keeps e.g. the member / non-member counts fixed. The interval is widened, if needed, to hold
     the point estimate (a percentile interval may miss it when the metric is skewed).
+
+    Parameters
+    ----------
+    metric : callable
+        Maps an array of rows (a subset of ``attack`` or ``baseline``, first axis resampled) to
+        a float.
+    attack : array_like
+        The attack's observations, one per row; at least 2 rows.
+    baseline : array_like or float
+        The baseline's observations (at least 2 rows; as many as ``attack`` when ``paired``),
+        or a finite constant to compare ``metric(attack)`` with.
+    paired : bool, default True
+        Resample the same row indices of ``attack`` and ``baseline`` (ignored when ``baseline``
+        is a constant); False resamples each independently.
+    strata : array_like, optional
+        One label per row of ``attack``; rows are resampled within each stratum. Without it all
+        rows form one stratum. When ``paired`` is False, ``baseline`` is resampled without
+        strata.
+    n_boot : int, default 1000
+        The number of bootstrap resamples, an integer >= 100.
+    seed : int, default 0
+        Seed of the :func:`numpy.random.default_rng` generator that draws the resamples.
+    confidence : float, default 0.95
+        The two-sided confidence level of the percentile interval, in (0, 1).
+
+    Returns
+    -------
+    Score
+        ``metric(attack)``, the baseline's value, their difference and its percentile CI
+        (widened to hold the difference); ``n`` is the number of rows of ``attack``, ``method``
+        is ``"bootstrap"``.
+
+    Raises
+    ------
+    InputError
+        If ``n_boot`` is not an integer >= 100, ``confidence`` is outside (0, 1), ``attack`` or
+        ``baseline`` holds fewer than 2 rows, paired samples differ in length, ``strata`` does
+        not hold one label per row, or a constant ``baseline`` is not finite.
     """
     n_boot = check_positive_int(n_boot, "n_boot", minimum=100)
     confidence = check_probability(confidence, "confidence")
@@ -207,6 +409,102 @@ def bootstrap_difference(
     return Score(point + base_value, base_value, point, ci, len(a), confidence, "bootstrap")
 
 
+def delong_auc(labels: ArrayLike, scores: ArrayLike, confidence: float = 0.95) -> Score:
+    """The AUC of ``scores`` for telling ``labels`` 1 from 0, against 0.5, with DeLong's CI.
+
+    Ties count one half (midranks). The interval is the normal one of DeLong's variance, the
+    sum of the variances of each positive's and each negative's placement over their counts.
+
+    Parameters
+    ----------
+    labels : array_like
+        One 0/1 label per record (1 = positive, e.g. a member); both values present.
+    scores : array_like
+        One score per record (not NaN; infinities rank first or last); higher means "more likely 1".
+    confidence : float, default 0.95
+        The two-sided confidence level, in (0, 1).
+
+    Returns
+    -------
+    Score
+        The AUC as the attack, 0.5 as the baseline, ``AUC - 0.5`` and its interval; ``n`` is
+        the number of records, ``method`` is ``"delong"``.
+
+    Raises
+    ------
+    InputError
+        If ``labels`` and ``scores`` are not 1-d of equal length, a label is not 0/1, only one
+        label occurs, a score is NaN, or ``confidence`` is outside (0, 1).
+
+    See Also
+    --------
+    delong_difference : Two AUCs on the same records.
+    """
+    positive, (first,) = _auc_inputs(labels, [scores])
+    v10, v01 = _placements(positive, first)
+    value = float(v10.mean())
+    half = _z(confidence) * math.sqrt(_placement_variance(v10, v01))
+    difference = value - 0.5
+    return Score(
+        value,
+        0.5,
+        difference,
+        (difference - half, difference + half),
+        positive.size,
+        confidence,
+        "delong",
+    )
+
+
+def delong_difference(
+    labels: ArrayLike, first: ArrayLike, second: ArrayLike, confidence: float = 0.95
+) -> Score:
+    """``AUC(first) - AUC(second)``, two scorings of the same records, with DeLong's paired CI.
+
+    The variance of the difference takes the covariance of the two AUCs into account (each
+    record's placement under both scorings), so a difference between two strongly correlated
+    attacks gets the narrow interval it deserves.
+
+    Parameters
+    ----------
+    labels : array_like
+        One 0/1 label per record; both values present.
+    first : array_like
+        The first scoring: one score per record (not NaN).
+    second : array_like
+        The second scoring of the same records, in the same order.
+    confidence : float, default 0.95
+        The two-sided confidence level, in (0, 1).
+
+    Returns
+    -------
+    Score
+        ``AUC(first)`` as the attack, ``AUC(second)`` as the baseline, their difference and its
+        interval; ``method`` is ``"delong-paired"``.
+
+    Raises
+    ------
+    InputError
+        If the arrays are not 1-d of equal length, a label is not 0/1, only one label occurs, a
+        score is NaN, or ``confidence`` is outside (0, 1).
+    """
+    positive, (a, b) = _auc_inputs(labels, [first, second])
+    a10, a01 = _placements(positive, a)
+    b10, b01 = _placements(positive, b)
+    auc_a, auc_b = float(a10.mean()), float(b10.mean())
+    half = _z(confidence) * math.sqrt(_placement_variance(a10 - b10, a01 - b01))
+    difference = auc_a - auc_b
+    return Score(
+        auc_a,
+        auc_b,
+        difference,
+        (difference - half, difference + half),
+        positive.size,
+        confidence,
+        "delong-paired",
+    )
+
+
 def pool_scores(scores: Sequence[Score], confidence: float | None = None) -> Score:
     """One score from repeats over seeds: means, and a CI from Rubin's rules.
 
@@ -214,6 +512,31 @@ def pool_scores(scores: Sequence[Score], confidence: float | None = None) -> Sco
     mean and ``B`` the variance of the repeats' differences, the total variance is
     ``W + (1 + 1/k) B`` (Rubin 1987), and the CI is a t interval on Rubin's degrees of freedom,
     cut to [-1, 1]: every score is a difference of two rates (or AUCs).
+
+    Parameters
+    ----------
+    scores : sequence of Score
+        The repeats' scores; at least one.
+    confidence : float, optional
+        The confidence level of the pooled CI, in (0, 1). Defaults to the first score's
+        ``confidence``; then a single score is returned unchanged.
+
+    Returns
+    -------
+    Score
+        The means of ``attack``, ``baseline`` and ``difference`` over the repeats, the pooled
+        CI, ``n`` summed over the repeats, and ``method`` ``"rubin-pooled(k)"`` for ``k``
+        repeats.
+
+    Raises
+    ------
+    InputError
+        If ``scores`` is empty, or a confidence level (``confidence`` or a score's) is outside
+        (0, 1).
+
+    References
+    ----------
+    Rubin, D. B. (1987). *Multiple Imputation for Nonresponse in Surveys*. Wiley.
     """
     if not scores:
         raise InputError("scores must hold at least one Score, got none")
@@ -255,6 +578,46 @@ def _trials(successes: int, trials: int) -> int:
     if not 0 <= successes <= trials:
         raise InputError(f"successes must be in [0, {trials}], got {successes}")
     return trials
+
+
+def _auc_inputs(
+    labels: ArrayLike, scorings: Sequence[ArrayLike]
+) -> tuple[np.ndarray, list[np.ndarray]]:
+    """Labels as booleans and each scoring as floats, checked."""
+    y = np.asarray(labels)
+    if y.ndim != 1 or not np.isin(y, (0, 1)).all():
+        raise InputError(f"labels must be a 1-d array of 0/1, got shape {y.shape}")
+    positive = y.astype(bool)
+    if positive.all() or not positive.any():
+        raise InputError("labels must hold both 0 and 1 (an AUC needs both kinds of records)")
+    out = []
+    for scoring in scorings:
+        s = np.asarray(scoring, dtype=float)
+        if s.shape != y.shape:
+            raise InputError(f"scores have shape {s.shape}, expected {y.shape} like labels")
+        if np.isnan(s).any():
+            raise InputError("scores must not be NaN")
+        out.append(s)
+    return positive, out
+
+
+def _placements(positive: np.ndarray, scores: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """DeLong's placements: per positive, the share of negatives it beats (ties one half); per
+    negative, the share of positives that beat it."""
+    pos, neg = scores[positive], scores[~positive]
+    ranks = stats.rankdata(np.concatenate([pos, neg]))
+    v10 = (ranks[: pos.size] - stats.rankdata(pos)) / neg.size
+    v01 = 1.0 - (ranks[pos.size :] - stats.rankdata(neg)) / pos.size
+    return v10, v01
+
+
+def _placement_variance(v10: np.ndarray, v01: np.ndarray) -> float:
+    """DeLong's variance of an AUC (or AUC difference) from its placements."""
+    return float(_variance(v10) / v10.size + _variance(v01) / v01.size)
+
+
+def _variance(values: np.ndarray) -> float:
+    return float(values.var(ddof=1)) if values.size > 1 else 0.0
 
 
 def _z(confidence: float) -> float:

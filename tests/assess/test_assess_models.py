@@ -28,6 +28,7 @@ from attrpriv.assess.models import (
     save_model,
     task_of,
 )
+from attrpriv.errors import showing_private_values
 
 
 @pytest.fixture(scope="module")
@@ -113,7 +114,7 @@ def test_per_record_loss_is_the_true_class_cross_entropy(adult) -> None:
     column = np.searchsorted(fitted.classes_, y)
     expected = -np.log(proba[np.arange(len(y)), column])
     np.testing.assert_allclose(per_record_loss(fitted, X, y), expected)
-    with pytest.raises(InputError, match=r"label\(s\) \['unknown'\] are not among"):
+    with pytest.raises(InputError, match=r"1 label\(s\) of y are not among"):
         per_record_loss(fitted, X.iloc[:2], np.array(["unknown", "<=50K"]))
     with pytest.raises(InputError, match=r"X lacks column\(s\) \['age'\]"):
         predict_outputs(fitted, X.drop(columns=["age"]))
@@ -228,3 +229,14 @@ def test_onnx_models_are_query_only_and_match_sklearn(adult, tmp_path: Path) -> 
     bad.write_bytes(b"not a model")
     with pytest.raises(InputError, match="not a readable ONNX model"):
         load_model(bad)
+
+
+def test_unknown_labels_are_named_only_when_private_values_are_shown() -> None:
+    X = pd.DataFrame({"a": [0.0, 1.0, 2.0, 3.0], "b": [1.0, 0.0, 1.0, 0.0]})
+    model = make_model("logreg").fit(X, ["no", "yes", "no", "yes"])
+    with pytest.raises(InputError) as caught:
+        per_record_loss(model, X, np.array(["no", "secret", "no", "yes"]))
+    assert "secret" not in str(caught.value)
+    assert "1 label(s) of y are not among the model's 2 classes (labels hidden" in str(caught.value)
+    with showing_private_values(), pytest.raises(InputError, match=r"\['secret'\] are not among"):
+        per_record_loss(model, X, np.array(["no", "secret", "no", "yes"]))

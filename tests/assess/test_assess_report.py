@@ -144,7 +144,6 @@ def report(credit: tuple[pd.DataFrame, pd.Series]) -> RiskReport:
         threshold=0.0,
         attack_model="logreg",
         n_repeats=2,
-        n_boot=100,
         backend="sequential",
     )
     return assessor.mitigate(X, y, [Drop()], max_steps=1)

@@ -29,7 +29,7 @@ from attrpriv.assess.mitigation import Drop, Encrypt, LocalDPNoise
 from attrpriv.assess.models import make_model
 from attrpriv.assess.parallel import run_tasks
 from attrpriv.assess.report import RiskReport
-from attrpriv.errors import InputError
+from attrpriv.errors import InputError, showing_private_values
 from attrpriv.report import render_html
 
 SETS = [["record_id"], ["coin"]]
@@ -65,7 +65,6 @@ def assessor(**kwargs: object) -> FeatureRiskAssessor:
         "feature_sets": SETS,
         "attacks": ("membership",),
         "n_repeats": 2,
-        "n_boot": 100,
         "backend": "sequential",
     }
     params.update(kwargs)
@@ -218,7 +217,6 @@ def test_shadow_attack_and_regression_run_through_the_same_grid() -> None:
         n_shadows=2,
         attack_model="logreg",
         n_repeats=1,
-        n_boot=100,
         backend="sequential",
     )
     report = risk.assess(X, frame["credit_amount"])
@@ -323,7 +321,7 @@ def small() -> tuple[pd.DataFrame, pd.Series]:
         ({"membership_attack": "lira"}, "membership_attack must be one of"),
         ({"weights": {"membership": 1.0}}, "weights must be a ScoreWeights"),
         ({"n_jobs": 0}, "n_jobs must be an integer >= 1"),
-        ({"n_boot": 10}, "n_boot must be an integer >= 100"),
+        ({"n_references": 0}, "n_references must be an integer >= 1"),
         ({"attack_model": "svm"}, "attack_model must be one of"),
         ({"flag_on": "upper"}, "flag_on must be one of"),
         ({"feature_sets": [["height"]]}, "unknown column 'height'"),
@@ -361,10 +359,34 @@ def test_bad_data_is_refused(small: tuple[pd.DataFrame, pd.Series]) -> None:
         FeatureRiskAssessor(object()).assess(X, y)
     with pytest.raises(InputError, match="non-empty sequence of Mitigation"):
         risk.mitigate(X, y, [])
-    with pytest.raises(InputError, match="single class 'good'"):
+    with pytest.raises(InputError, match=r"single class \(value hidden: --debug shows it\)"):
         risk.assess(X, pd.Series(["good"] * len(X)))
-    with pytest.raises(InputError, match="class 'bad' of y has 1 row"):
+    with pytest.raises(InputError, match=r"rarest class \(value hidden.*\) of y has 1 row"):
         risk.assess(X, pd.Series(["good"] * (len(X) - 1) + ["bad"]))
+
+
+def test_class_labels_are_named_only_when_private_values_are_shown(
+    small: tuple[pd.DataFrame, pd.Series],
+) -> None:
+    """A label of y is data: messages say which class (the rarest) and hide its value."""
+    X, _ = small
+    risk = FeatureRiskAssessor(make_model("logreg"))
+    single = pd.Series(["secret"] * len(X))
+    rare = pd.Series(["good"] * (len(X) - 1) + ["secret"])
+    for y in (single, rare):
+        with pytest.raises(InputError) as caught:
+            risk.assess(X, y)
+        assert "secret" not in str(caught.value) and "--debug shows it" in str(caught.value)
+    with showing_private_values():
+        with pytest.raises(InputError, match="single class 'secret'; a classifier"):
+            risk.assess(X, single)
+        with pytest.raises(InputError, match="rarest class 'secret' of y has 1 row"):
+            risk.assess(X, rare)
+        shadow = FeatureRiskAssessor(make_model("logreg"), membership_attack="shadow")
+        with pytest.raises(InputError, match="rarest class 'b' of y has 3 rows"):
+            shadow.assess(X, pd.Series(["a"] * 97 + ["b"] * 3))
+        with pytest.raises(InputError, match=r"rarest aux class 'b' has 1 record\(s\)"):
+            ShadowModelAttack().fit(make_model("logreg"), X, pd.Series(["a"] * 99 + ["b"]))
 
 
 @pytest.mark.parametrize("estimator", [make_model("logreg", task="regression"), LinearRegression()])
@@ -379,20 +401,25 @@ def test_a_regressor_needs_a_numeric_target(
 def test_an_estimator_that_cannot_take_x_is_an_input_error(backend: str) -> None:
     frame = datasets.load("german_credit").frame.head(200)
     X, y = frame.drop(columns="credit_risk"), frame["credit_risk"]
-    risk = FeatureRiskAssessor(LogisticRegression(), n_boot=100, n_repeats=1, backend=backend)
+    risk = FeatureRiskAssessor(LogisticRegression(), n_repeats=1, backend=backend)
     with pytest.raises(InputError) as caught:
         risk.assess(X, y)
     message = str(caught.value)
     assert message.startswith("estimator LogisticRegression could not be trained on X (")
     assert "could not convert string to float" in message and "make_model" in message
     assert "\n" not in message
+    assert "float: '" not in message and "--debug shows them" in message  # no cell value of X
+    if backend == "sequential":  # the switch is not carried to joblib's worker processes
+        with showing_private_values(), pytest.raises(InputError) as shown:
+            risk.assess(X, y)
+        assert "could not convert string to float: '" in str(shown.value)
 
 
 def test_the_shadow_attack_needs_rows_of_every_class(small: tuple[pd.DataFrame, pd.Series]) -> None:
     X, _ = small
     y = pd.Series(["a"] * 97 + ["b"] * 3)
     risk = FeatureRiskAssessor(make_model("logreg"), membership_attack="shadow")
-    with pytest.raises(InputError, match=r"class 'b' of y has 3 rows; the shadow-model attack"):
+    with pytest.raises(InputError, match=r"class \(value hidden.*\) of y has 3 rows; the shadow"):
         risk.assess(X, y)
 
 
@@ -440,5 +467,5 @@ def test_shadow_models_see_every_class_or_refuse(small: tuple[pd.DataFrame, pd.S
     X, _ = small
     rare = pd.Series(["a"] * 98 + ["b"] * 2)
     ShadowModelAttack(n_shadows=3).fit(make_model("logreg"), X, rare)  # no single-class shadow
-    with pytest.raises(InputError, match=r"aux class 'b' has 1 record\(s\)"):
+    with pytest.raises(InputError, match=r"aux class \(value hidden.*\) has 1 record\(s\)"):
         ShadowModelAttack().fit(make_model("logreg"), X, pd.Series(["a"] * 99 + ["b"]))

@@ -82,8 +82,8 @@ def test_no_leak_when_neither_side_was_trained_on(adult) -> None:
         fake_in, fake_out = order[:500], order[500:]
         sides = [(unseen_x.iloc[rows], unseen_y[rows]) for rows in (fake_in, fake_out)]
         for result in (
-            loss_threshold_attack(outsider, *sides, n_boot=300, seed=seed),
-            shadow.attack(outsider, *sides, n_boot=300),
+            loss_threshold_attack(outsider, *sides),
+            shadow.attack(outsider, *sides),
         ):
             aucs.append(result.auc)
             covered.append(result.score.ci[0] <= 0 <= result.score.ci[1])
@@ -98,10 +98,10 @@ def test_differential_attack_sees_the_leak_of_a_feature_set(adult, forest) -> No
     reduced = fit_without(make_model("rf", seed=0), X, y, [c for c in X.columns if c not in keep])
     full = loss_threshold_attack(forest, adult["members"], adult["non_members"])
     modified = loss_threshold_attack(reduced, adult["members"], adult["non_members"])
-    risk = auc_difference(full, modified, n_boot=300)
+    risk = auc_difference(full, modified)
     assert risk.attack == pytest.approx(full.auc) and risk.baseline == pytest.approx(modified.auc)
     assert risk.difference > 0 and risk.ci[0] > 0
-    same = auc_difference(full, full, n_boot=100)
+    same = auc_difference(full, full)
     assert same.difference == 0 and same.ci == (0.0, 0.0)
 
 
@@ -139,16 +139,14 @@ def test_auc_ci_covers_a_null_attack_at_its_level() -> None:
     rng = np.random.default_rng(0)
     labels = np.r_[np.ones(100, dtype=int), np.zeros(100, dtype=int)]
     covered = 0
-    for seed in range(80):
-        result = membership_result(
-            labels, rng.normal(size=200), attack="null", n_boot=200, seed=seed
-        )
+    for _ in range(80):
+        result = membership_result(labels, rng.normal(size=200), attack="null")
         covered += result.score.ci[0] <= 0 <= result.score.ci[1]
     assert covered >= 70  # 95% nominal
 
 
 def test_result_is_json_ready_and_holds_no_records(adult, forest) -> None:
-    result = loss_threshold_attack(forest, adult["members"], adult["non_members"], n_boot=100)
+    result = loss_threshold_attack(forest, adult["members"], adult["non_members"])
     payload = result.to_dict()
     json.dumps(payload)
     assert set(payload) >= {"auc", "advantage", "tpr_at_1pct_fpr", "tpr_at_01pct_fpr", "roc"}

@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 from attrpriv import InputError
 from attrpriv.assess.models import make_model
 from attrpriv.assess.property import _tilt, property_inference
+from attrpriv.errors import showing_private_values
 
 PERSONAL = ["relationship", "sex", "marital_status"]
 
@@ -128,3 +129,12 @@ def test_bad_parameters(adult, kwargs: dict, message: str) -> None:
     X, y = adult[0].iloc[:600], adult[1][:600]
     with pytest.raises(InputError, match=message):
         property_inference(make_model("logreg"), X, y, **kwargs)
+
+
+def test_a_missing_category_is_named_only_when_private_values_are_shown(adult) -> None:
+    X, y = adult[0].iloc[:600], adult[1][:600]
+    spec = SHARE | {"category": "Secret"}
+    with pytest.raises(InputError, match=r"category \(value hidden: --debug shows it\) does"):
+        property_inference(make_model("logreg"), X, y, **spec)
+    with showing_private_values(), pytest.raises(InputError, match="category 'Secret' does"):
+        property_inference(make_model("logreg"), X, y, **spec)

@@ -18,7 +18,7 @@ from attrpriv.cli import assess as assess_cli
 from attrpriv.cli import main
 from attrpriv.errors import InputError
 
-FAST = ["--model", "logreg", "--repeats", "1", "--n-boot", "100", "--backend", "sequential"]
+FAST = ["--model", "logreg", "--repeats", "1", "--references", "1", "--backend", "sequential"]
 
 
 def run(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:

@@ -2,7 +2,8 @@
 
 Attacks (each returns a result whose ``score`` is a :class:`Score`: attack rate, baseline rate,
 their difference and its confidence interval): membership inference
-(:func:`loss_threshold_attack`, :class:`ShadowModelAttack`), attribute inference
+(:class:`ReferenceAttack`, the strongest: RMIA with reference models; :func:`loss_threshold_attack`;
+:class:`ShadowModelAttack`), attribute inference
 (:func:`attribute_inference`), property inference (:func:`property_inference`); the differential
 attack's risk is :func:`auc_difference` of two membership results. See docs/assess/attacks.md.
 
@@ -21,6 +22,7 @@ from attrpriv.assess.membership import (
 )
 from attrpriv.assess.models import MODEL_CHOICES, fit_without, load_model, make_model, save_model
 from attrpriv.assess.property import PropertyInferenceResult, property_inference
+from attrpriv.assess.reference import ReferenceAttack
 from attrpriv.assess.report import RiskReport
 from attrpriv.assess.scoring import ScoreWeights
 from attrpriv.stats import Score, binomial_ci, pool_scores, rate_difference
@@ -31,6 +33,7 @@ __all__ = [
     "FeatureRiskAssessor",
     "MembershipResult",
     "PropertyInferenceResult",
+    "ReferenceAttack",
     "RiskReport",
     "Score",
     "ScoreWeights",

@@ -1,14 +1,15 @@
 """The work of one assessment, as independent tasks (run by :mod:`attrpriv.assess.parallel`).
 
 A task is one retraining (the full model, or the model without a feature set) with its
-membership attack, utility and overfitting gap, or one feature-level attack on one feature; all
+membership attack, utility and overfitting gap, one reference model of the membership attack
+(its losses on the repeat's candidate records), or one feature-level attack on one feature; all
 for one repeat. Every task rebuilds its split from ``seed + repeat``, so it is a pure function of
 ``(GridData, Task)`` and any backend gives the same results.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -22,11 +23,13 @@ from attrpriv.assess.membership import (
     MembershipResult,
     ShadowModelAttack,
     auc_difference,
+    candidates,
     loss_threshold_attack,
 )
-from attrpriv.assess.models import fit_without
+from attrpriv.assess.models import fit_without, per_record_loss
 from attrpriv.assess.property import property_inference
-from attrpriv.errors import InputError
+from attrpriv.assess.reference import fit_reference, reference_attack
+from attrpriv.errors import InputError, private_values_shown
 from attrpriv.stats import Score
 
 __all__ = [
@@ -57,21 +60,23 @@ class GridData:
     membership: bool
     membership_attack: str
     n_shadows: int
+    n_references: int
     attack_model: str
     max_attack_rows: int | None
-    n_boot: int
     confidence: float
     seed: int
 
 
 @dataclass(frozen=True, eq=False)
 class Task:
-    """``kind`` = ``"full"`` | ``"without"`` | ``"attribute"`` | ``"property"``.
+    """``kind`` = ``"reference"`` | ``"full"`` | ``"without"`` | ``"attribute"`` | ``"property"``.
 
-    ``features``: the dropped set (``"without"``) or the one attacked feature (feature-level).
-    ``model``: the full model of this repeat, for the attribute attack. ``reference``: the
-    membership attack on the full model of this repeat (same records), for the paired
-    differential score of a ``"without"`` task.
+    ``index``: which reference model of the repeat (``"reference"``). ``features``: the dropped
+    set (``"without"``) or the one attacked feature (feature-level). ``model``: the full model
+    of this repeat, for the attribute attack. ``reference``: the membership attack on the full
+    model of this repeat (same records), for the paired differential score of a ``"without"``
+    task. ``normalizer``: the repeat's reference term of each candidate record
+    (:func:`~attrpriv.assess.reference.reference_term`), for the reference attack.
     """
 
     kind: str
@@ -79,11 +84,18 @@ class Task:
     features: tuple[str, ...] = ()
     model: Any = None
     reference: MembershipResult | None = None
+    index: int = 0
+    normalizer: np.ndarray | None = None
 
 
 @dataclass(frozen=True, eq=False)
 class ModelOutcome:
-    """A retrained model's utility (train and test metric) and membership attack."""
+    """A retrained model's utility and membership attack.
+
+    The utility (``model.score``) is measured on the repeat's attacked records: the members
+    sample (train) and the non-members sample (test), at most ``max_attack_rows`` each, which
+    the model predicts for the attack anyway.
+    """
 
     utility_train: float
     utility_test: float
@@ -153,33 +165,49 @@ def make_split(data: GridData, repeat: int) -> _Split:
 
 
 def _membership(
-    data: GridData, model: Any, split: _Split, columns: list[str], repeat: int
+    data: GridData, model: Any, split: _Split, columns: list[str], task: Task
 ) -> MembershipResult:
     """The whole-model attack of claim 1, on the columns this model was trained on."""
     members = (split.members[0][columns], split.members[1])
     non_members = (split.non_members[0][columns], split.non_members[1])
-    seed = data.seed + repeat
-    if data.membership_attack == "loss":
-        return loss_threshold_attack(
-            model, members, non_members, confidence=data.confidence, n_boot=data.n_boot, seed=seed
+    seed = data.seed + task.repeat
+    if data.membership_attack == "reference":
+        assert task.normalizer is not None
+        return reference_attack(
+            model, members, non_members, task.normalizer, confidence=data.confidence
         )
+    if data.membership_attack == "loss":
+        return loss_threshold_attack(model, members, non_members, confidence=data.confidence)
     assert split.aux is not None
     shadow = ShadowModelAttack(n_shadows=data.n_shadows, seed=seed)
     shadow.fit(reseeded(data.estimator, seed), split.aux[0][columns], split.aux[1])
-    return shadow.attack(
-        model, members, non_members, confidence=data.confidence, n_boot=data.n_boot
+    return shadow.attack(model, members, non_members, confidence=data.confidence)
+
+
+def _reference_losses(data: GridData, task: Task) -> np.ndarray:
+    """Reference model ``task.index`` of the repeat: trained on a random half of all the rows
+    (members and non-members alike: the attacker's population), its loss on each candidate."""
+    split = make_split(data, task.repeat)
+    seed = data.seed + task.repeat
+    estimator = reseeded(data.estimator, seed + 7919 * (task.index + 1))
+    model = _fit_all(
+        estimator,
+        lambda: fit_reference(estimator, data.X, data.y.to_numpy(), index=task.index, seed=seed),
     )
+    both = candidates(split.members, split.non_members)
+    return per_record_loss(model, both.X, both.y)
 
 
-def _fit_full(estimator: Any, X: pd.DataFrame, y: pd.Series) -> Any:
-    """Fit the model on every feature; an estimator that cannot take X is an input error.
-
-    Raised in the worker, so it comes back as an InputError from every backend.
+def _fit_all(estimator: Any, fit: Callable[[], Any]) -> Any:
+    """``fit()``, a model trained on every feature; an estimator that cannot take X is an input
+    error. Raised in the worker, so it comes back as an InputError from every backend.
     """
     try:
-        return estimator.fit(X, y)
+        return fit()
     except (ValueError, TypeError) as exc:
         cause = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+        if not private_values_shown() and ":" in cause:  # "could not convert ...: 'A11'"
+            cause = f"{cause.split(':')[0]}: details hidden, --debug shows them"
         raise InputError(
             f"estimator {type(estimator).__name__} could not be trained on X ({cause}); "
             "if X has categorical columns, use a pipeline that encodes them, e.g. "
@@ -191,26 +219,19 @@ def _retrain(data: GridData, task: Task) -> ModelOutcome:
     """Fit the full model, or the model without ``task.features``; measure it."""
     split = make_split(data, task.repeat)
     X_tr, y_tr = split.train
-    X_te, y_te = split.test
     estimator = reseeded(data.estimator, data.seed + task.repeat)
     if task.kind == "full":
-        model = _fit_full(estimator, X_tr, y_tr)
+        model = _fit_all(estimator, lambda: estimator.fit(X_tr, y_tr))
     else:
         model = fit_without(estimator, X_tr, y_tr, task.features)
     columns = [c for c in X_tr.columns if c not in task.features]
-    membership = _membership(data, model, split, columns, task.repeat) if data.membership else None
+    membership = _membership(data, model, split, columns, task) if data.membership else None
     differential = None
     if membership is not None and task.reference is not None:
-        differential = auc_difference(
-            task.reference,
-            membership,
-            n_boot=data.n_boot,
-            seed=data.seed + task.repeat,
-            confidence=data.confidence,
-        )
+        differential = auc_difference(task.reference, membership, confidence=data.confidence)
     return ModelOutcome(
-        utility_train=float(model.score(X_tr[columns], y_tr)),
-        utility_test=float(model.score(X_te[columns], y_te)),
+        utility_train=float(model.score(split.members[0][columns], split.members[1])),
+        utility_test=float(model.score(split.non_members[0][columns], split.non_members[1])),
         membership=membership,
         model=model if task.kind == "full" else None,
         differential=differential,
@@ -334,8 +355,10 @@ def _feature_attack(data: GridData, task: Task) -> Score:
     return game.score
 
 
-def run_task(data: GridData, task: Task) -> ModelOutcome | Score:
+def run_task(data: GridData, task: Task) -> ModelOutcome | Score | np.ndarray:
     """Run one task of the grid (module-level, so worker processes can unpickle it)."""
+    if task.kind == "reference":
+        return _reference_losses(data, task)
     if task.kind in ("full", "without"):
         return _retrain(data, task)
     return _feature_attack(data, task)

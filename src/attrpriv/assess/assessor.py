@@ -29,14 +29,15 @@ from attrpriv.assess.inference import MIN_RECORDS
 from attrpriv.assess.mitigation import Mitigation
 from attrpriv.assess.models import MODEL_CHOICES, task_of
 from attrpriv.assess.parallel import BACKENDS, check_n_jobs, run_tasks
+from attrpriv.assess.reference import reference_term
 from attrpriv.assess.report import MitigationPath, MitigationStep, RiskReport, set_label
 from attrpriv.assess.scoring import ATTACKS, FLAG_ON, ScoreWeights
 from attrpriv.dp.mechanism import Parameters
-from attrpriv.errors import InputError, NotFittedError
+from attrpriv.errors import InputError, NotFittedError, offending
 
 __all__ = ["MEMBERSHIP_ATTACKS", "FeatureRiskAssessor"]
 
-MEMBERSHIP_ATTACKS = ("loss", "shadow")
+MEMBERSHIP_ATTACKS = ("reference", "loss", "shadow")
 FeatureSetSpec = str | Sequence[Sequence[str]]
 FAMILIES = ("singles", "pairs", "power", "preselect")
 MIN_SHADOW_ROWS = 20  # training rows of each shadow model
@@ -58,29 +59,64 @@ class FeatureRiskAssessor(Parameters):
     their defaults); :meth:`fit` assesses and returns the assessor; the learned attributes end
     in ``_`` and reading one before it is learned raises :class:`~attrpriv.errors.NotFittedError`.
 
-    Parameters (checked in :meth:`fit`, :meth:`assess` and :meth:`mitigate`):
+    Parameters
+    ----------
+    estimator : object
+        An unfitted (or fitted: it is cloned) scikit-learn classifier, regressor or pipeline
+        that can be refit on a subset of the columns (e.g. ``make_model("hgb")``). A classifier
+        needs ``predict_proba``.
+    feature_sets : str or sequence of sequence of str, default "singles"
+        The target feature sets: ``"singles"``, ``"pairs"``, ``"power:K"``,
+        ``"preselect:BY:K"`` or explicit sets (see
+        :func:`~attrpriv.assess.feature_sets.resolve_feature_sets`).
+    attacks : sequence of str, default ("membership", "attribute")
+        Distinct names among ``"membership"`` (the differential attack), ``"attribute"``,
+        ``"property"``.
+    threshold : float, default 0.05
+        A modified score above it flags the set (step 208); in [0, 1].
+    flag_on : {"estimate", "lower"}, default "estimate"
+        ``"estimate"`` flags on the point estimate; ``"lower"`` only when the lower end of the
+        score's CI is above the threshold (significantly over it: fewer flags from noise, at the
+        price of missing risks the repeats cannot resolve).
+    weights : ScoreWeights, default ScoreWeights()
+        :class:`~attrpriv.assess.scoring.ScoreWeights` of the overall/modified scores; at least
+        one requested attack must have a weight > 0.
+    n_repeats : int, default 3
+        Seeds (split + training seed ``seed + i``) the attacks are repeated over; >= 1.
+    test_size : float, default 0.3
+        Share of the rows held out (the non-members and the utility test); in (0, 1).
+    membership_attack : {"reference", "loss", "shadow"}, default "reference"
+        ``"reference"``: RMIA with ``n_references`` reference models per seed, trained once and
+        shared by every retrained model (:mod:`attrpriv.assess.reference`; the strongest and,
+        as the models are shared, about as cheap as the others); ``"loss"``: the loss
+        threshold (Yeom et al.); ``"shadow"``: shadow models (Shokri et al.).
+    n_references : int, default 2
+        Reference models per seed of the reference attack, each trained on a random half of
+        the rows; >= 1.
+    n_shadows : int, default 4
+        Shadow models of the shadow membership attack, and per world (low/high) of the property
+        game; >= 2.
+    attack_model : {"logreg", "rf", "hgb", "mlp"}, default "hgb"
+        The learner of the attribute attack and its baselines (a built-in model name;
+        ``"logreg"`` is the fast choice).
+    max_attack_rows : int or None, default 2000
+        At most this many members (and as many non-members) are attacked; >= 10, or ``None``
+        for no limit.
+    confidence : float, default 0.95
+        Confidence level of the CIs; in (0, 1).
+    backend : {"sequential", "joblib", "dask"}, default "joblib"
+        How the retrainings run.
+    n_jobs : int, default 2
+        Workers of the backend: >= 1, or -1 for one per CPU.
+    progress : bool, default False
+        Whether to show the progress of the retrainings on stderr.
+    seed : int, default 0
+        Seed of the splits, the retrainings and the attacks; >= 0.
 
-    - ``estimator``: an unfitted (or fitted: it is cloned) scikit-learn classifier, regressor or
-      pipeline that can be refit on a subset of the columns (e.g. ``make_model("hgb")``).
-    - ``feature_sets``: ``"singles"``, ``"pairs"``, ``"power:K"``, ``"preselect:BY:K"`` or
-      explicit sets (see :func:`~attrpriv.assess.feature_sets.resolve_feature_sets`).
-    - ``attacks``: among ``"membership"`` (the differential attack), ``"attribute"``,
-      ``"property"``.
-    - ``threshold``: a modified score above it flags the set (step 208).
-    - ``flag_on``: ``"estimate"`` flags on the point estimate; ``"lower"`` only when the lower
-      end of the score's CI is above the threshold (significantly over it: fewer flags from
-      noise, at the price of missing risks the repeats cannot resolve).
-    - ``weights``: :class:`~attrpriv.assess.scoring.ScoreWeights` of the overall/modified scores.
-    - ``n_repeats``: seeds (split + training seed ``seed + i``) the attacks are repeated over.
-    - ``test_size``: share of the rows held out (the non-members and the utility test).
-    - ``membership_attack``: ``"loss"`` (loss threshold) or ``"shadow"`` (Shokri et al.).
-    - ``n_shadows``: shadow models of the shadow membership attack, and per world (low/high)
-      of the property game.
-    - ``attack_model``: the learner of the attribute attack and its baselines (a built-in
-      model name; ``"logreg"`` is the fast choice).
-    - ``max_attack_rows``: at most this many members (and as many non-members) are attacked.
-    - ``n_boot``: bootstrap resamples of each attack's AUC CI and of the paired differences.
-    - ``backend``/``n_jobs``/``progress``: how the retrainings run (sequential, joblib, dask).
+    Notes
+    -----
+    The parameters are checked in :meth:`fit`, :meth:`assess` and :meth:`mitigate` (an
+    :class:`~attrpriv.errors.InputError` for a bad one), not in the constructor.
 
     Learned: ``report_`` (the last :class:`RiskReport`), ``feature_names_in_``, and after
     :meth:`mitigate`, ``mitigated_`` (the mitigated copy of X) and ``final_report_`` (the
@@ -98,11 +134,11 @@ class FeatureRiskAssessor(Parameters):
         weights: ScoreWeights = ScoreWeights(),  # noqa: B008 - frozen, immutable
         n_repeats: int = 3,
         test_size: float = 0.3,
-        membership_attack: str = "loss",
+        membership_attack: str = "reference",
+        n_references: int = 2,
         n_shadows: int = 4,
         attack_model: str = "hgb",
         max_attack_rows: int | None = 2000,
-        n_boot: int = 1000,
         confidence: float = 0.95,
         backend: str = "joblib",
         n_jobs: int = 2,
@@ -118,10 +154,10 @@ class FeatureRiskAssessor(Parameters):
         self.n_repeats = n_repeats
         self.test_size = test_size
         self.membership_attack = membership_attack
+        self.n_references = n_references
         self.n_shadows = n_shadows
         self.attack_model = attack_model
         self.max_attack_rows = max_attack_rows
-        self.n_boot = n_boot
         self.confidence = confidence
         self.backend = backend
         self.n_jobs = n_jobs
@@ -131,7 +167,28 @@ class FeatureRiskAssessor(Parameters):
     # -- public API ------------------------------------------------------------------------------
 
     def fit(self, X: pd.DataFrame | np.ndarray, y: pd.Series | np.ndarray) -> FeatureRiskAssessor:
-        """Assess ``X`` and ``y`` (:meth:`assess`), keep the report in ``report_``; return self."""
+        """Assess ``X`` and ``y`` (:meth:`assess`), keep the report in ``report_``; return self.
+
+        Parameters
+        ----------
+        X : pandas.DataFrame or numpy.ndarray
+            The features: at least 40 rows and 2 columns with distinct string names (a 2-d array's
+            columns are named ``x0``, ``x1``, ...).
+        y : pandas.Series or numpy.ndarray
+            The target, 1-d, one value per row of ``X``, no missing value: numeric for a regressor;
+            for a classifier at least 2 classes of at least 2 rows each.
+
+        Returns
+        -------
+        FeatureRiskAssessor
+            This assessor, with ``report_`` and ``feature_names_in_`` learned.
+
+        Raises
+        ------
+        InputError
+            If a parameter is invalid, ``X`` or ``y`` is malformed, or there are too few rows (or
+            rows of a class) for a requested attack.
+        """
         self.assess(X, y)
         return self
 
@@ -151,7 +208,28 @@ class FeatureRiskAssessor(Parameters):
         raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
 
     def assess(self, X: pd.DataFrame | np.ndarray, y: pd.Series | np.ndarray) -> RiskReport:
-        """Score every target feature set (steps 202-208) and rank them, riskiest first."""
+        """Score every target feature set (steps 202-208) and rank them, riskiest first.
+
+        Parameters
+        ----------
+        X : pandas.DataFrame or numpy.ndarray
+            The features: at least 40 rows and 2 columns with distinct string names (a 2-d array's
+            columns are named ``x0``, ``x1``, ...).
+        y : pandas.Series or numpy.ndarray
+            The target, 1-d, one value per row of ``X``, no missing value: numeric for a regressor;
+            for a classifier at least 2 classes of at least 2 rows each.
+
+        Returns
+        -------
+        RiskReport
+            The ranked report, also kept in ``report_`` (``feature_names_in_`` is learned too).
+
+        Raises
+        ------
+        InputError
+            If a parameter is invalid, ``X`` or ``y`` is malformed, or there are too few rows (or
+            rows of a class) for a requested attack.
+        """
         self._check_params()
         frame, target = _check_data(X, y, task_of(self.estimator) == "classification")
         self._check_rows(target)
@@ -171,9 +249,36 @@ class FeatureRiskAssessor(Parameters):
         Each time a set is the riskiest flagged one it gets the next strategy in ``strategies``
         (an escalation ladder, e.g. generalize, then local-DP noise, then drop), applied to its
         original values. Stops when no set is flagged, no strategy is left for the flagged sets,
-        or after ``max_steps`` mitigations. Returns the first assessment with the path in
-        ``mitigation``; the mitigated data is in ``mitigated_``, its assessment in
-        ``final_report_``.
+        or after ``max_steps`` mitigations.
+
+        Parameters
+        ----------
+        X : pandas.DataFrame or numpy.ndarray
+            The features: at least 40 rows and 2 columns with distinct string names (a 2-d array's
+            columns are named ``x0``, ``x1``, ...).
+        y : pandas.Series or numpy.ndarray
+            The target, 1-d, one value per row of ``X``, no missing value: numeric for a regressor;
+            for a classifier at least 2 classes of at least 2 rows each.
+        strategies : sequence of Mitigation
+            The escalation ladder: a non-empty sequence of objects with an
+            ``apply(X, features, seed=)`` method. A strategy that raises
+            :class:`~attrpriv.errors.InputError` on a set is skipped for it (the reason is kept
+            in the step).
+        max_steps : int, default 5
+            At most this many mitigations; >= 1.
+
+        Returns
+        -------
+        RiskReport
+            The first assessment, with the mitigation path in ``mitigation`` (also kept in
+            ``report_``); the mitigated data is in ``mitigated_``, its assessment in
+            ``final_report_``.
+
+        Raises
+        ------
+        InputError
+            If a parameter is invalid (``strategies`` and ``max_steps`` too), ``X`` or ``y`` is
+            malformed, or there are too few rows (or rows of a class) for a requested attack.
         """
         self._check_params()
         max_steps = check_positive_int(max_steps, "max_steps")
@@ -221,17 +326,22 @@ class FeatureRiskAssessor(Parameters):
             membership="membership" in attacks,
             membership_attack=self.membership_attack,
             n_shadows=int(self.n_shadows),
+            n_references=int(self.n_references),
             attack_model=self.attack_model,
             max_attack_rows=self.max_attack_rows,
-            n_boot=int(self.n_boot),
             confidence=float(self.confidence),
             seed=int(self.seed),
         )
         repeats = range(int(self.n_repeats))
-        full = self._run(data, [_grid.Task("full", r) for r in repeats], "training full models")
+        normalizers = self._normalizers(data, repeats)
+        full = self._run(
+            data,
+            [_grid.Task("full", r, normalizer=normalizers[r]) for r in repeats],
+            "training full models",
+        )
         features = list(dict.fromkeys(f for group in sets for f in group))
         tasks = [
-            _grid.Task("without", r, group, reference=full[r].membership)
+            _grid.Task("without", r, group, reference=full[r].membership, normalizer=normalizers[r])
             for group in sets
             for r in repeats
         ]
@@ -297,6 +407,21 @@ class FeatureRiskAssessor(Parameters):
         path = MitigationPath(tuple(steps), stopped, float(self.threshold))
         return first, path, current, report
 
+    def _normalizers(self, data: _grid.GridData, repeats: range) -> list[np.ndarray | None]:
+        """Per repeat, the reference attack's term of each candidate record (or ``None``).
+
+        The reference models are trained once per repeat, on all features, and shared by the
+        full model and every retrained one (docs/assess/attacks.md says what that costs in
+        accuracy: the retrained models' attack is, if anything, underestimated).
+        """
+        if not (data.membership and data.membership_attack == "reference"):
+            return [None for _ in repeats]
+        k = int(self.n_references)
+        tasks = [_grid.Task("reference", r, index=i) for r in repeats for i in range(k)]
+        losses = self._run(data, tasks, f"training {len(tasks)} reference models")
+        task = task_of(data.estimator)
+        return [reference_term(np.array(losses[r * k : (r + 1) * k]), task) for r in repeats]
+
     def _run(self, data: _grid.GridData, tasks: list[_grid.Task], what: str) -> list[Any]:
         return run_tasks(
             _grid.run_task,
@@ -309,7 +434,14 @@ class FeatureRiskAssessor(Parameters):
         )
 
     def settings(self) -> dict[str, Any]:
-        """The parameters, as the report records them."""
+        """The parameters, as the report records them.
+
+        Returns
+        -------
+        dict of str to object
+            Every parameter but ``backend``, ``n_jobs`` and ``progress``, as plain values: the
+            estimator as its short description, ``weights`` as a dict.
+        """
         return {
             "estimator": describe(self.estimator),
             "feature_sets": self.feature_sets,
@@ -320,10 +452,10 @@ class FeatureRiskAssessor(Parameters):
             "n_repeats": int(self.n_repeats),
             "test_size": float(self.test_size),
             "membership_attack": self.membership_attack,
+            "n_references": int(self.n_references),
             "n_shadows": int(self.n_shadows),
             "attack_model": self.attack_model,
             "max_attack_rows": self.max_attack_rows,
-            "n_boot": int(self.n_boot),
             "confidence": float(self.confidence),
             "seed": int(self.seed),
         }
@@ -341,7 +473,8 @@ class FeatureRiskAssessor(Parameters):
             counts = y.value_counts()
             if counts.iloc[-1] < MIN_SHADOW_CLASS_ROWS:
                 raise InputError(
-                    f"class {counts.index[-1]!r} of y has {int(counts.iloc[-1])} rows; the "
+                    f"the rarest class{offending(counts.index[-1])} of y has "
+                    f"{int(counts.iloc[-1])} rows; the "
                     f"shadow-model attack needs at least {MIN_SHADOW_CLASS_ROWS} of each class "
                     "(half for the attacker, halved again per shadow): give more rows or use "
                     "membership_attack='loss'"
@@ -396,10 +529,10 @@ class FeatureRiskAssessor(Parameters):
         check_probability(self.test_size, "test_size")
         check_choice(self.membership_attack, "membership_attack", MEMBERSHIP_ATTACKS)
         check_positive_int(self.n_shadows, "n_shadows", minimum=2)
+        check_positive_int(self.n_references, "n_references")
         check_choice(self.attack_model, "attack_model", MODEL_CHOICES)
         if self.max_attack_rows is not None:
             check_positive_int(self.max_attack_rows, "max_attack_rows", minimum=10)
-        check_positive_int(self.n_boot, "n_boot", minimum=100)
         check_probability(self.confidence, "confidence")
         check_choice(self.backend, "backend", BACKENDS)
         check_n_jobs(self.n_jobs)
@@ -519,11 +652,13 @@ def _check_data(X: Any, y: Any, classification: bool) -> tuple[pd.DataFrame, pd.
         counts = target.value_counts()
         if len(counts) < 2:
             raise InputError(
-                f"y has the single class {counts.index[0]!r}; a classifier needs at least 2 classes"
+                f"y has a single class{offending(counts.index[0])}; a classifier needs at least "
+                "2 classes"
             )
         if counts.iloc[-1] < 2:
             raise InputError(
-                f"class {counts.index[-1]!r} of y has 1 row; each class needs at least 2 rows "
+                f"the rarest class{offending(counts.index[-1])} of y has 1 row; each class needs "
+                "at least 2 rows "
                 "for the stratified train/test split"
             )
     return X.reset_index(drop=True), target.reset_index(drop=True)

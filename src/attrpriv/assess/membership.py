@@ -10,7 +10,8 @@ Two black-box attacks, each scoring every candidate record (higher = "member"):
   (one per class) to tell members from non-members by the prediction vector and the label.
 
 Both return a :class:`MembershipResult`: ROC curve, AUC, advantage, TPR at low FPR, and a
-:class:`~attrpriv.stats.Score` (attack = AUC, baseline = 0.5, CI by stratified bootstrap).
+:class:`~attrpriv.stats.Score` (attack = AUC, baseline = 0.5, DeLong's CI). The strongest
+attack, with reference models (RMIA), is in :mod:`attrpriv.assess.reference`.
 """
 
 from __future__ import annotations
@@ -20,7 +21,6 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-from scipy.stats import rankdata
 from sklearn.ensemble import HistGradientBoostingClassifier, RandomForestClassifier
 from sklearn.linear_model import LogisticRegression
 from sklearn.metrics import roc_curve
@@ -35,13 +35,18 @@ from attrpriv.assess.models import (
     predict_outputs,
     task_of,
 )
-from attrpriv.errors import InputError
-from attrpriv.stats import Score, bootstrap_difference, rate_difference
+from attrpriv.errors import InputError, offending
+from attrpriv.stats import (
+    Score,
+    bootstrap_difference,
+    delong_auc,
+    delong_difference,
+    rate_difference,
+)
 
 __all__ = [
     "MembershipResult",
     "ShadowModelAttack",
-    "auc",
     "auc_difference",
     "loss_threshold_attack",
     "membership_result",
@@ -58,6 +63,30 @@ class MembershipResult:
 
     ``labels`` (1 = member) and ``scores`` are per candidate record; they let two results on the
     same records be compared (:func:`auc_difference`) and are left out of :meth:`to_dict`.
+
+    Parameters
+    ----------
+    auc : float
+        Area under the ROC curve of the scores (0.5 = a random guess); the same as
+        ``score.attack``.
+    advantage : float
+        The attack's membership advantage, the largest ``TPR - FPR`` over all thresholds.
+    tpr_at_1pct_fpr : float
+        The highest TPR among thresholds whose FPR is at most 1% (0 if there is none).
+    tpr_at_01pct_fpr : float
+        The highest TPR among thresholds whose FPR is at most 0.1% (0 if there is none).
+    fpr : numpy.ndarray
+        False positive rates of the ROC curve.
+    tpr : numpy.ndarray
+        True positive rates of the ROC curve, one per entry of ``fpr``.
+    score : Score
+        The AUC against the 0.5 baseline, with DeLong's CI.
+    attack : str, default ""
+        The attack's name (``"loss-threshold"``, ``"shadow-model"``).
+    labels : numpy.ndarray, default empty
+        Per candidate record, 1 for a member and 0 for a non-member.
+    scores : numpy.ndarray, default empty
+        Per candidate record, the membership score (higher = "member"; NaN read as ``-inf``).
     """
 
     auc: float
@@ -80,6 +109,15 @@ class MembershipResult:
         return int(self.labels.size - self.labels.sum())
 
     def to_dict(self) -> dict[str, Any]:
+        """The result as JSON-ready values, without the per-record ``labels`` and ``scores``.
+
+        Returns
+        -------
+        dict of str to object
+            ``attack``, ``auc``, ``advantage``, the two TPRs at low FPR, ``n_members``,
+            ``n_non_members``, ``roc`` (``fpr`` and ``tpr`` as lists) and ``score`` (as
+            :meth:`Score.to_dict <attrpriv.stats.Score.to_dict>`).
+        """
         return {
             "attack": self.attack,
             "auc": self.auc,
@@ -93,25 +131,12 @@ class MembershipResult:
         }
 
 
-def auc(rows: np.ndarray) -> float:
-    """AUC of rows ``(label, score)`` by the Mann-Whitney rank sum (ties count one half)."""
-    labels = rows[:, 0] > 0.5
-    n_pos = int(labels.sum())
-    n_neg = labels.size - n_pos
-    if n_pos == 0 or n_neg == 0:
-        return float("nan")
-    ranks = rankdata(rows[:, 1])
-    return float((ranks[labels].sum() - n_pos * (n_pos + 1) / 2) / (n_pos * n_neg))
-
-
 def membership_result(
     labels: np.ndarray,
     scores: np.ndarray,
     *,
     attack: str,
     confidence: float = 0.95,
-    n_boot: int = 1000,
-    seed: int = 0,
 ) -> MembershipResult:
     """Metrics of per-record membership scores (``labels``: 1 = member, 0 = non-member)."""
     y = np.asarray(labels, dtype=np.int64)
@@ -122,10 +147,7 @@ def membership_result(
         raise InputError("a membership attack needs both members and non-members")
     s = np.nan_to_num(s, nan=-np.inf)
     fpr, tpr, _ = roc_curve(y, s)
-    rows = np.column_stack([y, s])
-    score = bootstrap_difference(
-        auc, rows, 0.5, strata=y, n_boot=n_boot, seed=seed, confidence=confidence
-    )
+    score = delong_auc(y, s, confidence)
     return MembershipResult(
         auc=score.attack,
         advantage=float(np.max(tpr - fpr)),
@@ -146,43 +168,75 @@ def loss_threshold_attack(
     non_members: Labelled,
     *,
     confidence: float = 0.95,
-    n_boot: int = 1000,
-    seed: int = 0,
 ) -> MembershipResult:
-    """Yeom et al.'s attack: lower loss means member; every threshold is read off the ROC."""
-    (x_in, y_in), (x_out, y_out) = (
-        _labelled(members, "members"),
-        _labelled(non_members, "non_members"),
-    )
-    scores = -np.concatenate(
-        [per_record_loss(model, x_in, y_in), per_record_loss(model, x_out, y_out)]
-    )
-    labels = np.r_[np.ones(len(x_in), dtype=np.int64), np.zeros(len(x_out), dtype=np.int64)]
-    return membership_result(
-        labels, scores, attack="loss-threshold", confidence=confidence, n_boot=n_boot, seed=seed
-    )
+    """Yeom et al.'s attack: lower loss means member; every threshold is read off the ROC.
+
+    Parameters
+    ----------
+    model : object
+        The fitted target model: a classifier with ``predict_proba`` (the loss is the log loss
+        of the true class) or a regressor (the squared error).
+    members : tuple of (pandas.DataFrame, array_like)
+        ``(X, y)`` of records known to be in the model's training set (at least 2).
+    non_members : tuple of (pandas.DataFrame, array_like)
+        ``(X, y)`` of records known not to be in it (at least 2).
+    confidence : float, default 0.95
+        Confidence level of the AUC's CI (DeLong), in (0, 1).
+
+    Returns
+    -------
+    MembershipResult
+        The attack's ROC, AUC, advantage and TPRs at low FPR; ``attack`` is
+        ``"loss-threshold"``.
+
+    Raises
+    ------
+    InputError
+        If ``members`` or ``non_members`` is not an ``(X, y)`` pair of a DataFrame and as many
+        labels (at least 2 records), if a label is not among a classifier's classes, or if
+        ``confidence`` is invalid.
+    """
+    both = candidates(members, non_members)
+    scores = -per_record_loss(model, both.X, both.y)
+    return membership_result(both.labels, scores, attack="loss-threshold", confidence=confidence)
 
 
 def auc_difference(
     first: MembershipResult,
     second: MembershipResult,
     *,
-    n_boot: int = 1000,
-    seed: int = 0,
     confidence: float = 0.95,
 ) -> Score:
-    """``first.auc - second.auc`` for two attacks on the same records (paired bootstrap).
+    """``first.auc - second.auc`` for two attacks on the same records (DeLong's paired CI).
 
     The differential attack of claim 1: ``first`` against the model trained on all features,
     ``second`` against the one retrained without the target feature set.
+
+    Parameters
+    ----------
+    first : MembershipResult
+        The attack on the model trained on all features.
+    second : MembershipResult
+        The same attack, on the same candidate records, against the model retrained without
+        the target feature set.
+    confidence : float, default 0.95
+        Confidence level of the CI, in (0, 1).
+
+    Returns
+    -------
+    Score
+        ``first``'s AUC as the attack, ``second``'s as the baseline, their difference and its
+        paired CI (DeLong's variance of the difference, with the covariance of the two).
+
+    Raises
+    ------
+    InputError
+        If the two results are not on the same candidate records (their ``labels`` differ),
+        or if ``confidence`` is invalid.
     """
     if first.labels.shape != second.labels.shape or not np.array_equal(first.labels, second.labels):
         raise InputError("auc_difference needs two results on the same candidate records")
-    rows_a = np.column_stack([first.labels, first.scores])
-    rows_b = np.column_stack([second.labels, second.scores])
-    return bootstrap_difference(
-        auc, rows_a, rows_b, strata=first.labels, n_boot=n_boot, seed=seed, confidence=confidence
-    )
+    return delong_difference(first.labels, first.scores, second.scores, confidence)
 
 
 def overfitting_gap(
@@ -192,8 +246,33 @@ def overfitting_gap(
 
     The generalisation gap bounds the loss attack's advantage (Yeom et al. 2018, thm. 2), so a
     feature set that widens it raises the membership risk.
+
+    Parameters
+    ----------
+    model : object
+        The fitted model, a classifier or a regressor.
+    train : tuple of (pandas.DataFrame, array_like)
+        ``(X, y)`` of the records it was trained on (at least 2).
+    test : tuple of (pandas.DataFrame, array_like)
+        ``(X, y)`` of held-out records (at least 2).
+    confidence : float, default 0.95
+        Confidence level of the CI, in (0, 1).
+    seed : int, default 0
+        Seed of the bootstrap (regressors only).
+
+    Returns
+    -------
+    Score
+        Train accuracy (or R^2) as the attack, test accuracy (or R^2) as the baseline, their
+        difference and its CI (Newcombe's for accuracy, an unpaired bootstrap for R^2).
+
+    Raises
+    ------
+    InputError
+        If ``train`` or ``test`` is not an ``(X, y)`` pair of a DataFrame and as many labels
+        (at least 2 records), or if ``confidence`` is invalid.
     """
-    (x_tr, y_tr), (x_te, y_te) = _labelled(train, "train"), _labelled(test, "test")
+    (x_tr, y_tr), (x_te, y_te) = labelled(train, "train"), labelled(test, "test")
     if task_of(model) == "classification":
         hits_tr = np.asarray(model.predict(align(model, x_tr))) == np.asarray(y_tr)
         hits_te = np.asarray(model.predict(align(model, x_te))) == np.asarray(y_te)
@@ -220,6 +299,16 @@ class ShadowModelAttack:
     with fewer than 50 shadow records. Give
     about twice as many auxiliary records as the target was trained on, so the shadows see as
     much data as the target did.
+
+    Parameters
+    ----------
+    n_shadows : int, default 4
+        The number of shadow models, >= 1 (checked in :meth:`fit`).
+    attack_model : {"hgb", "rf", "logreg"}, default "hgb"
+        The attack classifier: histogram gradient boosting, a random forest, or a standardised
+        logistic regression (checked in :meth:`fit`).
+    seed : int, default 0
+        Seed of the shadows' halves and of the attack models.
     """
 
     def __init__(self, n_shadows: int = 4, attack_model: str = "hgb", seed: int = 0) -> None:
@@ -228,10 +317,34 @@ class ShadowModelAttack:
         self.seed = seed
 
     def fit(self, estimator: Any, X_aux: pd.DataFrame, y_aux: Any) -> ShadowModelAttack:
-        """Train the shadows on halves of the auxiliary data, then the attack models."""
+        """Train the shadows on halves of the auxiliary data, then the attack models.
+
+        Parameters
+        ----------
+        estimator : object
+            The target's training algorithm: a scikit-learn classifier or regressor, cloned and
+            fitted for every shadow.
+        X_aux : pandas.DataFrame
+            The attacker's auxiliary records, from the target's distribution (at least 20).
+        y_aux : array_like
+            Their labels, one per row of ``X_aux``; for a classifier at least 2 records of each
+            class.
+
+        Returns
+        -------
+        ShadowModelAttack
+            This attack, with ``task_``, ``classes_`` and ``attack_models_`` learned.
+
+        Raises
+        ------
+        InputError
+            If ``n_shadows`` or ``attack_model`` is invalid, ``X_aux`` is not a DataFrame,
+            ``y_aux`` does not hold one label per row, there are fewer than 20 auxiliary
+            records, or a class has fewer than 2.
+        """
         n_shadows = check_positive_int(self.n_shadows, "n_shadows")
         check_choice(self.attack_model, "attack_model", ATTACK_MODELS)
-        X, y = _labelled((X_aux, y_aux), "aux")
+        X, y = labelled((X_aux, y_aux), "aux")
         if len(X) < 20:
             raise InputError(f"aux must hold at least 20 records, got {len(X)}")
         self.task_ = task_of(estimator)
@@ -241,13 +354,16 @@ class ShadowModelAttack:
             if counts.min() < 2:
                 rare = classes[counts.argmin()]
                 raise InputError(
-                    f"aux class {rare!r} has {int(counts.min())} record(s); each class needs at "
+                    f"the rarest aux class{offending(rare)} has {int(counts.min())} record(s); "
+                    "each class needs at "
                     "least 2, one for each half a shadow model is trained and tested on"
                 )
         rng = np.random.default_rng(self.seed)
         features, membership, labels = [], [], []
         for _ in range(n_shadows):
-            inside, outside = _halves(y if self.task_ == "classification" else None, len(X), rng)
+            inside, outside = stratified_halves(
+                y if self.task_ == "classification" else None, len(X), rng
+            )
             shadow = fit_without(estimator, X.iloc[inside], y[inside])
             for rows, member in ((inside, 1), (outside, 0)):
                 features.append(self._features(shadow, X.iloc[rows], y[rows]))
@@ -265,25 +381,38 @@ class ShadowModelAttack:
         non_members: Labelled,
         *,
         confidence: float = 0.95,
-        n_boot: int = 1000,
     ) -> MembershipResult:
-        """Score the target's members and non-members with the attack models."""
+        """Score the target's members and non-members with the attack models.
+
+        Parameters
+        ----------
+        model : object
+            The fitted target model (black box: only its outputs are read).
+        members : tuple of (pandas.DataFrame, array_like)
+            ``(X, y)`` of records known to be in the model's training set (at least 2).
+        non_members : tuple of (pandas.DataFrame, array_like)
+            ``(X, y)`` of records known not to be in it (at least 2).
+        confidence : float, default 0.95
+            Confidence level of the AUC's CI (DeLong), in (0, 1).
+
+        Returns
+        -------
+        MembershipResult
+            The attack's ROC, AUC, advantage and TPRs at low FPR; ``attack`` is
+            ``"shadow-model"``.
+
+        Raises
+        ------
+        InputError
+            If called before :meth:`fit`, if ``members`` or ``non_members`` is not an
+            ``(X, y)`` pair of a DataFrame and as many labels (at least 2 records), or if
+            ``confidence`` is invalid.
+        """
         if not hasattr(self, "attack_models_"):
             raise InputError("ShadowModelAttack.attack called before fit")
-        x_in, y_in = _labelled(members, "members")
-        x_out, y_out = _labelled(non_members, "non_members")
-        x_all = pd.concat([x_in, x_out], ignore_index=True)
-        y_all = np.concatenate([y_in, y_out])
-        scores = self._membership_scores(self._features(model, x_all, y_all), y_all)
-        labels = np.r_[np.ones(len(x_in), dtype=np.int64), np.zeros(len(x_out), dtype=np.int64)]
-        return membership_result(
-            labels,
-            scores,
-            attack="shadow-model",
-            confidence=confidence,
-            n_boot=n_boot,
-            seed=self.seed,
-        )
+        both = candidates(members, non_members)
+        scores = self._membership_scores(self._features(model, both.X, both.y), both.y)
+        return membership_result(both.labels, scores, attack="shadow-model", confidence=confidence)
 
     def _features(self, model: Any, X: pd.DataFrame, y: np.ndarray) -> np.ndarray:
         """Shadow features with the probability columns laid out in the aux data's class order."""
@@ -329,7 +458,7 @@ class ShadowModelAttack:
 # -- helpers -------------------------------------------------------------------------------------
 
 
-def _halves(
+def stratified_halves(
     y: np.ndarray | None, n: int, rng: np.random.Generator
 ) -> tuple[np.ndarray, np.ndarray]:
     """A random half of ``n`` rows and the rest; split within each class when ``y`` is given,
@@ -358,7 +487,37 @@ def _tpr_at(fpr: np.ndarray, tpr: np.ndarray, target: float) -> float:
     return float(tpr[allowed].max()) if allowed.any() else 0.0
 
 
-def _labelled(pair: Labelled, name: str) -> tuple[pd.DataFrame, np.ndarray]:
+@dataclass(frozen=True, eq=False)
+class Candidates:
+    """The records a membership attack scores: members, then non-members.
+
+    Parameters
+    ----------
+    X : pandas.DataFrame
+        Their features, members first (a fresh 0..n-1 index).
+    y : numpy.ndarray
+        Their labels, in the same order.
+    labels : numpy.ndarray
+        1 for a member, 0 for a non-member.
+    """
+
+    X: pd.DataFrame
+    y: np.ndarray
+    labels: np.ndarray
+
+
+def candidates(members: Labelled, non_members: Labelled) -> Candidates:
+    """Check both ``(X, y)`` pairs (:func:`labelled`) and stack them, members first."""
+    (x_in, y_in), (x_out, y_out) = (
+        labelled(members, "members"),
+        labelled(non_members, "non_members"),
+    )
+    labels = np.r_[np.ones(len(x_in), dtype=np.int64), np.zeros(len(x_out), dtype=np.int64)]
+    X = pd.concat([x_in, x_out], ignore_index=True)
+    return Candidates(X, np.concatenate([y_in, y_out]), labels)
+
+
+def labelled(pair: Labelled, name: str) -> tuple[pd.DataFrame, np.ndarray]:
     """Check an ``(X, y)`` pair: a DataFrame and labels of the same length (>= 2 rows)."""
     if not isinstance(pair, tuple) or len(pair) != 2:
         raise InputError(f"{name} must be a tuple (X, y), got {type(pair).__name__}")

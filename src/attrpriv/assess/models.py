@@ -33,7 +33,7 @@ from sklearn.preprocessing import OneHotEncoder, StandardScaler
 
 from attrpriv._checks import check_choice
 from attrpriv.assess._onnx import OnnxModel
-from attrpriv.errors import InputError
+from attrpriv.errors import InputError, private_values_shown
 
 __all__ = [
     "CATEGORICAL_DTYPES",
@@ -98,6 +98,28 @@ def make_model(name: str, *, task: str = "classification", seed: int = 0) -> Pip
 
     Random forests grow full trees (scikit-learn's default), so they can memorise their
     training set: the membership attacks are meant to see that.
+
+    Parameters
+    ----------
+    name : {"logreg", "rf", "hgb", "mlp"}
+        Logistic regression (Ridge for regression), a random forest of 100 trees, histogram
+        gradient boosting, or a multi-layer perceptron (one hidden layer of 64 units).
+    task : {"classification", "regression"}, default "classification"
+        Whether to build a classifier or a regressor.
+    seed : int, default 0
+        ``random_state`` of the model (unused by ``logreg``).
+
+    Returns
+    -------
+    sklearn.pipeline.Pipeline
+        An unfitted pipeline: a ``"prepare"`` step (:func:`make_preprocessor`: one-hot for
+        categorical columns, scaling for numeric ones, missing values imputed), then the
+        ``"model"`` step.
+
+    Raises
+    ------
+    InputError
+        If ``name`` or ``task`` is not one of the choices.
     """
     name = check_choice(name, "model", MODEL_CHOICES)
     task = check_choice(task, "task", MODEL_TASKS)
@@ -129,7 +151,31 @@ def task_of(model: Any) -> Task:
 def fit_without(
     estimator: Any, X: pd.DataFrame, y: pd.Series | np.ndarray, drop: Iterable[str] = ()
 ) -> Any:
-    """A fitted clone of ``estimator`` trained on ``X`` without the columns in ``drop``."""
+    """A fitted clone of ``estimator`` trained on ``X`` without the columns in ``drop``.
+
+    Parameters
+    ----------
+    estimator : object
+        A scikit-learn estimator (cloned: it is left as it is).
+    X : pandas.DataFrame
+        The training records.
+    y : pandas.Series or numpy.ndarray
+        Their labels, one per row of ``X``.
+    drop : iterable of str, default ()
+        Columns of ``X`` to train without (duplicates ignored); at least one column must be
+        left.
+
+    Returns
+    -------
+    object
+        The fitted clone.
+
+    Raises
+    ------
+    InputError
+        If ``X`` is not a DataFrame, ``drop`` names a column ``X`` lacks or every column, or
+        ``y`` does not have one value per row of ``X``.
+    """
     frame = _frame(X)
     dropped = list(dict.fromkeys(drop))
     unknown = [c for c in dropped if c not in frame.columns]
@@ -181,9 +227,14 @@ def class_columns(model: Any, labels: np.ndarray) -> np.ndarray:
     lookup = {value: i for i, value in enumerate(classes.tolist())}
     unknown = sorted({str(v) for v in labels.tolist() if v not in lookup})
     if unknown:
-        raise InputError(
-            f"label(s) {unknown[:5]} are not among the model's classes {list(classes)}"
-        )
+        if private_values_shown():
+            what = f"label(s) {unknown[:5]} are not among the model's classes {list(classes)}"
+        else:
+            what = (
+                f"{len(unknown)} label(s) of y are not among the model's {classes.size} classes "
+                "(labels hidden: --debug shows them)"
+            )
+        raise InputError(what)
     return np.array([lookup[v] for v in labels.tolist()], dtype=np.int64)
 
 
@@ -191,7 +242,26 @@ def class_columns(model: Any, labels: np.ndarray) -> np.ndarray:
 
 
 def save_model(model: Any, path: str | Path) -> Path:
-    """Write a fitted model as a skops file (never a pickle)."""
+    """Write a fitted model as a skops file (never a pickle).
+
+    Parameters
+    ----------
+    model : object
+        The fitted model.
+    path : str or pathlib.Path
+        Where to write it (e.g. ``model.skops``); a pickle suffix (``.pkl``, ``.pickle``,
+        ``.joblib``, ``.sav``, ``.p``) is refused.
+
+    Returns
+    -------
+    pathlib.Path
+        The path written.
+
+    Raises
+    ------
+    InputError
+        If ``path`` has a pickle suffix.
+    """
     import skops.io as sio
 
     target = Path(path)
@@ -207,6 +277,27 @@ def load_model(path: str | Path, *, trusted: Sequence[str] = ()) -> Any:
     skops: every type outside skops' defaults and :data:`SAFE_TYPES` must be listed in
     ``trusted`` by the user, who has read :func:`skops.io.get_untrusted_types`. A pickle (or
     joblib) file is refused without being opened as one.
+
+    Parameters
+    ----------
+    path : str or pathlib.Path
+        A ``.onnx`` file, or a skops file (a zip archive).
+    trusted : sequence of str, default ()
+        Type names (as :func:`skops.io.get_untrusted_types` gives them) to trust besides
+        skops' defaults and :data:`SAFE_TYPES`; ignored for ONNX.
+
+    Returns
+    -------
+    object
+        The loaded estimator, or for an ONNX file a query-only model (``predict``,
+        ``predict_proba``).
+
+    Raises
+    ------
+    InputError
+        If the file does not exist, is a pickle (by suffix or content), is neither a skops nor
+        an ONNX file, is not a readable skops file, or holds types that are not trusted; for
+        ONNX, if onnxruntime is missing or the model is unreadable.
     """
     file = Path(path)
     if not file.is_file():

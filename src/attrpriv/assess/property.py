@@ -44,7 +44,7 @@ from sklearn.preprocessing import StandardScaler
 from attrpriv._checks import check_choice, check_finite_number, check_positive_int
 from attrpriv.assess.inference import feature_kind
 from attrpriv.assess.models import fit_without, predict_outputs, task_of
-from attrpriv.errors import InputError
+from attrpriv.errors import InputError, offending
 from attrpriv.stats import Score, rate_difference
 
 __all__ = ["PropertyInferenceResult", "property_inference"]
@@ -52,7 +52,29 @@ __all__ = ["PropertyInferenceResult", "property_inference"]
 
 @dataclass(frozen=True)
 class PropertyInferenceResult:
-    """The property game's outcome: meta-classifier accuracy against 0.5, and how it was set."""
+    """The property game's outcome: meta-classifier accuracy against 0.5, and how it was set.
+
+    Parameters
+    ----------
+    feature : str
+        The feature whose property is inferred.
+    property : str
+        ``"mean"`` (the feature's mean) or ``"share"`` (the share of ``category``).
+    category : str or None
+        The category whose share is inferred (as text), ``None`` for a mean.
+    low : float
+        The property's value in the low world.
+    high : float
+        The property's value in the high world.
+    n_shadows : int
+        Shadow models per world, for meta-training and again for meta-testing, in each game.
+    score : Score
+        The meta-classifier's accuracy on fresh test shadows minus the control game's (the
+        feature's values shuffled), with Newcombe's CI for independent samples.
+    parts : dict of str to float, default {}
+        Details: ``control_accuracy``, ``realised_low``, ``realised_high`` (the mean property
+        of each world's samples), ``sample_size`` and ``n_queries``.
+    """
 
     feature: str
     property: str
@@ -64,6 +86,14 @@ class PropertyInferenceResult:
     parts: dict[str, float] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
+        """The result as JSON-ready values.
+
+        Returns
+        -------
+        dict of str to object
+            Every field, ``parts`` copied and ``score`` as
+            :meth:`Score.to_dict <attrpriv.stats.Score.to_dict>`.
+        """
         return {
             "feature": self.feature,
             "property": self.property,
@@ -97,10 +127,60 @@ def property_inference(
 
     Each game trains ``n_shadows`` meta-training and ``n_shadows`` meta-test shadows per world,
     and there are two games (attack, control): ``8 * n_shadows`` fits of ``estimator`` in all,
-    each on ``sample_size`` records (default: see :func:`_sample_size`; a larger one strengthens
-    the resampling artefact until the control saturates and nothing can be told).
-    ``drop``: columns the shadows are trained without (e.g. the feature itself, to see whether
-    its property still shows through correlated features).
+    each on ``sample_size`` records.
+
+    Parameters
+    ----------
+    estimator : object
+        The training algorithm (a scikit-learn classifier or regressor), cloned for every
+        shadow.
+    X : pandas.DataFrame
+        The records the shadows' training sets and the queries are drawn from: at least
+        ``n_queries + 20``.
+    y : array_like
+        Their labels, one per row of ``X``.
+    feature : str
+        The column of ``X`` whose property is inferred.
+    property : {"mean", "share"}, default "mean"
+        ``"mean"``: the feature's mean (a numeric feature without missing values);
+        ``"share"``: the share of ``category``.
+    category : object, optional
+        The value whose share is inferred; needed (and must occur in the feature) when
+        ``property="share"``.
+    low : float
+        The property's value in the low world.
+    high : float
+        The property's value in the high world; ``low < high``, both within [0, 1] for a share
+        and strictly between the feature's minimum and maximum for a mean.
+    n_shadows : int, default 8
+        Shadow models per world, for meta-training and again for meta-testing; >= 2.
+    seed : int, default 0
+        Seed of the queries, the draws and the control's shuffle.
+    confidence : float, default 0.95
+        Confidence level of the score's CI, in (0, 1).
+    sample_size : int, optional
+        Records per shadow training set (>= 10). By default at most a tenth of what the pool
+        can supply for both worlds, at most a third of the pool or 2000, at least 50 (a larger
+        one strengthens the resampling artefact until the control saturates and nothing can be
+        told).
+    n_queries : int, default 100
+        Records held out as the fixed query set whose outputs the meta-classifier reads; >= 1.
+    drop : sequence of str, default ()
+        Columns the shadows are trained without (e.g. the feature itself, to see whether its
+        property still shows through correlated features).
+
+    Returns
+    -------
+    PropertyInferenceResult
+        The worlds, the score (attack accuracy minus control accuracy) and the realised values.
+
+    Raises
+    ------
+    InputError
+        If ``X`` is not a DataFrame, ``feature`` is not one of its columns, ``y`` does not hold
+        one label per row, a parameter is invalid (see above), ``category`` is missing or does
+        not occur, there are fewer than ``n_queries + 20`` records, or a share cannot be
+        reached.
     """
     frame, labels = _frame_labels(X, y, feature)
     prop = check_choice(property, "property", ("mean", "share"))
@@ -199,7 +279,9 @@ def _property_values(column: pd.Series, prop: str, category: Any) -> np.ndarray:
             raise InputError("property='share' needs category=<the value whose share is inferred>")
         hits = column.astype(object) == category
         if not hits.any():
-            raise InputError(f"category {category!r} does not occur in feature {column.name!r}")
+            raise InputError(
+                f"the category{offending(category)} does not occur in feature {column.name!r}"
+            )
         return np.asarray(hits.to_numpy(dtype=float))
     if feature_kind(column) != "continuous":
         raise InputError(f"property='mean' needs a numeric feature; {column.name!r} is not")

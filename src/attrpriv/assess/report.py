@@ -328,7 +328,21 @@ class MitigationPath:
 class RiskReport:
     """The assessment: settings, the full model, the feature sets ranked riskiest first.
 
-    ``notes``: what was left out and why (e.g. an identifier-like feature not attacked).
+    Parameters
+    ----------
+    settings : mapping of str to object
+        The assessor's parameters, as :meth:`FeatureRiskAssessor.settings
+        <attrpriv.assess.FeatureRiskAssessor.settings>` records them (``threshold`` is needed;
+        ``flag_on`` defaults to ``"estimate"``).
+    model : ModelSummary
+        The model trained on all features: its utility, overfitting and membership attack.
+    feature_sets : tuple of FeatureSetRisk
+        The risk of each target feature set, riskiest first.
+    mitigation : MitigationPath or None, default None
+        The mitigation loop's path, when the report comes from
+        :meth:`FeatureRiskAssessor.mitigate <attrpriv.assess.FeatureRiskAssessor.mitigate>`.
+    notes : tuple of str, default ()
+        What was left out and why (e.g. an identifier-like feature not attacked).
     """
 
     settings: Mapping[str, Any]
@@ -370,10 +384,16 @@ class RiskReport:
         )
 
     def to_frame(self) -> pd.DataFrame:
-        """One row per feature set, riskiest first (indexed by its label): the rank, each
-        attack's difference with its CI, the overall score with its CI, the overfitting and
-        importance terms with theirs, the modified score with its CI, and whether it is
-        flagged."""
+        """One row per feature set, riskiest first, as a table.
+
+        Returns
+        -------
+        pandas.DataFrame
+            Indexed by the feature set's label (``feature_set``): the rank, each attack's
+            difference with its CI, the overall score with its CI, the overfitting and
+            importance terms with theirs, the modified score with its CI (columns ``NAME``,
+            ``NAME_ci_low``, ``NAME_ci_high``), and whether it is flagged.
+        """
         import pandas as pd
 
         attacks = [a for a in ATTACKS if any(a in r.attacks for r in self.feature_sets)]
@@ -428,6 +448,14 @@ class RiskReport:
         raise InputError(f"feature set {label!r} was not assessed")
 
     def to_dict(self) -> dict[str, Any]:
+        """The report as JSON-ready values (the form :meth:`from_dict` reads).
+
+        Returns
+        -------
+        dict of str to object
+            ``format`` (``"attrpriv.assess.RiskReport/1"``), ``settings``, ``model``,
+            ``feature_sets``, ``mitigation`` (or ``None``) and ``notes``.
+        """
         return {
             "format": FORMAT,
             "settings": to_jsonable(dict(self.settings)),
@@ -438,14 +466,50 @@ class RiskReport:
         }
 
     def to_json(self) -> str:
+        """The report as JSON text.
+
+        Returns
+        -------
+        str
+            :meth:`to_dict`, indented by 2.
+        """
         return json.dumps(self.to_dict(), indent=2)
 
     def save(self, path: str | Path) -> Path:
-        """Write the JSON form atomically."""
+        """Write the JSON form atomically.
+
+        Parameters
+        ----------
+        path : str or pathlib.Path
+            The file to write (replaced if it exists).
+
+        Returns
+        -------
+        pathlib.Path
+            The path written.
+        """
         return atomic_write_json(path, self.to_dict())
 
     @classmethod
     def from_dict(cls, spec: Mapping[str, Any]) -> RiskReport:
+        """Read a report back from :meth:`to_dict`'s form.
+
+        Parameters
+        ----------
+        spec : mapping of str to object
+            The dict form, with ``format`` ``"attrpriv.assess.RiskReport/1"``.
+
+        Returns
+        -------
+        RiskReport
+            The report.
+
+        Raises
+        ------
+        InputError
+            If ``spec`` is not an attrpriv risk report (another ``format``) or is malformed (a
+            missing key, a value of the wrong type).
+        """
         if spec.get("format") != FORMAT:
             raise InputError(f"not an attrpriv risk report (format {spec.get('format')!r})")
         try:
@@ -462,8 +526,48 @@ class RiskReport:
 
     @classmethod
     def from_json(cls, text: str) -> RiskReport:
+        """Read a report back from :meth:`to_json`'s text.
+
+        Parameters
+        ----------
+        text : str
+            The JSON text.
+
+        Returns
+        -------
+        RiskReport
+            The report.
+
+        Raises
+        ------
+        InputError
+            If the JSON is not an attrpriv risk report or is malformed (see :meth:`from_dict`).
+        json.JSONDecodeError
+            If ``text`` is not JSON.
+        """
         return cls.from_dict(json.loads(text))
 
     @classmethod
     def load(cls, path: str | Path) -> RiskReport:
+        """Read a report from a JSON file written by :meth:`save`.
+
+        Parameters
+        ----------
+        path : str or pathlib.Path
+            The file (UTF-8 JSON).
+
+        Returns
+        -------
+        RiskReport
+            The report.
+
+        Raises
+        ------
+        InputError
+            If the file is not an attrpriv risk report or is malformed (see :meth:`from_dict`).
+        OSError
+            If the file cannot be read.
+        json.JSONDecodeError
+            If the file is not JSON.
+        """
         return cls.from_json(Path(path).read_text(encoding="utf-8"))

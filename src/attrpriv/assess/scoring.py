@@ -48,10 +48,25 @@ FLAG_ON = ("estimate", "lower")  # what score_flags compares with the threshold
 class ScoreWeights:
     """User-set weights of the overall and modified scores (all >= 0).
 
-    ``membership``, ``attribute``, ``property``: weights of each attack's difference in the
-    overall score (a weighted mean over the attacks that ran). ``overfitting``: weight of the
-    set's contribution to the train-test gap (adds to the risk). ``utility``: weight of the set's
-    importance (test-metric drop when removed; subtracts from the risk).
+    Parameters
+    ----------
+    membership : float, default 1.0
+        Weight of the membership (differential) attack's difference in the overall score (a
+        weighted mean over the attacks that ran).
+    attribute : float, default 1.0
+        Weight of the attribute inference attack's difference in the overall score.
+    property : float, default 1.0
+        Weight of the property inference attack's difference in the overall score.
+    overfitting : float, default 0.5
+        Weight of the set's contribution to the train-test gap (adds to the risk).
+    utility : float, default 0.5
+        Weight of the set's importance (test-metric drop when removed; subtracts from the
+        risk).
+
+    Raises
+    ------
+    InputError
+        If a weight is not a finite number >= 0.
     """
 
     membership: float = 1.0
@@ -65,16 +80,56 @@ class ScoreWeights:
             object.__setattr__(self, name, check_non_negative(value, f"weights.{name}"))
 
     def attack_weight(self, attack: str) -> float:
-        """The weight of one attack's difference in the overall score."""
+        """The weight of one attack's difference in the overall score.
+
+        Parameters
+        ----------
+        attack : {"membership", "attribute", "property"}
+            The attack.
+
+        Returns
+        -------
+        float
+            Its weight.
+
+        Raises
+        ------
+        InputError
+            If ``attack`` is not one of the attacks.
+        """
         if attack not in ATTACKS:
             raise InputError(f"attack must be one of {list(ATTACKS)}, got {attack!r}")
         return float(getattr(self, attack))
 
     def to_dict(self) -> dict[str, float]:
+        """The weights by name.
+
+        Returns
+        -------
+        dict of str to float
+            ``membership``, ``attribute``, ``property``, ``overfitting`` and ``utility``.
+        """
         return asdict(self)
 
     @classmethod
     def from_dict(cls, spec: Mapping[str, Any]) -> ScoreWeights:
+        """Weights from a dict of some of them (the others keep their defaults).
+
+        Parameters
+        ----------
+        spec : mapping of str to object
+            Weights by name, a subset of :meth:`to_dict`'s keys.
+
+        Returns
+        -------
+        ScoreWeights
+            The weights.
+
+        Raises
+        ------
+        InputError
+            If ``spec`` names an unknown weight or a weight is not a finite number >= 0.
+        """
         unknown = set(spec) - set(cls.__dataclass_fields__)
         if unknown:
             raise InputError(

@@ -202,8 +202,14 @@ def run(
     test_size: Annotated[float, typer.Option(help="Share of rows held out.")] = 0.3,
     membership_attack: Annotated[
         str, typer.Option(help=f"{' or '.join(MEMBERSHIP_ATTACKS)}.")
-    ] = "loss",
-    n_boot: Annotated[int, typer.Option(help="Bootstrap resamples of each CI.")] = 1000,
+    ] = "reference",
+    references: Annotated[
+        int, typer.Option(help="Reference models per seed (reference attack).")
+    ] = 2,
+    max_attack_rows: Annotated[
+        int | None,
+        typer.Option(help="Attack at most this many members (and as many non-members)."),
+    ] = 2000,
     n_shadows: Annotated[
         int, typer.Option(help="Shadow models (shadow attack; per world in the property game).")
     ] = 4,
@@ -255,7 +261,8 @@ def run(
         n_repeats=repeats,
         test_size=test_size,
         membership_attack=membership_attack,
-        n_boot=n_boot,
+        n_references=references,
+        max_attack_rows=max_attack_rows,
         n_shadows=n_shadows,
         attack_model=attack_model,
         backend=backend,

@@ -36,7 +36,7 @@ SchemaT = TypeVar("SchemaT", Schema, Schema | None)
 class JobData(Generic[SchemaT]):
     """What :func:`read_data` read: the data a job takes and its schema.
 
-    Attributes
+    Parameters
     ----------
     data : pandas.DataFrame or pathlib.Path
         A CSV/Parquet path (for aggregation: it is never loaded), or a loaded frame.

@@ -33,7 +33,37 @@ class PrivateDomainWarning(UserWarning):
 
 
 class Role(StrEnum):
-    """What a column is for."""
+    """What a column is for.
+
+    ``Role(value)`` looks a role up by its value (``Role("sensitive")`` is
+    ``Role.SENSITIVE``); a :class:`Role` is also a ``str`` equal to its value. The call's
+    parameters come from :class:`enum.Enum` (so they are listed as other parameters: the
+    class itself defines no constructor).
+
+    Other Parameters
+    ----------------
+    value : str or Role
+        The role's value: ``"sensitive"``, ``"quasi_identifier"``, ``"feature"``, ``"target"``
+        or ``"ignore"``.
+    names : optional
+        Part of :class:`enum.Enum`'s functional API for creating a new enumeration; ``Role``
+        has members, so passing it raises ``TypeError`` (it cannot be extended).
+    module : str, optional
+        Functional API only (see ``names``).
+    qualname : str, optional
+        Functional API only (see ``names``).
+    type : type, optional
+        Functional API only (see ``names``).
+    start : int, optional
+        Functional API only (see ``names``).
+    boundary : enum.FlagBoundary, optional
+        Functional API only (see ``names``).
+
+    Raises
+    ------
+    ValueError
+        ``value`` is not the value of a role.
+    """
 
     SENSITIVE = "sensitive"
     QUASI_IDENTIFIER = "quasi_identifier"
@@ -68,7 +98,19 @@ def _first_bad(series: pd.Series, bad: np.ndarray) -> str:
 
 @dataclass(frozen=True)
 class Categorical:
-    """A finite, ordered list of allowed values."""
+    """A finite, ordered list of allowed values.
+
+    Parameters
+    ----------
+    categories : tuple of hashable
+        The allowed values, in domain order (any iterable; it is stored as a tuple). Counts and
+        contingency tables follow this order.
+
+    Raises
+    ------
+    SchemaError
+        ``categories`` is empty or holds a value more than once.
+    """
 
     categories: tuple[Hashable, ...]
 
@@ -86,23 +128,63 @@ class Categorical:
         return len(self.categories)
 
     def describe(self) -> str:
+        """The domain in words, for error messages.
+
+        Returns
+        -------
+        str
+            ``"one of [...]"`` with the first 12 categories (and the total when there are
+            more).
+        """
         shown = list(self.categories[:12])
         more = f" ... ({self.size} in all)" if self.size > 12 else ""
         return f"one of {shown}{more}"
 
     def outside(self, values: pd.Series) -> np.ndarray:
-        """Boolean mask of non-missing values not in the domain."""
+        """Boolean mask of non-missing values not in the domain.
+
+        Parameters
+        ----------
+        values : pandas.Series
+            The values of a column.
+
+        Returns
+        -------
+        numpy.ndarray
+            A bool array of shape ``(len(values),)``: True where a value is present and is not
+            one of the categories; missing values are False.
+        """
         import numpy as np
 
         return np.asarray(~values.isin(list(self.categories)) & values.notna())
 
     def to_dict(self) -> dict[str, Any]:
+        """The domain as a schema-file mapping (the inverse of ``domain_from_dict``).
+
+        Returns
+        -------
+        dict
+            ``{"type": "categorical", "categories": [...]}``, numpy scalars as Python scalars.
+        """
         return {"type": "categorical", "categories": [_plain(c) for c in self.categories]}
 
 
 @dataclass(frozen=True)
 class Numeric:
-    """Real numbers in the closed interval [lower, upper]."""
+    """Real numbers in the closed interval [lower, upper].
+
+    Parameters
+    ----------
+    lower : float
+        The smallest allowed value (a finite real number; not a bool).
+    upper : float
+        The largest allowed value (a finite real number, at least ``lower``).
+
+    Raises
+    ------
+    SchemaError
+        A bound is not a real number (or is a bool), is not finite, or ``lower > upper``.
+    """
 
     lower: float
     upper: float
@@ -111,9 +193,29 @@ class Numeric:
         _check_bounds(self.lower, self.upper)
 
     def describe(self) -> str:
+        """The domain in words, for error messages.
+
+        Returns
+        -------
+        str
+            ``"a number in [lower, upper]"``.
+        """
         return f"a number in [{self.lower:g}, {self.upper:g}]"
 
     def outside(self, values: pd.Series) -> np.ndarray:
+        """Boolean mask of non-missing values outside ``[lower, upper]``.
+
+        Parameters
+        ----------
+        values : pandas.Series
+            The values of a numeric column (converted to float).
+
+        Returns
+        -------
+        numpy.ndarray
+            A bool array of shape ``(len(values),)``: True where a value is below ``lower`` or
+            above ``upper``; missing values are False.
+        """
         import numpy as np
 
         numbers = values.to_numpy(dtype=float, na_value=np.nan)
@@ -121,12 +223,34 @@ class Numeric:
             return (numbers < self.lower) | (numbers > self.upper)
 
     def to_dict(self) -> dict[str, Any]:
+        """The domain as a schema-file mapping (the inverse of ``domain_from_dict``).
+
+        Returns
+        -------
+        dict
+            ``{"type": "numeric", "lower": lower, "upper": upper}``.
+        """
         return {"type": "numeric", "lower": self.lower, "upper": self.upper}
 
 
 @dataclass(frozen=True)
 class Integer:
-    """Integers in the closed range [lower, upper]; its values double as categories."""
+    """Integers in the closed range [lower, upper]; its values double as categories.
+
+    Parameters
+    ----------
+    lower : int
+        The smallest allowed value (a finite number with an integral value, e.g. ``0`` or
+        ``0.0``; stored as ``int``).
+    upper : int
+        The largest allowed value (integral, at least ``lower``; stored as ``int``).
+
+    Raises
+    ------
+    SchemaError
+        A bound is not a real number (or is a bool), is not finite or not integral, or
+        ``lower > upper``.
+    """
 
     lower: int
     upper: int
@@ -148,9 +272,29 @@ class Integer:
         return tuple(range(self.lower, self.upper + 1))
 
     def describe(self) -> str:
+        """The domain in words, for error messages.
+
+        Returns
+        -------
+        str
+            ``"an integer in [lower, upper]"``.
+        """
         return f"an integer in [{self.lower}, {self.upper}]"
 
     def outside(self, values: pd.Series) -> np.ndarray:
+        """Boolean mask of non-missing values that are not integers in ``[lower, upper]``.
+
+        Parameters
+        ----------
+        values : pandas.Series
+            The values of a numeric column (converted to float, so ``3.0`` counts as ``3``).
+
+        Returns
+        -------
+        numpy.ndarray
+            A bool array of shape ``(len(values),)``: True where a value is below ``lower``,
+            above ``upper`` or not integral; missing values are False.
+        """
         import numpy as np
 
         numbers = values.to_numpy(dtype=float, na_value=np.nan)
@@ -159,6 +303,13 @@ class Integer:
         return np.asarray(bad & ~np.isnan(numbers))
 
     def to_dict(self) -> dict[str, Any]:
+        """The domain as a schema-file mapping (the inverse of ``domain_from_dict``).
+
+        Returns
+        -------
+        dict
+            ``{"type": "integer", "lower": lower, "upper": upper}``.
+        """
         return {"type": "integer", "lower": self.lower, "upper": self.upper}
 
 
@@ -218,7 +369,29 @@ def domain_from_dict(spec: Mapping[str, Any], column: str) -> Domain:
 
 @dataclass(frozen=True)
 class Column:
-    """One column: its name, role and public domain (``None`` only for ignored columns)."""
+    """One column: its name, role and public domain (``None`` only for ignored columns).
+
+    Parameters
+    ----------
+    name : str
+        The column's name in the data (non-empty).
+    role : Role or str
+        What the column is for; a role's value (``"sensitive"``, ...) is converted to
+        :class:`Role`.
+    domain : Categorical, Numeric, Integer or None, optional
+        The column's public domain; ``None`` (the default) is allowed only for role
+        ``ignore``.
+    nullable : bool, optional
+        Whether the column may hold missing values (default False).
+    description : str, optional
+        Free text about the column (default ``""``).
+
+    Raises
+    ------
+    SchemaError
+        ``name`` is not a non-empty string, ``role`` is not a role, ``domain`` is ``None`` for
+        a column that is not ignored, or ``nullable`` is not a bool.
+    """
 
     name: str
     role: Role
@@ -242,6 +415,14 @@ class Column:
             raise SchemaError(f"column {self.name!r}: nullable must be true or false")
 
     def to_dict(self) -> dict[str, Any]:
+        """The column's spec as in a schema file (its name is the key it is stored under).
+
+        Returns
+        -------
+        dict
+            ``{"role": ...}`` with ``"domain"`` (when there is one), ``"nullable": True``
+            (only when nullable) and ``"description"`` (only when not empty).
+        """
         out: dict[str, Any] = {"role": self.role.value}
         if self.domain is not None:
             out["domain"] = self.domain.to_dict()
@@ -252,7 +433,22 @@ class Column:
         return out
 
     def validate(self, values: pd.Series) -> None:
-        """Raise :class:`SchemaError` naming this column and the first bad value."""
+        """Raise :class:`SchemaError` naming this column and the first bad value.
+
+        A column without a domain (an ignored one) accepts anything.
+
+        Parameters
+        ----------
+        values : pandas.Series
+            The column's values.
+
+        Raises
+        ------
+        SchemaError
+            ``values`` has missing values and the column is not nullable; the domain is
+            numeric or integer and ``values`` is not of a numeric dtype (bool is not numeric
+            here); or a value lies outside the domain.
+        """
         import numpy as np
         import pandas as pd
 
@@ -291,6 +487,28 @@ class Schema:
 
     ``inferred`` names the columns whose domains were read off the data (:meth:`infer`):
     releases on them say so in their records.
+
+    Parameters
+    ----------
+    columns : tuple of Column
+        The columns, in order (any iterable; stored as a tuple); at least one, with distinct
+        names.
+    name : str, optional
+        The dataset's name.
+    description : str, optional
+        What the dataset is.
+    source : str, optional
+        Where the dataset comes from.
+    licence : str, optional
+        The dataset's licence.
+    inferred : tuple of str, optional
+        Names of the columns whose domains were read off the data (default none).
+
+    Raises
+    ------
+    SchemaError
+        ``columns`` is empty, holds something that is not a :class:`Column` or two columns of
+        the same name, or ``inferred`` names a column not in the schema.
     """
 
     columns: tuple[Column, ...]
@@ -336,14 +554,46 @@ class Schema:
             ) from None
 
     def domain(self, name: str) -> Domain:
-        """The public domain of ``name`` (an error for ignored columns without one)."""
+        """The public domain of ``name`` (an error for ignored columns without one).
+
+        Parameters
+        ----------
+        name : str
+            A column of the schema.
+
+        Returns
+        -------
+        Categorical, Numeric or Integer
+            The column's domain.
+
+        Raises
+        ------
+        SchemaError
+            ``name`` is not in the schema, or the column has no domain.
+        """
         dom = self[name].domain
         if dom is None:
             raise SchemaError(f"column {name!r} has no domain (its role is 'ignore')")
         return dom
 
     def with_role(self, role: Role | str) -> tuple[str, ...]:
-        """Names of the columns with ``role``, in schema order."""
+        """Names of the columns with ``role``, in schema order.
+
+        Parameters
+        ----------
+        role : Role or str
+            A role, or its value (``"sensitive"``, ...).
+
+        Returns
+        -------
+        tuple of str
+            The names of the columns with that role (empty when there are none).
+
+        Raises
+        ------
+        ValueError
+            ``role`` is not a role (raised by :class:`Role`, not a :class:`SchemaError`).
+        """
         wanted = Role(role)
         return tuple(c.name for c in self.columns if c.role is wanted)
 
@@ -361,19 +611,66 @@ class Schema:
         return targets[0] if targets else None
 
     def select(self, names: Iterable[str]) -> Schema:
-        """A schema with only ``names`` (in the given order)."""
+        """A schema with only ``names`` (in the given order).
+
+        Parameters
+        ----------
+        names : iterable of str
+            Columns of the schema, each at most once.
+
+        Returns
+        -------
+        Schema
+            The chosen columns in the order of ``names``, with this schema's name,
+            description, source and licence, and those of them that are in ``inferred``.
+
+        Raises
+        ------
+        SchemaError
+            A name is not in the schema or appears twice, or ``names`` is empty.
+        """
         chosen = tuple(self[n] for n in names)
         kept = tuple(c.name for c in chosen if c.name in self.inferred)
         return Schema(chosen, self.name, self.description, self.source, self.licence, kept)
 
     def inferred_among(self, names: Iterable[str]) -> tuple[str, ...]:
-        """Those of ``names`` whose domains were read off the data, in schema order."""
+        """Those of ``names`` whose domains were read off the data, in schema order.
+
+        Parameters
+        ----------
+        names : iterable of str
+            Column names (names not in the schema are ignored).
+
+        Returns
+        -------
+        tuple of str
+            The names of ``names`` that are in :attr:`inferred`, in the order of
+            :attr:`inferred` (the schema order for a schema made by :meth:`infer`).
+        """
         wanted = set(names)
         return tuple(n for n in self.inferred if n in wanted)
 
     # -- validation -----------------------------------------------------------------------
     def validate(self, data: pd.DataFrame, *, allow_extra: bool = False) -> None:
-        """Raise :class:`SchemaError` with a one-line message if ``data`` does not fit."""
+        """Raise :class:`SchemaError` with a one-line message if ``data`` does not fit.
+
+        Column labels are compared as strings; each column is checked by
+        :meth:`Column.validate`.
+
+        Parameters
+        ----------
+        data : pandas.DataFrame
+            The data, with every schema column (ignored ones included).
+        allow_extra : bool, optional
+            Accept columns of ``data`` that are not in the schema (default False).
+
+        Raises
+        ------
+        SchemaError
+            ``data`` is not a DataFrame or has no rows, two of its column labels are the same
+            as strings, a schema column is missing from it, it has a column not in the schema
+            (unless ``allow_extra``), or a column's values do not fit the column.
+        """
         import pandas as pd
 
         if not isinstance(data, pd.DataFrame):
@@ -408,6 +705,32 @@ class Schema:
 
         Integer columns get their observed integer range, float columns their observed interval,
         other columns their sorted distinct values; roles default to ``feature``.
+
+        Parameters
+        ----------
+        data : pandas.DataFrame
+            The data to read the domains from (column labels become names with ``str``).
+        roles : mapping of str to Role or str, optional
+            The role of some columns, by name; the others are ``feature``.
+
+        Returns
+        -------
+        Schema
+            A column per column of ``data``, in order, with the observed domains, nullable
+            where a value is missing, and every column named in :attr:`inferred`.
+
+        Raises
+        ------
+        SchemaError
+            ``roles`` names a column not in ``data``, ``data`` has no rows, or a column holds
+            only missing values.
+        ValueError
+            A value of ``roles`` is not a role.
+
+        Warns
+        -----
+        PrivateDomainWarning
+            Always: the domains are read off the data.
         """
         warnings.warn(
             "Schema.infer reads category lists and bounds from the data; for private data they "
@@ -431,6 +754,15 @@ class Schema:
 
     # -- serialisation --------------------------------------------------------------------
     def to_dict(self) -> dict[str, Any]:
+        """The schema as a schema-file mapping (the inverse of :meth:`from_dict`).
+
+        Returns
+        -------
+        dict
+            The non-empty ones of ``name``, ``description``, ``source`` and ``licence``,
+            ``"inferred"`` (when not empty) and ``"columns"``, a mapping from column name to
+            :meth:`Column.to_dict`, in schema order.
+        """
         out: dict[str, Any] = {k: getattr(self, k) for k in _META_KEYS if getattr(self, k)}
         if self.inferred:
             out["inferred"] = list(self.inferred)
@@ -439,7 +771,28 @@ class Schema:
 
     @classmethod
     def from_dict(cls, spec: Mapping[str, Any]) -> Schema:
-        """Build from ``{"name": ..., "columns": {name: {"role": ..., "domain": ...}}}``."""
+        """Build from ``{"name": ..., "columns": {name: {"role": ..., "domain": ...}}}``.
+
+        Parameters
+        ----------
+        spec : mapping
+            ``"columns"`` (a non-empty mapping from column name to a mapping with ``"role"``
+            and optionally ``"domain"``, ``"nullable"`` and ``"description"``), optionally
+            ``"name"``, ``"description"``, ``"source"``, ``"licence"`` (strings) and
+            ``"inferred"`` (a list of column names).
+
+        Returns
+        -------
+        Schema
+            The schema ``spec`` describes.
+
+        Raises
+        ------
+        SchemaError
+            ``spec`` is not a mapping, has unknown keys, lacks ``"columns"``, has metadata
+            that is not a string or an ``"inferred"`` that is not a list, or a column spec or
+            domain is invalid.
+        """
         if not isinstance(spec, Mapping):
             raise SchemaError(f"a schema must be a mapping, got {type(spec).__name__}")
         unknown = set(spec) - {*_META_KEYS, "columns", "inferred"}
@@ -462,19 +815,66 @@ class Schema:
         return cls(cols, **meta, inferred=tuple(str(n) for n in inferred))
 
     def to_json(self) -> str:
+        """The schema as JSON text.
+
+        Returns
+        -------
+        str
+            :meth:`to_dict` as JSON, indented by 2 spaces.
+        """
         return json.dumps(self.to_dict(), indent=2)
 
     def to_yaml(self) -> str:
+        """The schema as YAML text.
+
+        Returns
+        -------
+        str
+            :meth:`to_dict` as YAML, keys in their order, non-ASCII characters as written.
+        """
         return str(yaml.safe_dump(self.to_dict(), sort_keys=False, allow_unicode=True))
 
     def save(self, path: str | Path) -> Path:
-        """Write as YAML (``.yaml``/``.yml``) or JSON (``.json``), atomically."""
+        """Write as YAML (``.yaml``/``.yml``) or JSON (``.json``), atomically.
+
+        Parameters
+        ----------
+        path : str or pathlib.Path
+            The file to write (replaced if it exists); its suffix picks the format.
+
+        Returns
+        -------
+        pathlib.Path
+            ``path``.
+
+        Raises
+        ------
+        SchemaError
+            ``path`` does not end in ``.yaml``, ``.yml`` or ``.json``.
+        """
         text = self.to_json() if _format_of(path) == "json" else self.to_yaml()
         return atomic_write_text(path, text)
 
     @classmethod
     def load(cls, path: str | Path) -> Schema:
-        """Read a YAML or JSON schema file."""
+        """Read a YAML or JSON schema file.
+
+        Parameters
+        ----------
+        path : str or pathlib.Path
+            A UTF-8 file ending in ``.yaml``, ``.yml`` (YAML 1.2 scalars) or ``.json``.
+
+        Returns
+        -------
+        Schema
+            The schema the file describes (see :meth:`from_dict`).
+
+        Raises
+        ------
+        SchemaError
+            ``path`` has another suffix, cannot be read, is not UTF-8 or not valid YAML/JSON,
+            or does not describe a valid schema; the message names the file.
+        """
         target = Path(path)
         fmt = _format_of(target)
         try:

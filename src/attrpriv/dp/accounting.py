@@ -22,12 +22,28 @@ TOLERANCE = 1e-9  # relative slack so that 10 x 0.1 fits a budget of 1.0
 
 @dataclass(frozen=True)
 class Budget:
-    """An (epsilon, delta) allowance, a spend, or what is left of an allowance."""
+    """An (epsilon, delta) allowance, a spend, or what is left of an allowance.
+
+    Parameters
+    ----------
+    epsilon : float
+        The privacy-loss parameter epsilon (not checked here: the ledger checks what it
+        stores).
+    delta : float
+        The failure probability delta.
+    """
 
     epsilon: float
     delta: float
 
     def to_dict(self) -> dict[str, float]:
+        """The budget as a JSON-ready dict.
+
+        Returns
+        -------
+        dict of str to float
+            ``{"epsilon": epsilon, "delta": delta}``.
+        """
         return {"epsilon": self.epsilon, "delta": self.delta}
 
 

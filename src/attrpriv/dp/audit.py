@@ -38,7 +38,34 @@ Scorer = Callable[[np.ndarray], np.ndarray]
 
 @dataclass(frozen=True)
 class AuditResult:
-    """The audited lower bound on epsilon, and the test that produced it."""
+    """The audited lower bound on epsilon, and the test that produced it.
+
+    Parameters
+    ----------
+    epsilon_lower : float
+        The lower bound on epsilon that holds with probability at least ``confidence``:
+        ``ln((p_first.lower - delta) / p_second.upper)``, floored at 0.
+    epsilon_estimate : float
+        The same ratio from the point estimates ``p_first.value`` and ``p_second.value``
+        (floored at 0; infinite when ``p_second.value`` is 0 and ``p_first.value > delta``).
+    confidence : float
+        The confidence level of ``epsilon_lower``.
+    delta : float
+        The delta the mechanism is audited at.
+    threshold : float
+        The score threshold t of the chosen set S.
+    direction : str
+        ``">="`` for ``S = {score >= t}``, ``"<="`` for ``S = {score <= t}``.
+    first : str
+        ``"a"`` or ``"b"``: the input whose probability of S is the numerator of the ratio.
+    p_first : Interval
+        ``P[M(first) in S]`` on the evaluation half, with one-sided Clopper-Pearson bounds at
+        level ``1 - (1 - confidence) / 2``.
+    p_second : Interval
+        ``P[M(other) in S]`` on the evaluation half, likewise.
+    n_samples : int
+        The smaller of the two numbers of samples given.
+    """
 
     epsilon_lower: float
     epsilon_estimate: float
@@ -52,6 +79,15 @@ class AuditResult:
     n_samples: int
 
     def to_dict(self) -> dict[str, Any]:
+        """The result as a JSON-ready dict.
+
+        Returns
+        -------
+        dict of str to Any
+            The fields by name, except that ``threshold`` and ``direction`` are written as one
+            ``set`` string (``"score >= 0.5"``) and ``p_first`` / ``p_second`` as dicts of
+            ``value``, ``lower`` and ``upper``.
+        """
         return {
             "epsilon_lower": self.epsilon_lower,
             "epsilon_estimate": self.epsilon_estimate,
@@ -75,7 +111,43 @@ def audit(
     statistic: Statistic | None = None,
     seed: int | None = 0,
 ) -> AuditResult:
-    """Audit a mechanism: ``sample_a(n)`` / ``sample_b(n)`` return n outputs on the two inputs."""
+    """Audit a mechanism: ``sample_a(n)`` / ``sample_b(n)`` return n outputs on the two inputs.
+
+    Parameters
+    ----------
+    sample_a : callable
+        ``sample_a(n)`` returns ``n`` outputs of the mechanism on input a (first axis =
+        samples).
+    sample_b : callable
+        ``sample_b(n)`` returns ``n`` outputs of the mechanism on input b.
+    n_samples : int
+        The number of outputs drawn from each, an integer >= 20.
+    delta : float, default 0.0
+        The delta the mechanism claims, in [0, 1).
+    confidence : float, default 0.95
+        The probability, in (0, 1), with which the reported lower bound holds.
+    statistic : callable, optional
+        Maps an array of outputs, one flattened output per row, to one score per row. Without
+        it a scalar output is its own score, and a vector output is projected on the
+        difference of the two output means (estimated on the selection half).
+    seed : int or None, default 0
+        Seed of the :func:`numpy.random.default_rng` generator that splits the samples into
+        a selection half and an evaluation half.
+
+    Returns
+    -------
+    AuditResult
+        The audited lower bound on epsilon and the test that gave it.
+
+    Raises
+    ------
+    InputError
+        If ``n_samples`` is not an integer >= 20, or as :func:`audit_samples` raises.
+
+    See Also
+    --------
+    audit_samples : The same audit from outputs already drawn.
+    """
     n = check_positive_int(n_samples, "n_samples", minimum=20)
     return audit_samples(
         sample_a(n), sample_b(n), delta=delta, confidence=confidence, statistic=statistic, seed=seed
@@ -91,7 +163,39 @@ def audit_samples(
     statistic: Statistic | None = None,
     seed: int | None = 0,
 ) -> AuditResult:
-    """Audit from outputs already drawn (first axis = samples); see the module docstring."""
+    """Audit from outputs already drawn (first axis = samples); see the module docstring.
+
+    Parameters
+    ----------
+    outputs_a : array_like
+        Outputs of the mechanism on input a: at least 20 along the first axis, finite numbers.
+        Each output (the rest of the axes) is flattened to one row.
+    outputs_b : array_like
+        Outputs of the mechanism on input b, likewise (each output the same size as in
+        ``outputs_a``).
+    delta : float, default 0.0
+        The delta the mechanism claims, in [0, 1).
+    confidence : float, default 0.95
+        The probability, in (0, 1), with which the reported lower bound holds.
+    statistic : callable, optional
+        Maps an array of outputs, one flattened output per row, to one score per row. Without
+        it a scalar output is its own score, and a vector output is projected on the
+        difference of the two output means (estimated on the selection half).
+    seed : int or None, default 0
+        Seed of the :func:`numpy.random.default_rng` generator that splits each sample into a
+        selection half and an evaluation half.
+
+    Returns
+    -------
+    AuditResult
+        The audited lower bound on epsilon and the test that gave it.
+
+    Raises
+    ------
+    InputError
+        If ``delta`` is outside [0, 1), ``confidence`` is outside (0, 1), or either output
+        array has fewer than 20 samples or a NaN or infinite value.
+    """
     delta = check_delta(delta)
     confidence = check_probability(confidence, "confidence")
     a, b = _as_outputs(outputs_a, "outputs_a"), _as_outputs(outputs_b, "outputs_b")

@@ -99,7 +99,24 @@ BEGIN SELECT RAISE(ABORT, 'charged releases are append-only'); END;
 
 @dataclass(frozen=True)
 class BudgetChange:
-    """One row of a ledger's append-only budget history."""
+    """One row of a ledger's append-only budget history.
+
+    Parameters
+    ----------
+    id : int
+        The row's id in the ledger (increasing with time).
+    created : str
+        When the budget was set: an ISO 8601 UTC timestamp, to the second.
+    unit : str
+        The privacy unit's key, ``definition/scope``.
+    epsilon : float
+        The unit's epsilon allowance from then on.
+    delta : float
+        The unit's delta allowance from then on.
+    note : str
+        What the change was: ``"set"``, ``"raised"``, ``"raised with allow_raise"``,
+        ``"lowered"`` or ``"set again (unchanged)"``.
+    """
 
     id: int
     created: str
@@ -109,6 +126,13 @@ class BudgetChange:
     note: str
 
     def to_dict(self) -> dict[str, Any]:
+        """The row as a JSON-ready dict.
+
+        Returns
+        -------
+        dict of str to Any
+            The fields by name.
+        """
         return {
             "id": self.id,
             "created": self.created,
@@ -121,7 +145,21 @@ class BudgetChange:
 
 @dataclass(frozen=True)
 class LedgerEntry:
-    """One charged release; ``budgeted`` is False if it was let in with no covering budget."""
+    """One charged release; ``budgeted`` is False if it was let in with no covering budget.
+
+    Parameters
+    ----------
+    id : int
+        The release's id in the ledger (increasing with time).
+    created : str
+        When it was charged: an ISO 8601 UTC timestamp, to the second.
+    label : str
+        The free-text name given when it was charged.
+    record : PrivacyRecord
+        The release's guarantee.
+    budgeted : bool, default True
+        Whether a budget covered its unit when it was charged.
+    """
 
     id: int
     created: str
@@ -141,6 +179,39 @@ class UnitSpend:
     ``used`` its (epsilon, delta). ``converted_from`` lists the units whose charges count here
     through a conversion; ``covered_by`` the budgeted units that this unit's own charges count
     against. ``rule`` and ``proven`` say how the spend composes and whether that is a theorem.
+
+    Parameters
+    ----------
+    unit : str
+        The privacy unit's key, ``definition/scope``.
+    budget : Budget or None
+        The unit's current budget (None: it has none).
+    spent : Budget
+        Basic sequential composition of every charge that counts in the unit.
+    rho : float or None
+        The zCDP total, where every counted charge has a zCDP bound (row DP units only).
+    zcdp_epsilon : float or None
+        ``rho`` as epsilon at the budget's delta (None without a rho, a budget, or a budget
+        delta > 0).
+    accounting : str
+        The accounting used: ``"basic"`` or ``"zcdp"``.
+    used : Budget
+        The (epsilon, delta) of that accounting.
+    remaining : Budget or None
+        ``budget - used``, each floored at 0 (None without a budget).
+    n_direct : int
+        The number of charges made in this unit itself.
+    n_converted : int
+        The number of charges that count here through a conversion.
+    converted_from : tuple of str
+        The keys of the units whose charges count here through a conversion.
+    covered_by : tuple of str
+        The keys of the budgeted units that this unit's own charges count against (the unit
+        itself among them if it has a budget).
+    rule : str
+        How spend in the unit composes, in words, with its reference.
+    proven : bool
+        Whether that rule is a theorem (True) or an accounting convention (False).
     """
 
     unit: str
@@ -159,7 +230,15 @@ class UnitSpend:
     proven: bool
 
     def describe(self) -> str:
-        """The unit's state in a few words: ``dp/add-remove 1.5 of epsilon 3 used``."""
+        """The unit's state in a few words: ``dp/add-remove 1.5 of epsilon 3 used``.
+
+        Returns
+        -------
+        str
+            ``"<unit> epsilon <used> of epsilon <budget> used"``, or
+            ``"<unit> epsilon <used> spent, no budget"`` without a budget; the used delta
+            follows the used epsilon when it is not 0.
+        """
         used = f"epsilon {self.used.epsilon:.4g}"
         if self.used.delta:
             used += f", delta {self.used.delta:.3g}"
@@ -171,6 +250,13 @@ class UnitSpend:
         return f"UnitSpend({self.describe()})"
 
     def to_dict(self) -> dict[str, Any]:
+        """The unit's spend as a JSON-ready dict.
+
+        Returns
+        -------
+        dict of str to Any
+            The fields by name; budgets as their ``to_dict()`` (or None), tuples as lists.
+        """
         return {
             "unit": self.unit,
             "budget": None if self.budget is None else self.budget.to_dict(),
@@ -194,6 +280,19 @@ class LedgerSummary:
     """Spend per privacy unit, the units that no budget covers, and the budget history.
 
     Units are reported side by side and never added up: there is no ledger-wide total.
+
+    Parameters
+    ----------
+    path : str
+        The ledger file.
+    units : tuple of UnitSpend
+        One row per unit that has a budget or charges of its own, row-level DP units first.
+    unbudgeted : tuple of str
+        The keys of the units with charges of their own that no budget covers.
+    history : tuple of BudgetChange
+        Every budget ever set, oldest first.
+    n_releases : int
+        The number of charged releases.
     """
 
     path: str
@@ -203,7 +302,24 @@ class LedgerSummary:
     n_releases: int
 
     def unit(self, unit: PrivacyUnit | str) -> UnitSpend:
-        """The row of ``unit`` (a :class:`PrivacyUnit` or its key)."""
+        """The row of ``unit`` (a :class:`PrivacyUnit` or its key).
+
+        Parameters
+        ----------
+        unit : PrivacyUnit or str
+            The privacy unit, or its ``definition/scope`` key.
+
+        Returns
+        -------
+        UnitSpend
+            The unit's row.
+
+        Raises
+        ------
+        InputError
+            If ``unit`` is not a valid unit, or the ledger has neither a budget nor charges of
+            its own for it.
+        """
         key = PrivacyUnit.coerce(unit).key
         for row in self.units:
             if row.unit == key:
@@ -219,7 +335,16 @@ class LedgerSummary:
 
     def to_frame(self) -> pd.DataFrame:
         """One row per privacy unit: its budget, the spend under each accounting, the one used,
-        what remains, the charges counted and whether its composition rule is proven."""
+        what remains, the charges counted and whether its composition rule is proven.
+
+        Returns
+        -------
+        pandas.DataFrame
+            Indexed by ``unit``, with the columns ``budget_epsilon``, ``budget_delta``,
+            ``spent_epsilon``, ``spent_delta``, ``rho``, ``zcdp_epsilon``, ``accounting``,
+            ``used_epsilon``, ``used_delta``, ``remaining_epsilon``, ``remaining_delta``,
+            ``charges``, ``converted_charges`` and ``proven``.
+        """
         import pandas as pd
 
         def part(budget: Budget | None, key: str) -> float | None:
@@ -267,6 +392,14 @@ class LedgerSummary:
         )
 
     def to_dict(self) -> dict[str, Any]:
+        """The summary as a JSON-ready dict.
+
+        Returns
+        -------
+        dict of str to Any
+            ``path``, a ``composition`` sentence, ``units``, ``unbudgeted``, ``history`` (as
+            lists, each row its ``to_dict()``) and ``n_releases``.
+        """
         return {
             "path": self.path,
             "composition": (
@@ -453,17 +586,50 @@ class BudgetLedger:
         return LedgerEntry(entry_id, created, label, record, bool(covering))
 
     def budgets(self) -> dict[str, Budget]:
-        """The current budget of every unit that has one, by unit key."""
+        """The current budget of every unit that has one, by unit key.
+
+        Returns
+        -------
+        dict of str to Budget
+            The latest budget of each unit, by ``definition/scope`` key.
+
+        Raises
+        ------
+        LedgerError
+            If the ledger file is unusable or corrupt.
+        """
         with self._transaction(write=False) as conn:
             return _budgets(conn, self.path)
 
     def history(self) -> list[BudgetChange]:
-        """Every budget ever set, oldest first (the history is append-only)."""
+        """Every budget ever set, oldest first (the history is append-only).
+
+        Returns
+        -------
+        list of BudgetChange
+            One row per budget set, oldest first.
+
+        Raises
+        ------
+        LedgerError
+            If the ledger file is unusable or corrupt.
+        """
         with self._transaction(write=False) as conn:
             return _history(conn, self.path)
 
     def summary(self) -> LedgerSummary:
-        """Spend per unit, unbudgeted units and the budget history, in one snapshot."""
+        """Spend per unit, unbudgeted units and the budget history, in one snapshot.
+
+        Returns
+        -------
+        LedgerSummary
+            The ledger's state when it was read.
+
+        Raises
+        ------
+        LedgerError
+            If the ledger file is unusable or corrupt.
+        """
         with self._transaction(write=False) as conn:
             history = _history(conn, self.path)
             charges = _charges(conn, self.path)
@@ -475,7 +641,19 @@ class BudgetLedger:
         return LedgerSummary(str(self.path), rows, unbudgeted, tuple(history), len(charges))
 
     def entries(self) -> list[LedgerEntry]:
-        """Every charged release, oldest first."""
+        """Every charged release, oldest first.
+
+        Returns
+        -------
+        list of LedgerEntry
+            One entry per charge, oldest first.
+
+        Raises
+        ------
+        LedgerError
+            If the ledger file is unusable or corrupt (a stored record is unreadable or does
+            not match the unit it is stored under).
+        """
         with self._transaction(write=False) as conn:
             rows = conn.execute(
                 "SELECT id, created, label, unit, budgeted, record FROM releases ORDER BY id"

@@ -51,11 +51,41 @@ class Parameters:
         ]
 
     def get_params(self, deep: bool = True) -> dict[str, Any]:
-        """The parameters of ``__init__`` and their current values (scikit-learn's API)."""
+        """The parameters of ``__init__`` and their current values (scikit-learn's API).
+
+        Parameters
+        ----------
+        deep : bool, default True
+            Accepted for scikit-learn compatibility and ignored: nested parameters are not
+            expanded.
+
+        Returns
+        -------
+        dict of str to Any
+            Every named parameter of ``__init__`` (not ``*args`` / ``**kwargs``) and the
+            attribute of the same name.
+        """
         return {name: getattr(self, name) for name in self._param_names()}
 
     def set_params(self, **params: Any) -> Parameters:
-        """Set parameters by name; an unknown name is refused. Returns ``self``."""
+        """Set parameters by name; an unknown name is refused. Returns ``self``.
+
+        Parameters
+        ----------
+        **params : Any
+            New values by parameter name (a name of ``__init__``). They are stored as given
+            and checked when a release starts.
+
+        Returns
+        -------
+        Parameters
+            ``self``.
+
+        Raises
+        ------
+        InputError
+            If a name is not a parameter of ``__init__`` (parameters set before it stay set).
+        """
         names = self._param_names()
         for name, value in params.items():
             if name not in names:
@@ -106,6 +136,17 @@ class NoisePlan:
     Every mechanism's plan extends this with its scales; ``sampler`` is the noise sampler the
     plan was made for (its float grid can widen the sensitivity); ``inferred`` names the
     columns whose domains were read off the private data (the record says so).
+
+    Parameters
+    ----------
+    epsilon : float
+        The epsilon of the guarantee the noise gives.
+    delta : float
+        The delta of the guarantee the noise gives.
+    sampler : NoiseSampler
+        The noise sampler the plan was made for.
+    inferred : tuple of str, default ()
+        Keyword-only: the columns whose domains were read off the private data.
     """
 
     epsilon: float
@@ -166,7 +207,18 @@ class Mechanism(Parameters, ABC, Generic[M, P]):
 
     @abstractmethod
     def record(self, plan: P) -> PrivacyRecord:
-        """The guarantee of a release with ``plan``."""
+        """The guarantee of a release with ``plan``.
+
+        Parameters
+        ----------
+        plan : NoisePlan
+            The noise plan of the release (the mechanism's own subclass).
+
+        Returns
+        -------
+        PrivacyRecord
+            The guarantee the release carries.
+        """
 
     @abstractmethod
     def _noise(self, measured: M, plan: P) -> Any:
@@ -225,7 +277,20 @@ class Mechanism(Parameters, ABC, Generic[M, P]):
 
 
 def check_fitted(estimator: object, attribute: str) -> None:
-    """Raise :class:`NotFittedError` unless ``estimator`` has the learned ``attribute``."""
+    """Raise :class:`NotFittedError` unless ``estimator`` has the learned ``attribute``.
+
+    Parameters
+    ----------
+    estimator : object
+        The object whose method needs learned state.
+    attribute : str
+        The name of an attribute that ``fit`` sets.
+
+    Raises
+    ------
+    NotFittedError
+        If ``estimator`` has no attribute ``attribute``.
+    """
     if not hasattr(estimator, attribute):
         name = type(estimator).__name__
         raise NotFittedError(f"this {name} is not fitted yet: call fit(data, schema) first")

@@ -29,27 +29,124 @@ class NoiseSampler(ABC):
     private: ClassVar[bool]
 
     def laplace(self, values: ArrayLike, scale: float) -> np.ndarray:
-        """``values`` + Laplace(0, scale) noise, as float64."""
+        """``values`` + Laplace(0, scale) noise, as float64.
+
+        Parameters
+        ----------
+        values : array_like
+            Finite numbers, of any shape.
+        scale : float
+            The Laplace scale b (the standard deviation is ``sqrt(2) * b``), >= 0; 0 adds no
+            noise.
+
+        Returns
+        -------
+        numpy.ndarray
+            A new float64 array of the shape of ``values``.
+
+        Raises
+        ------
+        InputError
+            If ``values`` is not numeric or holds a NaN or infinite value, or ``scale`` is not
+            a finite number >= 0.
+        """
         return self._add(_as_float(values), scale, "laplace", integer=False)
 
     def gaussian(self, values: ArrayLike, scale: float) -> np.ndarray:
-        """``values`` + Normal(0, scale**2) noise, as float64."""
+        """``values`` + Normal(0, scale**2) noise, as float64.
+
+        Parameters
+        ----------
+        values : array_like
+            Finite numbers, of any shape.
+        scale : float
+            The standard deviation of the noise, >= 0; 0 adds no noise.
+
+        Returns
+        -------
+        numpy.ndarray
+            A new float64 array of the shape of ``values``.
+
+        Raises
+        ------
+        InputError
+            If ``values`` is not numeric or holds a NaN or infinite value, or ``scale`` is not
+            a finite number >= 0.
+        """
         return self._add(_as_float(values), scale, "gaussian", integer=False)
 
     def discrete_laplace(self, counts: ArrayLike, scale: float) -> np.ndarray:
-        """``counts`` + discrete Laplace noise, P(z) proportional to exp(-|z| / scale), as int64."""
+        """``counts`` + discrete Laplace noise, P(z) proportional to exp(-|z| / scale), as int64.
+
+        Parameters
+        ----------
+        counts : array_like
+            Integers, of any shape.
+        scale : float
+            The scale of the noise, >= 0; 0 adds no noise.
+
+        Returns
+        -------
+        numpy.ndarray
+            A new int64 array of the shape of ``counts``.
+
+        Raises
+        ------
+        InputError
+            If ``counts`` holds anything but integers (integer-valued floats are accepted) or
+            does not fit in int64, or ``scale`` is not a finite number >= 0.
+        """
         return self._add(_as_int(counts), scale, "laplace", integer=True)
 
     def discrete_gaussian(self, counts: ArrayLike, scale: float) -> np.ndarray:
-        """``counts`` + discrete Gaussian noise, P(z) proportional to exp(-z**2 / 2 scale**2)."""
+        """``counts`` + discrete Gaussian noise, P(z) proportional to exp(-z**2 / 2 scale**2).
+
+        Parameters
+        ----------
+        counts : array_like
+            Integers, of any shape.
+        scale : float
+            The scale (sigma) of the noise, >= 0; 0 adds no noise.
+
+        Returns
+        -------
+        numpy.ndarray
+            A new int64 array of the shape of ``counts``.
+
+        Raises
+        ------
+        InputError
+            If ``counts`` holds anything but integers (integer-valued floats are accepted) or
+            does not fit in int64, or ``scale`` is not a finite number >= 0.
+        """
         return self._add(_as_int(counts), scale, "gaussian", integer=True)
 
     def rounding_slack(self, size: int, norm: int = 1) -> float:
-        """Extra l_norm sensitivity from rounding ``size`` float inputs to the sampler's grid."""
+        """Extra l_norm sensitivity from rounding ``size`` float inputs to the sampler's grid.
+
+        Parameters
+        ----------
+        size : int
+            The number of float inputs.
+        norm : int, default 1
+            The norm of the sensitivity (1 for Laplace, 2 for Gaussian noise).
+
+        Returns
+        -------
+        float
+            The amount to add to the l_norm sensitivity; 0.0 for a sampler without a grid.
+        """
         return 0.0
 
     def describe(self) -> dict[str, Any]:
-        """How the noise is drawn, for privacy records."""
+        """How the noise is drawn, for privacy records.
+
+        Returns
+        -------
+        dict of str to Any
+            ``sampler`` (the class name) and ``private`` (whether it is a private sampler);
+            subclasses add their own settings.
+        """
         return {"sampler": type(self).__name__, "private": self.private}
 
     def _add(self, flat: np.ndarray, scale: float, kind: str, *, integer: bool) -> np.ndarray:
@@ -71,6 +168,17 @@ class OpenDPNoise(NoiseSampler):
 
     ``k`` is the float grid exponent: ``None`` for OpenDP's exact default, or an integer such
     as ``-40`` for speed (inputs are rounded to multiples of ``2**k``).
+
+    Parameters
+    ----------
+    k : int or None, default None
+        The float grid exponent, an integer in [-1074, 0], or None for OpenDP's default. It
+        applies to float inputs only; integer counts are not rounded.
+
+    Raises
+    ------
+    InputError
+        If ``k`` is neither None nor an integer in [-1074, 0].
     """
 
     private = True
@@ -81,11 +189,32 @@ class OpenDPNoise(NoiseSampler):
         self.k = k
 
     def rounding_slack(self, size: int, norm: int = 1) -> float:
+        """Extra l_norm sensitivity from rounding ``size`` float inputs to the grid ``2**k``.
+
+        Parameters
+        ----------
+        size : int
+            The number of float inputs.
+        norm : int, default 1
+            The norm of the sensitivity (1 for Laplace, 2 for Gaussian noise).
+
+        Returns
+        -------
+        float
+            ``size ** (1 / norm) * 2**k``: at most ``2**k`` per input; 0.0 when ``k`` is None.
+        """
         if self.k is None:
             return 0.0
         return float(size ** (1.0 / norm) * 2.0**self.k)
 
     def describe(self) -> dict[str, Any]:
+        """How the noise is drawn, for privacy records.
+
+        Returns
+        -------
+        dict of str to Any
+            ``sampler``, ``private`` (True), ``library`` (``"opendp"``) and ``k``.
+        """
         return {**super().describe(), "library": "opendp", "k": self.k}
 
     def _sample(self, flat: np.ndarray, scale: float, kind: str, integer: bool) -> np.ndarray:
@@ -109,6 +238,11 @@ class SeededNumpyNoise(NoiseSampler):
     """Reproducible numpy noise for tests and examples. NOT PRIVATE: floating-point samplers leak.
 
     Its discrete Gaussian is a rounded normal, an approximation.
+
+    Parameters
+    ----------
+    seed : int or None, default 0
+        Seed of its :func:`numpy.random.default_rng` generator (None: fresh entropy).
     """
 
     private = False
@@ -133,12 +267,32 @@ class SeededNumpyNoise(NoiseSampler):
 
 
 def default_sampler() -> NoiseSampler:
-    """The sampler releases use unless given one: exact OpenDP noise."""
+    """The sampler releases use unless given one: exact OpenDP noise.
+
+    Returns
+    -------
+    NoiseSampler
+        A new :class:`OpenDPNoise` on OpenDP's default grid (``k=None``).
+    """
     return OpenDPNoise()
 
 
 def require_private(sampler: NoiseSampler, *, allow_nonprivate: bool = False) -> None:
-    """Refuse a non-private sampler in a release unless the caller opted in explicitly."""
+    """Refuse a non-private sampler in a release unless the caller opted in explicitly.
+
+    Parameters
+    ----------
+    sampler : NoiseSampler
+        The sampler a release would use.
+    allow_nonprivate : bool, default False
+        Accept a sampler that is not private (for tests).
+
+    Raises
+    ------
+    InputError
+        If ``sampler`` is not a :class:`NoiseSampler`, or it is not private and
+        ``allow_nonprivate`` is False.
+    """
     if not isinstance(sampler, NoiseSampler):
         raise InputError(f"noise must be a NoiseSampler, got {type(sampler).__name__}")
     if not sampler.private and not allow_nonprivate:

@@ -25,6 +25,38 @@ class PrivacyRecord:
     ``unit`` is the privacy unit (:class:`PrivacyUnit`, or its ``definition/scope`` string):
     the budget ledger composes spend only within one unit. ``rho`` is the release's zCDP
     parameter where it has one (Gaussian noise), for tighter accounting.
+
+    Parameters
+    ----------
+    mechanism : str
+        The mechanism's name, non-empty.
+    definition : str
+        The privacy definition, one of ``DEFINITIONS``.
+    epsilon : float
+        The privacy-loss parameter, finite and > 0.
+    delta : float
+        The failure probability, in [0, 1).
+    protects : str
+        What an adversary cannot learn, non-empty.
+    sensitivity : float or Mapping of str to float
+        The sensitivity (or one per named part), each finite and >= 0; a mapping is stored
+        as a dict.
+    noise : Mapping of str to Any
+        How the noise was drawn (distribution, scales, the sampler's description); stored as
+        a dict.
+    unit : PrivacyUnit
+        The privacy unit, or its ``definition/scope`` string (parsed); it must be a unit of
+        ``definition``.
+    assumptions : tuple of str, default ()
+        What the guarantee assumes; any sequence of strings, stored as a tuple.
+    rho : float or None, default None
+        The zCDP parameter, >= 0 and, when ``delta > 0``, no weaker than
+        ``(epsilon, delta)``: ``rho + 2 sqrt(rho ln(1/delta)) >= epsilon``.
+
+    Raises
+    ------
+    InputError
+        If a field is invalid as described above.
     """
 
     mechanism: str
@@ -99,6 +131,14 @@ class PrivacyRecord:
         return html_pairs("Privacy record", self._display_pairs())
 
     def to_dict(self) -> dict[str, Any]:
+        """The record as a JSON-ready dict (read back by :meth:`from_dict`).
+
+        Returns
+        -------
+        dict of str to Any
+            The fields by name; ``unit`` as its key string, ``assumptions`` as a list, and
+            ``sensitivity`` and ``noise`` converted to JSON-ready values.
+        """
         return {
             "mechanism": self.mechanism,
             "definition": self.definition,
@@ -114,6 +154,25 @@ class PrivacyRecord:
 
     @classmethod
     def from_dict(cls, spec: Mapping[str, Any]) -> PrivacyRecord:
+        """A record from its :meth:`to_dict` form.
+
+        Parameters
+        ----------
+        spec : Mapping of str to Any
+            The record's fields by name; ``unit`` is required, ``assumptions``, ``rho`` may be
+            left out.
+
+        Returns
+        -------
+        PrivacyRecord
+            The record, validated as on construction.
+
+        Raises
+        ------
+        InputError
+            If ``spec`` is not a mapping, has no ``unit``, lacks a required field or has an
+            unknown one, or holds an invalid value.
+        """
         if not isinstance(spec, Mapping):
             raise InputError(f"a privacy record must be a mapping, got {type(spec).__name__}")
         fields = dict(spec)
@@ -151,6 +210,18 @@ class Release:
     ``parts`` holds non-private diagnostics computed from public quantities only (noise scales,
     per-chunk sensitivities), never from the private data. ``accuracy`` says how far each
     released value can be from the true one through the noise (scale and interval per value).
+
+    Parameters
+    ----------
+    values : Any
+        The noisy released values: a number, a numpy array, a pandas Series, or a mapping of
+        them (one per histogram).
+    record : PrivacyRecord
+        The guarantee behind the values.
+    parts : Mapping of str to Any, default {}
+        Non-private diagnostics, computed from public quantities only.
+    accuracy : Accuracy or None, default None
+        The noise scale and interval of every released value, where known.
     """
 
     values: Any
@@ -172,7 +243,14 @@ class Release:
         """One row per released value: its ``name`` (the histogram or statistic), ``level``
         (the histogram bin; empty for a statistic), the noisy ``value`` and, where the release
         knows its accuracy, the ``half_width`` of its interval and that interval's ``lower`` and
-        ``upper`` ends (at ``accuracy.confidence``, per value)."""
+        ``upper`` ends (at ``accuracy.confidence``, per value).
+
+        Returns
+        -------
+        pandas.DataFrame
+            The columns ``name``, ``level``, ``value``, ``half_width``, ``lower`` and ``upper``,
+            in the order of the values; the last three are missing where no accuracy is known.
+        """
         import pandas as pd
 
         values = _flat(self.values)
@@ -210,6 +288,14 @@ class Release:
         )
 
     def to_dict(self) -> dict[str, Any]:
+        """The release as a JSON-ready dict.
+
+        Returns
+        -------
+        dict of str to Any
+            ``values`` and ``parts`` converted to JSON-ready values, ``record`` and
+            ``accuracy`` (None when unknown) as their own ``to_dict()``.
+        """
         return {
             "values": to_jsonable(self.values),
             "record": self.record.to_dict(),

@@ -33,7 +33,23 @@ RECORD = "record:"
 
 @dataclass(frozen=True)
 class PrivacyUnit:
-    """One unit of protection: a privacy definition and the secret it is about."""
+    """One unit of protection: a privacy definition and the secret it is about.
+
+    Parameters
+    ----------
+    definition : str
+        The privacy definition, one of ``DEFINITIONS``.
+    scope : str
+        The secret, non-blank (see the module docstring), optionally ending in ``@<model>``.
+        A ``dp`` scope is ``add-remove``, ``substitute`` or ``substitute:<columns>``; a
+        ``dependent-dp`` scope is ``answer`` (or ``answer@<model>``).
+
+    Raises
+    ------
+    InputError
+        If ``definition`` is unknown, ``scope`` is blank or not a string, or ``scope`` is not
+        one of the scopes its definition allows.
+    """
 
     definition: str
     scope: str
@@ -91,6 +107,23 @@ class PrivacyUnit:
         """The unit written as ``definition/scope`` (see the module docstring).
 
         ``name`` is how the value is called in the error message (the parameter or option).
+
+        Parameters
+        ----------
+        text : str
+            The unit, ``definition/scope`` (split at the first ``/``; both parts stripped).
+        name : str, default "privacy unit"
+            How the value is called in the error message.
+
+        Returns
+        -------
+        PrivacyUnit
+            The unit.
+
+        Raises
+        ------
+        InputError
+            If ``text`` is not a string with a ``/``, or does not name a valid unit.
         """
         if not isinstance(text, str) or "/" not in text:
             raise InputError(
@@ -105,7 +138,25 @@ class PrivacyUnit:
 
     @classmethod
     def coerce(cls, value: PrivacyUnit | str, name: str = "unit") -> PrivacyUnit:
-        """``value`` as a unit: a :class:`PrivacyUnit` as it is, a string parsed."""
+        """``value`` as a unit: a :class:`PrivacyUnit` as it is, a string parsed.
+
+        Parameters
+        ----------
+        value : PrivacyUnit or str
+            A unit, or its ``definition/scope`` key.
+        name : str, default "unit"
+            How the value is called in the error message.
+
+        Returns
+        -------
+        PrivacyUnit
+            ``value`` itself if it is a unit, else ``PrivacyUnit.parse(value, name)``.
+
+        Raises
+        ------
+        InputError
+            If ``value`` is neither a unit nor a valid ``definition/scope`` string.
+        """
         return value if isinstance(value, PrivacyUnit) else cls.parse(value, name)
 
     def __str__(self) -> str:
@@ -118,6 +169,17 @@ class Conversion:
 
     ``group`` is how many ``source`` steps one ``target`` step takes (a substitution is a
     removal and an addition: 2); ``reference`` says where it is proven.
+
+    Parameters
+    ----------
+    source : PrivacyUnit
+        The unit of the guarantee given.
+    target : PrivacyUnit
+        The unit of the guarantee it implies.
+    group : int
+        How many ``source`` steps one ``target`` step takes (1 or 2).
+    reference : str
+        Where (or why) the implication is proven.
     """
 
     source: PrivacyUnit
@@ -132,6 +194,18 @@ class Conversion:
         (Induction on the group: one more step multiplies the bound by e^epsilon and adds
         delta.) A pure-epsilon guarantee stays pure for any epsilon; a delta term too large for
         a float is infinite (the guarantee is vacuous anyway, and no budget admits it).
+
+        Parameters
+        ----------
+        epsilon : float
+            The epsilon of the guarantee in ``source``.
+        delta : float
+            The delta of the guarantee in ``source``.
+
+        Returns
+        -------
+        tuple of (float, float)
+            The ``(epsilon, delta)`` of the guarantee in ``target``.
         """
         if delta == 0.0:
             return self.group * epsilon, 0.0
@@ -147,6 +221,16 @@ class Conversion:
         Between row-level DP units it is group privacy of zCDP: groups of size g get
         ``g^2 rho`` (Bun & Steinke 2016, Proposition 1.9). Into any other definition the
         ledger does not carry zCDP (``None``): it accounts there with epsilon and delta only.
+
+        Parameters
+        ----------
+        rho : float
+            The zCDP parameter in ``source``.
+
+        Returns
+        -------
+        float or None
+            ``group**2 * rho`` between row-level DP units, None otherwise.
         """
         if self.source.definition == "dp" and self.target.definition == "dp":
             return self.group**2 * rho
@@ -172,7 +256,21 @@ _MODEL = "the same guarantee, listed under the scope that collects every model"
 
 
 def conversion(source: PrivacyUnit, target: PrivacyUnit) -> Conversion | None:
-    """The proven conversion from a guarantee in ``source`` to one in ``target``, if any."""
+    """The proven conversion from a guarantee in ``source`` to one in ``target``, if any.
+
+    Parameters
+    ----------
+    source : PrivacyUnit
+        The unit of the guarantee given.
+    target : PrivacyUnit
+        The unit to convert it into.
+
+    Returns
+    -------
+    Conversion or None
+        The conversion (group 1 when ``source == target``), or None when no theorem connects
+        the two units.
+    """
     if source == target:
         return Conversion(source, target, 1, "the same unit")
     if source.definition == "dp":
@@ -212,7 +310,21 @@ def _from_row(source: PrivacyUnit, target: PrivacyUnit) -> Conversion | None:
 
 def conversions(source: PrivacyUnit, among: Iterable[PrivacyUnit] = ()) -> tuple[Conversion, ...]:
     """``source`` itself, then every unit among the fixed row and answer units and ``among``
-    (for example the units a ledger has budgets for) that a guarantee in ``source`` implies."""
+    (for example the units a ledger has budgets for) that a guarantee in ``source`` implies.
+
+    Parameters
+    ----------
+    source : PrivacyUnit
+        The unit of the guarantee given.
+    among : iterable of PrivacyUnit, default ()
+        Further units to try, after ``dp/substitute`` and ``dependent-dp/answer``.
+
+    Returns
+    -------
+    tuple of Conversion
+        The identity conversion of ``source`` first, then one conversion per implied unit, in
+        the order tried, each unit once.
+    """
     found = [Conversion(source, source, 1, "the same unit")]
     seen = {source}
     for target in (SUBSTITUTE, ONE_ANSWER, *among):

@@ -174,7 +174,19 @@ class LaplaceHistograms(Mechanism[Counts, LaplacePlan]):
         return self._plan(len(measured.histograms), sampler, measured.inferred)
 
     def record(self, plan: LaplacePlan) -> PrivacyRecord:
-        """The guarantee of releasing with ``plan``."""
+        """The guarantee of releasing with ``plan``.
+
+        Parameters
+        ----------
+        plan : LaplacePlan
+            The noise plan of the release (from :meth:`calibrate` or a release).
+
+        Returns
+        -------
+        PrivacyRecord
+            ``(epsilon, 0)``-DP under the unit ``dp/<neighbours>`` (this mechanism's current
+            ``neighbours``), with the plan's l1 sensitivity and discrete Laplace scale.
+        """
         return self._record(
             plan,
             mechanism="laplace-histograms",

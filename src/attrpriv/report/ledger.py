@@ -161,5 +161,27 @@ def write_ledger_html(
     *,
     title: str = "Privacy budget ledger",
 ) -> Path:
-    """Render and write the page atomically."""
+    """Render and write the page atomically.
+
+    Parameters
+    ----------
+    summary : LedgerSummary
+        ``BudgetLedger.summary()``: spend per unit and the budget history.
+    entries : sequence of LedgerEntry
+        ``BudgetLedger.entries()``: every charged release, oldest first.
+    path : str or pathlib.Path
+        The HTML file to write (UTF-8); missing parent directories are created and an
+        existing file is replaced only once the page is written in full.
+    title : str, optional
+        The page's title.
+
+    Returns
+    -------
+    pathlib.Path
+        The file written: ``path`` as a :class:`pathlib.Path`.
+
+    See Also
+    --------
+    render_ledger_html : The page as a string.
+    """
     return atomic_write_text(path, render_ledger_html(summary, entries, title=title))

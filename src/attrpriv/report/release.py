@@ -149,7 +149,7 @@ def render_release_html(
         What any mechanism's ``release`` returned.
     ledger_summary : LedgerSummary, optional
         The ledger's state after the release was charged (``BudgetLedger.summary()``).
-    title : str
+    title : str, optional
         The page's title.
 
     Returns
@@ -182,6 +182,28 @@ def write_release_html(
     ledger_summary: LedgerSummary | None = None,
     title: str = "Release",
 ) -> Path:
-    """Render and write the page atomically."""
+    """Render and write the page atomically.
+
+    Parameters
+    ----------
+    release : Release
+        What any mechanism's ``release`` returned.
+    path : str or pathlib.Path
+        The HTML file to write (UTF-8); missing parent directories are created and an
+        existing file is replaced only once the page is written in full.
+    ledger_summary : LedgerSummary, optional
+        The ledger's state after the release was charged (``BudgetLedger.summary()``).
+    title : str, optional
+        The page's title.
+
+    Returns
+    -------
+    pathlib.Path
+        The file written: ``path`` as a :class:`pathlib.Path`.
+
+    See Also
+    --------
+    render_release_html : The page as a string.
+    """
     page = render_release_html(release, ledger_summary=ledger_summary, title=title)
     return atomic_write_text(path, page)

@@ -148,7 +148,20 @@ def _figures(report: RiskReport) -> dict[str, str]:
 
 
 def render_html(report: RiskReport, *, title: str = "Feature privacy risk") -> str:
-    """The report as one self-contained HTML page."""
+    """The report as one self-contained HTML page.
+
+    Parameters
+    ----------
+    report : RiskReport
+        What the feature risk assessment returned (aggregates only).
+    title : str, optional
+        The page's title.
+
+    Returns
+    -------
+    str
+        The page: the ranked table, the figures inlined as PNG, the settings.
+    """
     attacks = [a for a in ATTACK_COLOURS if any(a in r.attacks for r in report.feature_sets)]
     return render(
         TEMPLATE,
@@ -163,5 +176,25 @@ def render_html(report: RiskReport, *, title: str = "Feature privacy risk") -> s
 def write_html(
     report: RiskReport, path: str | Path, *, title: str = "Feature privacy risk"
 ) -> Path:
-    """Render and write the page atomically."""
+    """Render and write the page atomically.
+
+    Parameters
+    ----------
+    report : RiskReport
+        What the feature risk assessment returned (aggregates only).
+    path : str or pathlib.Path
+        The HTML file to write (UTF-8); missing parent directories are created and an
+        existing file is replaced only once the page is written in full.
+    title : str, optional
+        The page's title.
+
+    Returns
+    -------
+    pathlib.Path
+        The file written: ``path`` as a :class:`pathlib.Path`.
+
+    See Also
+    --------
+    render_html : The page as a string.
+    """
     return atomic_write_text(path, render_html(report, title=title))

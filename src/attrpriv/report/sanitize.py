@@ -111,7 +111,26 @@ def render_sweep_html(
     result: SweepResult, *, title: str, sensitive: str | None = None, target: str | None = None
 ) -> str:
     """The sweep as one self-contained HTML page; ``sensitive`` and ``target`` name y_S and the
-    utility task's column (or label array) when the caller knows them."""
+    utility task's column (or label array) when the caller knows them.
+
+    Parameters
+    ----------
+    result : SweepResult
+        What :func:`attrpriv.sanitize.tradeoff.sweep` or ``sweep_images`` returned.
+    title : str
+        The page's title.
+    sensitive : str or None, optional
+        The name of the sensitive attribute y_S, shown on the page; ``None``: "not named by
+        the caller".
+    target : str or None, optional
+        The name of the utility task's column (or label array); ``None``: "the task column".
+
+    Returns
+    -------
+    str
+        The page: the terms defined, the leakage-utility plot inlined as PNG, and each
+        sampler's scores with their confidence intervals.
+    """
     rows = [_row(p) for p in result.points]
     families = {p.family: FAMILIES.get(p.family, ("a sampler family of this sweep.", ""))[0]
                 for p in result.points}  # fmt: skip
@@ -140,7 +159,31 @@ def write_sweep_html(
     sensitive: str | None = None,
     target: str | None = None,
 ) -> Path:
-    """Render and write the page atomically."""
+    """Render and write the page atomically.
+
+    Parameters
+    ----------
+    result : SweepResult
+        What :func:`attrpriv.sanitize.tradeoff.sweep` or ``sweep_images`` returned.
+    path : str or pathlib.Path
+        The HTML file to write (UTF-8); missing parent directories are created and an
+        existing file is replaced only once the page is written in full.
+    title : str
+        The page's title.
+    sensitive : str or None, optional
+        The name of the sensitive attribute y_S, shown on the page.
+    target : str or None, optional
+        The name of the utility task's column (or label array).
+
+    Returns
+    -------
+    pathlib.Path
+        The file written: ``path`` as a :class:`pathlib.Path`.
+
+    See Also
+    --------
+    render_sweep_html : The page as a string.
+    """
     page = render_sweep_html(result, title=title, sensitive=sensitive, target=target)
     return atomic_write_text(path, page)
 

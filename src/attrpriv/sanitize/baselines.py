@@ -43,6 +43,17 @@ class InputNoise:
 
     No formal guarantee: the noise comes from ``numpy.random.default_rng(seed)``, fresh on every
     call (the same input and seed give the same output).
+
+    Parameters
+    ----------
+    scale : float
+        The noise level, >= 0: the pixel noise's std for images; for tables the share of each
+        numeric column's public range used as the noise std, and (capped at 1) the probability
+        of replacing a categorical value. Checked by :meth:`sanitize`.
+    schema : Schema or None, optional
+        Roles and public domains; required to perturb a DataFrame, unused for images.
+    seed : int, optional
+        Seeds the numpy generator (an integer >= 0, checked by :meth:`sanitize`).
     """
 
     def __init__(self, scale: float, *, schema: Schema | None = None, seed: int = 0) -> None:
@@ -53,7 +64,36 @@ class InputNoise:
     def sanitize(
         self, X: Any, y_s: Any = None, *, ledger: BudgetLedger | None = None, label: str = ""
     ) -> SanitizedData:
-        """Noisy copy of ``X``; ``y_s`` names what to leave alone; ``ledger`` is not charged."""
+        """Noisy copy of ``X``; ``y_s`` names what to leave alone; ``ledger`` is not charged.
+
+        Parameters
+        ----------
+        X : pandas.DataFrame or array-like
+            A table (needs ``schema``) or images (anything
+            :func:`attrpriv.sanitize.images.as_images` accepts).
+        y_s : str or array-like or None, optional
+            The name of a table's sensitive column, left as it is; labels (one per row) or
+            ``None`` leave the schema's sensitive columns as they are instead.
+        ledger : BudgetLedger or None, optional
+            Ignored (nothing is charged: no DP output); there for the signature of
+            :class:`~attrpriv.sanitize.sanitizer.Sanitizer`.
+        label : str, optional
+            Ignored, like ``ledger``.
+
+        Returns
+        -------
+        SanitizedData
+            The noisy copy (a DataFrame of the columns of ``X``, or float32 images of the shape
+            given), with no labels and no record; its parts name the baseline, the scale, the
+            rows, the perturbed columns (tables) and the absent guarantee.
+
+        Raises
+        ------
+        InputError
+            ``scale`` is negative or ``seed`` is not an integer >= 0; ``y_s`` names a column
+            ``X`` lacks or does not have one label per row; a DataFrame comes without
+            ``schema``; images are not a valid (n, h, w) or (n, 1, h, w) array in [0, 1].
+        """
         scale = check_non_negative(self.scale, "scale")
         rng = np.random.default_rng(check_positive_int(self.seed, "seed", minimum=0))
         _, column = sensitive_labels(None, X, y_s)
@@ -130,6 +170,17 @@ class LatentInterpolation:
 
     No formal guarantee: the class of j comes from ``numpy.random.default_rng(seed)`` (fresh on
     every call), and the record's own latent is released shifted, not replaced.
+
+    Parameters
+    ----------
+    decoupler : GlobalDecoupler
+        A fitted (or loaded) decoupler whose ``encode`` and ``decode`` are used.
+    strength : float, optional
+        How far to move towards the drawn class's mean, >= 0 (checked when used): 1 the
+        paper's baseline, 0 the plain reconstruction.
+    seed : int, optional
+        Seeds the numpy generator drawing each record's class j (an integer >= 0, checked
+        when used).
     """
 
     def __init__(self, decoupler: GlobalDecoupler, strength: float = 1.0, *, seed: int = 0) -> None:
@@ -138,7 +189,30 @@ class LatentInterpolation:
         self.seed = seed
 
     def fit(self, X_aux: Any, y_aux: Any = None) -> LatentInterpolation:
-        """Per-class latent means over auxiliary data; ``y_aux``: labels or a column of X_aux."""
+        """Per-class latent means over auxiliary data; ``y_aux``: labels or a column of X_aux.
+
+        Parameters
+        ----------
+        X_aux : pandas.DataFrame or numpy.ndarray
+            The auxiliary (public) data, as ``decoupler.encode`` takes it.
+        y_aux : array-like or str or None, optional
+            The sensitive labels (one per row), or the name of their column of ``X_aux``;
+            ``None``: the decoupler's sensitive column of ``X_aux``.
+
+        Returns
+        -------
+        LatentInterpolation
+            The interpolation itself, with ``classes_`` (sorted) and ``class_means_``
+            (one row per class) set.
+
+        Raises
+        ------
+        InputError
+            No labels are given or found, a label is missing, there are fewer than 2 classes,
+            or ``X_aux`` does not fit the decoupler.
+        NotFittedError
+            The decoupler is neither fitted nor loaded.
+        """
         labels = self._labels(X_aux, y_aux, "y_aux")
         if pd.isna(labels).any():
             raise InputError("y_aux has missing labels; every auxiliary row needs its label")
@@ -153,7 +227,29 @@ class LatentInterpolation:
         return self
 
     def interpolate(self, z: Any, y_s: Any) -> tuple[np.ndarray, np.ndarray]:
-        """(moved latents, the class each row was moved to) for latents ``z`` of class ``y_s``."""
+        """(moved latents, the class each row was moved to) for latents ``z`` of class ``y_s``.
+
+        Parameters
+        ----------
+        z : array-like
+            Full latents (z_S then z_NS), of shape (n, m) with m the width of ``class_means_``.
+        y_s : array-like
+            The sensitive class of each row of ``z``, shape (n,), among the fitted classes.
+
+        Returns
+        -------
+        moved : numpy.ndarray
+            ``z + strength * (class_means_[j] - class_means_[i])``, float64 of shape (n, m).
+        classes : numpy.ndarray
+            The class j each row was moved to, drawn uniformly from the fitted classes, shape
+            (n,).
+
+        Raises
+        ------
+        InputError
+            ``strength`` is negative or ``seed`` is not an integer >= 0, the interpolation is
+            not fitted, ``z`` or ``y_s`` have the wrong shape, or a label was not fitted.
+        """
         strength = check_non_negative(self.strength, "strength")
         rng = np.random.default_rng(check_positive_int(self.seed, "seed", minimum=0))
         means = self._means()
@@ -171,7 +267,36 @@ class LatentInterpolation:
     def sanitize(
         self, X: Any, y_s: Any = None, *, ledger: BudgetLedger | None = None, label: str = ""
     ) -> SanitizedData:
-        """Encode, move every latent to a random class, decode. ``ledger`` is not charged."""
+        """Encode, move every latent to a random class, decode. ``ledger`` is not charged.
+
+        Parameters
+        ----------
+        X : pandas.DataFrame or numpy.ndarray
+            The data to sanitize, as ``decoupler.encode`` takes it.
+        y_s : array-like or str or None, optional
+            The sensitive labels (one per row), or the name of their column of ``X``; ``None``:
+            the decoupler's sensitive column of ``X``.
+        ledger : BudgetLedger or None, optional
+            Ignored (nothing is charged: no DP output); there for the signature of
+            :class:`~attrpriv.sanitize.sanitizer.Sanitizer`.
+        label : str, optional
+            Ignored, like ``ledger``.
+
+        Returns
+        -------
+        SanitizedData
+            The decoded moved latents, with no labels and no record; its parts hold the rows,
+            the strength, the classes, the share of rows moved to another class and the absent
+            guarantee.
+
+        Raises
+        ------
+        InputError
+            No labels are given or found, the interpolation is not fitted, a label was not
+            fitted, ``strength`` or ``seed`` is invalid, or ``X`` does not fit the decoupler.
+        NotFittedError
+            The decoupler is neither fitted nor loaded.
+        """
         labels = self._labels(X, y_s, "y_s")
         self._means()
         z, k = self._latent(X)

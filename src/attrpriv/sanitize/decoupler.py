@@ -120,7 +120,16 @@ class GlobalDecoupler(Parameters):
         self.progress = progress
 
     def settings(self) -> dict[str, Any]:
-        """The parameters as training uses them: ``None`` ones filled from the kind's defaults."""
+        """The parameters as training uses them: ``None`` ones filled from the kind's defaults.
+
+        Returns
+        -------
+        dict of str to object
+            Every parameter of ``get_params()``; ``beta``, ``hidden``, ``epochs``,
+            ``batch_size`` and ``lr`` left at ``None`` take the value of
+            :data:`~attrpriv.sanitize.defaults.KIND_DEFAULTS` for ``kind`` (the tabular values
+            for a ``kind`` that is not one of the known kinds). Nothing is checked here.
+        """
         params = self.get_params()
         kind = params["kind"] if params["kind"] in KIND_DEFAULTS else "tabular"
         defaults = KIND_DEFAULTS[kind]
@@ -347,7 +356,33 @@ class GlobalDecoupler(Parameters):
             raise NotFittedError("this GlobalDecoupler is not fitted yet: call fit() or load()")
 
     def encode(self, X: Any) -> tuple[np.ndarray, np.ndarray]:
-        """Posterior means, split into (z_S (n, k), z_NS (n, m - k))."""
+        """Posterior means, split into (z_S (n, k), z_NS (n, m - k)).
+
+        Parameters
+        ----------
+        X : pandas.DataFrame or numpy.ndarray
+            Data of the kind the decoupler was trained on: a DataFrame with every modelled
+            column, its values in the schema's public domains (other columns are ignored), or
+            images of shape (n, h, w) or (n, 1, h, w) with the trained (h, w) and pixel values
+            in [0, 1].
+
+        Returns
+        -------
+        z_s : numpy.ndarray
+            The sensitive latents, float64 of shape (n, ``sensitive_dim``).
+        z_ns : numpy.ndarray
+            The non-sensitive latents, float64 of shape (n, ``latent_dim - sensitive_dim``).
+
+        Raises
+        ------
+        NotFittedError
+            The decoupler is neither fitted nor loaded.
+        InputError
+            ``X`` is not the decoupler's kind of data, lacks a modelled column, has missing or
+            non-finite values, or holds images of another shape or outside [0, 1].
+        SchemaError
+            A value lies outside its column's public domain.
+        """
         self._require_fitted()
         x = torch.from_numpy(self._to_matrix(X, trained=True))
         with torch.no_grad():
@@ -355,7 +390,32 @@ class GlobalDecoupler(Parameters):
         return mu[:, : self.sensitive_dim], mu[:, self.sensitive_dim :]
 
     def decode(self, z_s: Any, z_ns: Any) -> pd.DataFrame | np.ndarray:
-        """Latents -> data: a DataFrame in the schema's domains, or images in [0, 1]."""
+        """Latents -> data: a DataFrame in the schema's domains, or images in [0, 1].
+
+        Parameters
+        ----------
+        z_s : array-like
+            Sensitive latents of shape (n, ``sensitive_dim``), finite.
+        z_ns : array-like
+            Non-sensitive latents of shape (n, ``latent_dim - sensitive_dim``), finite, row for
+            row with ``z_s``.
+
+        Returns
+        -------
+        pandas.DataFrame or numpy.ndarray
+            Tabular: a DataFrame of the modelled columns (not the sensitive column the
+            decoupler was fitted on), numbers clipped to their public bounds, integers
+            rounded, categories as a pandas Categorical (missing where the missing-value slot
+            of a nullable column wins). Image: float32 pixel probabilities of shape
+            (n, 1, h, w), in [0, 1].
+
+        Raises
+        ------
+        NotFittedError
+            The decoupler is neither fitted nor loaded.
+        InputError
+            The latents have the wrong shapes, different numbers of rows, or non-finite values.
+        """
         self._require_fitted()
         zs, zn = np.asarray(z_s, dtype=np.float32), np.asarray(z_ns, dtype=np.float32)
         k, m = self.sensitive_dim, self.latent_dim
@@ -379,7 +439,26 @@ class GlobalDecoupler(Parameters):
         return self.codec_.decode(out)
 
     def predict_sensitive(self, X: Any) -> np.ndarray:
-        """The aligner's guess of y_S from z_S (a diagnostic of how much z_S carries)."""
+        """The aligner's guess of y_S from z_S (a diagnostic of how much z_S carries).
+
+        Parameters
+        ----------
+        X : pandas.DataFrame or numpy.ndarray
+            Data as :meth:`encode` takes it.
+
+        Returns
+        -------
+        numpy.ndarray
+            One predicted sensitive class per row, of shape (n,): one of the classes seen by
+            ``fit`` (``classes_``, object dtype).
+
+        Raises
+        ------
+        NotFittedError
+            The decoupler is neither fitted nor loaded.
+        InputError
+            ``X`` does not fit the decoupler (see :meth:`encode`).
+        """
         z_s, _ = self.encode(X)
         with torch.no_grad():
             logits = self.aligner_(torch.from_numpy(z_s.astype(np.float32)))
@@ -387,7 +466,26 @@ class GlobalDecoupler(Parameters):
 
     # ----------------------------------------------------------------- files
     def save(self, directory: str | Path) -> Path:
-        """Write weights (torch state dicts) and a JSON config to ``directory``; never pickle."""
+        """Write weights (torch state dicts) and a JSON config to ``directory``; never pickle.
+
+        Parameters
+        ----------
+        directory : str or pathlib.Path
+            Where to write ``decoupler.json`` (the settings training used, with the defaults
+            filled in, the classes, a table's schema and the training history) and
+            ``weights.pt``;
+            created with its parents if needed, and files of an earlier save replaced.
+
+        Returns
+        -------
+        pathlib.Path
+            The directory written to.
+
+        Raises
+        ------
+        NotFittedError
+            The decoupler is neither fitted nor loaded.
+        """
         self._require_fitted()
         from attrpriv.sanitize._store import save_decoupler
 
@@ -395,7 +493,25 @@ class GlobalDecoupler(Parameters):
 
     @classmethod
     def load(cls, directory: str | Path) -> GlobalDecoupler:
-        """Read a decoupler written by :meth:`save` (weights loaded with ``weights_only=True``)."""
+        """Read a decoupler written by :meth:`save` (weights loaded with ``weights_only=True``).
+
+        Parameters
+        ----------
+        directory : str or pathlib.Path
+            A directory written by :meth:`save`.
+
+        Returns
+        -------
+        GlobalDecoupler
+            A fitted decoupler with the saved settings, classes, schema, history and weights.
+
+        Raises
+        ------
+        InputError
+            ``decoupler.json`` or ``weights.pt`` is missing, the config is not valid JSON or
+            not an attrpriv decoupler config, its parameters are not this version's or are
+            invalid, or the weights do not match the config (a damaged directory).
+        """
         from attrpriv.sanitize._store import load_decoupler
 
         return load_decoupler(cls, Path(directory))

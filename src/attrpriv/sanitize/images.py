@@ -36,14 +36,51 @@ def as_images(X: Any) -> np.ndarray:
 
 
 def thickness_labels(X: Any) -> np.ndarray:
-    """The generated sensitive attribute: 1 if mean intensity > THICKNESS_THRESHOLD, else 0."""
+    """The generated sensitive attribute: 1 if mean intensity > THICKNESS_THRESHOLD, else 0.
+
+    Parameters
+    ----------
+    X : array-like
+        Images of shape (n, h, w) or (n, 1, h, w), h == w divisible by 4, pixel values in
+        [0, 1].
+
+    Returns
+    -------
+    numpy.ndarray
+        One label per image, int64 of shape (n,): 1 ("thick") when the image's mean pixel
+        intensity exceeds :data:`THICKNESS_THRESHOLD`, else 0 ("thin").
+
+    Raises
+    ------
+    InputError
+        The images have another shape or non-finite values, or values outside [0, 1].
+    """
     images = as_images(X)
     mass = images.reshape(len(images), -1).mean(1)
     return np.asarray(mass > THICKNESS_THRESHOLD, dtype=np.int64)
 
 
 def mnist_images(frame: object) -> tuple[np.ndarray, np.ndarray]:
-    """Bundled MNIST-5k frame -> (images (n, 28, 28) in [0, 1], digit labels)."""
+    """Bundled MNIST-5k frame -> (images (n, 28, 28) in [0, 1], digit labels).
+
+    Parameters
+    ----------
+    frame : pandas.DataFrame
+        The ``mnist_5k`` data set's frame: the columns ``pixel_0`` to ``pixel_783`` (grey
+        levels 0 to 255, row by row) and ``label``.
+
+    Returns
+    -------
+    images : numpy.ndarray
+        The pixels divided by 255, float32 of shape (n, 28, 28).
+    labels : numpy.ndarray
+        The digits, int64 of shape (n,).
+
+    Raises
+    ------
+    InputError
+        ``frame`` is not a DataFrame or has no ``label`` column.
+    """
     import pandas as pd
 
     if not isinstance(frame, pd.DataFrame) or "label" not in frame.columns:

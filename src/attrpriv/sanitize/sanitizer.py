@@ -32,7 +32,23 @@ class LatentSampler(Protocol):
 
 @dataclass(frozen=True)
 class SanitizedData:
-    """The sanitized data, the synthetic sensitive labels (DP-sampling) and the DP record."""
+    """The sanitized data, the synthetic sensitive labels (DP-sampling) and the DP record.
+
+    Parameters
+    ----------
+    data : pandas.DataFrame or numpy.ndarray
+        The sanitized data: a DataFrame for a tabular decoupler (or a table baseline), images
+        for an image one.
+    y_s : numpy.ndarray or None
+        The synthetic sensitive labels a sampler drew (DP-sampling), one per row; ``None``
+        when no labels were drawn.
+    record : PrivacyRecord or None
+        The sampler's DP record, covering z_S and y_S only; ``None`` for suppression and the
+        baselines (no DP claim).
+    parts : dict of str to object, optional
+        Details of the run (the number of rows, the sampler's name, its parts); empty by
+        default.
+    """
 
     data: pd.DataFrame | np.ndarray
     y_s: np.ndarray | None
@@ -68,7 +84,15 @@ class SanitizedData:
         return html_pairs("Sanitized data", pairs)
 
     def to_dict(self) -> dict[str, Any]:
-        """JSON-ready summary (the data itself goes to a Parquet/NumPy file, not to JSON)."""
+        """JSON-ready summary (the data itself goes to a Parquet/NumPy file, not to JSON).
+
+        Returns
+        -------
+        dict of str to object
+            ``shape`` (of the data, a list), ``columns`` (a DataFrame's column names, else
+            ``None``), ``synthetic_labels`` (whether ``y_s`` is set), ``record`` (the record's
+            ``to_dict()`` or ``None``) and ``parts`` (made JSON-ready).
+        """
         shape = list(np.shape(self.data))
         columns = list(self.data.columns) if isinstance(self.data, pd.DataFrame) else None
         return {
@@ -106,7 +130,17 @@ def _missing(column: str) -> NoReturn:
 
 
 class Sanitizer:
-    """Decouple-and-sample: a fitted :class:`GlobalDecoupler` plus a local sampler."""
+    """Decouple-and-sample: a fitted :class:`GlobalDecoupler` plus a local sampler.
+
+    Parameters
+    ----------
+    decoupler : GlobalDecoupler
+        A fitted (or loaded) decoupler, trained on public auxiliary data.
+    sampler : LatentSampler
+        The local sampler that replaces every record's z_S: ``Suppression``,
+        ``DPObfuscation`` or ``DPSampling`` of :mod:`attrpriv.sanitize.samplers`, or any
+        object with their ``sample(z_s, y_s, *, ledger, label)`` method.
+    """
 
     def __init__(self, decoupler: GlobalDecoupler, sampler: LatentSampler) -> None:
         self.decoupler = decoupler
@@ -119,6 +153,37 @@ class Sanitizer:
 
         Without ``y_s``, the decoupler's sensitive column of ``X`` is used. The ledger is charged
         by the sampler before any noise is drawn.
+
+        Parameters
+        ----------
+        X : pandas.DataFrame or numpy.ndarray
+            The private data, as :meth:`GlobalDecoupler.encode` takes it.
+        y_s : array-like or str or None, optional
+            The sensitive labels (one per row), or the name of their column of ``X``; ``None``:
+            the decoupler's sensitive column when ``X`` is a DataFrame (it must then hold it),
+            else no labels (a sampler that needs them refuses).
+        ledger : BudgetLedger or None, optional
+            Passed to the sampler, which charges it with its record before drawing.
+        label : str, optional
+            A free-text name for the release in the ledger.
+
+        Returns
+        -------
+        SanitizedData
+            The decoded data with the sampler's z_S and the unchanged z_NS; its ``y_s`` and
+            ``record`` are the sampler's. When the labels came from a column of a DataFrame
+            and the sampler drew synthetic labels, they fill that column, in the column order
+            of ``X``; otherwise a table holds the decoupler's modelled columns only.
+
+        Raises
+        ------
+        NotFittedError
+            The decoupler is neither fitted nor loaded.
+        InputError
+            ``X`` does not fit the decoupler, the labels (or their column) are missing or do not
+            have one label per row, or the sampler refuses its input.
+        BudgetExceededError
+            The sampler's release does not fit the ledger's budget.
         """
         z_s, z_ns = self.decoupler.encode(X)  # first: data of another schema says so
         labels, column = sensitive_labels(self.decoupler, X, y_s)

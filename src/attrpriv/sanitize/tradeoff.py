@@ -130,6 +130,45 @@ def sweep(
     rows of family "reference" (left out of the Pareto AUC) are added: the decoupler's plain
     reconstruction (z_S kept) and the real data, to read the others against. ``progress``
     reports each sampler on stderr as it is scored.
+
+    Parameters
+    ----------
+    decoupler : GlobalDecoupler
+        A fitted tabular decoupler whose ``y_s`` was a named column (``sensitive_column_``).
+    aux : pandas.DataFrame
+        The auxiliary (public) data, with the sensitive and ``target`` columns: sanitized to
+        train the adversary, whose labels are its true sensitive values.
+    private : pandas.DataFrame
+        The private data, with the sensitive and ``target`` columns: sanitized to test the
+        adversary, and to train (first half of the rows) and test (second half) the task
+        model; its real second half gives the CAS.
+    samplers : Mapping of str to tuple of (str, LatentSampler or SanitizerLike)
+        ``name -> (family, sampler)``, the sampler a local latent sampler or an object with a
+        ``sanitize`` method; each family's points make one Pareto front (a family named
+        "reference" is left out of the Pareto AUC).
+    target : str
+        The column of the utility task, not the sensitive one; its true values are the task's
+        labels.
+    seed : int, optional
+        Seeds the adversary's and the task model's classifiers (an integer >= 0); the
+        samplers draw with their own seeds.
+    reference : bool, optional
+        Add the two reference rows.
+    progress : bool, optional
+        Report each sampler on stderr as it is scored.
+
+    Returns
+    -------
+    SweepResult
+        One point per sampler (in the order of ``samplers``, then the reference rows) and the
+        area under each family's Pareto front over leakage budgets [0, 0.5].
+
+    Raises
+    ------
+    InputError
+        The decoupler was not fitted on a named sensitive column, ``aux`` or ``private`` lacks
+        the sensitive or the target column, ``target`` is the sensitive column, or a sampler,
+        a sanitized output or a classifier refuses its input.
     """
     sensitive = decoupler.sensitive_column_
     if sensitive is None:
@@ -170,6 +209,43 @@ def sweep_images(
     on the sanitized private images. Utility: the ``private_target`` task (e.g. the digit)
     trained on the first half of the sanitized private images, tested on the second half
     sanitized and real (CAS). The true labels are handed to every ``sanitize``.
+
+    Parameters
+    ----------
+    decoupler : GlobalDecoupler
+        A fitted image decoupler (``kind="image"``).
+    aux_images : array-like
+        The auxiliary (public) images, (n_aux, h, w) or (n_aux, 1, h, w) in [0, 1].
+    aux_sensitive : array-like
+        Their true sensitive labels, shape (n_aux,).
+    private_images : array-like
+        The private images, (n, h, w) or (n, 1, h, w) in [0, 1].
+    private_sensitive : array-like
+        Their true sensitive labels, shape (n,).
+    private_target : array-like
+        Their utility task's labels (e.g. the digit), shape (n,).
+    samplers : Mapping of str to tuple of (str, LatentSampler or SanitizerLike)
+        ``name -> (family, sampler)``, as for :func:`sweep`.
+    seed : int, optional
+        Seeds the adversary's and the task model's classifiers (an integer >= 0); the
+        samplers draw with their own seeds.
+    reference : bool, optional
+        Add the two reference rows (reconstruction with z_S kept, and the real images).
+    progress : bool, optional
+        Report each sampler on stderr as it is scored.
+
+    Returns
+    -------
+    SweepResult
+        One point per sampler (then the reference rows) and each family's Pareto AUC over
+        leakage budgets [0, 0.5].
+
+    Raises
+    ------
+    InputError
+        The decoupler is not an image decoupler, the images are not valid images in [0, 1],
+        a label array does not have one label per image, or a sampler, a sanitized output or
+        a classifier refuses its input.
     """
     if getattr(decoupler, "kind", None) != "image":
         raise InputError("sweep_images needs an image decoupler (kind='image'); use sweep()")

@@ -53,6 +53,27 @@ def aggregator_for(data: Any, schema: Schema) -> Aggregator:
 
     Paths must end in ``.csv``, ``.csv.gz``, ``.parquet`` or ``.pq``. Anything else raises
     :class:`~attrpriv.errors.InputError`.
+
+    Parameters
+    ----------
+    data : pandas.DataFrame, str, pathlib.Path or dask.dataframe.DataFrame
+        The data: an in-memory frame, a CSV/Parquet file path, or a Dask DataFrame.
+    schema : Schema
+        The schema whose public domains the aggregates are computed over.
+
+    Returns
+    -------
+    Aggregator
+        A :class:`PandasAggregator`, :class:`DuckDBAggregator` or :class:`DaskAggregator`
+        (close it, or use it in a ``with`` block).
+
+    Raises
+    ------
+    InputError
+        ``data`` is none of the above, a path has another suffix or is not an existing file,
+        or ``schema`` is not a :class:`Schema`.
+    SchemaError
+        A schema column that is not ignored is missing from the data.
     """
     if isinstance(data, pd.DataFrame):
         from attrpriv.data.aggregate.pandas import PandasAggregator

@@ -160,6 +160,16 @@ class Aggregator(ABC):
     CSV/Parquet file, the default for files) and :class:`DaskAggregator` (a cluster). Use
     :func:`aggregator_for` to pick one. Aggregators are context managers; ``close`` releases
     whatever the back end holds (a no-op for pandas and Dask).
+
+    Parameters
+    ----------
+    schema : Schema
+        The schema whose public domains the aggregates are computed over.
+
+    Raises
+    ------
+    InputError
+        ``schema`` is not a :class:`Schema`.
     """
 
     def __init__(self, schema: Schema) -> None:
@@ -218,7 +228,13 @@ class Aggregator(ABC):
 
     # -- public API ----------------------------------------------------------------------------
     def n_rows(self) -> int:
-        """Number of rows in the dataset (missing values included)."""
+        """Number of rows in the dataset (missing values included).
+
+        Returns
+        -------
+        int
+            The number of rows.
+        """
         return int(self._n_rows())
 
     def counts(self, column: str) -> pd.Series:
@@ -228,6 +244,25 @@ class Aggregator(ABC):
         never seen. Missing values are not counted. A value outside the domain raises
         :class:`SchemaError`; a continuous (``Numeric``) column raises :class:`InputError`
         (use :meth:`histogram`).
+
+        Parameters
+        ----------
+        column : str
+            A schema column with a categorical or integer domain.
+
+        Returns
+        -------
+        pandas.Series
+            int64 counts, indexed by the domain values in domain order and named ``column``.
+
+        Raises
+        ------
+        InputError
+            ``column`` is not a string, or its domain is ``Numeric``.
+        SchemaError
+            ``column`` is not in the schema or has no domain, a value lies outside its domain,
+            or the column is not nullable and has no values, or missing values where the back
+            end counts them (pandas and Dask do; DuckDB does in :meth:`all_counts` only).
         """
         domain = self._discrete_domain(column)
         groups = self._group_counts([column])
@@ -239,6 +274,26 @@ class Aggregator(ABC):
 
         ``columns`` defaults to every non-ignored column with a categorical or integer domain,
         in schema order.
+
+        Parameters
+        ----------
+        columns : sequence of str, optional
+            Distinct schema columns with categorical or integer domains (a non-empty list, not
+            a single string); default as above.
+
+        Returns
+        -------
+        dict of str to pandas.Series
+            The :meth:`counts` of each column, keyed by column name in the order of
+            ``columns``.
+
+        Raises
+        ------
+        InputError
+            ``columns`` is not a non-empty list of distinct names, or a column's domain is
+            ``Numeric``.
+        SchemaError
+            As for :meth:`counts`, for any of the columns.
         """
         names = self._default_discrete() if columns is None else self._names(columns)
         domains = [self._discrete_domain(name) for name in names]
@@ -254,6 +309,28 @@ class Aggregator(ABC):
 
         Rows, not aggregates: for learning a model of the data (a Bayesian network), which is
         then itself derived from the data and says so in the records that use it.
+
+        Parameters
+        ----------
+        columns : sequence of str
+            Distinct schema columns (a non-empty list, not a single string).
+        n : int
+            The largest number of rows to return (at least 1); all rows when there are fewer.
+        seed : int or None, optional
+            Seed of the sample (default 0); ``None`` for an unseeded, not reproducible one.
+
+        Returns
+        -------
+        pandas.DataFrame
+            At most ``n`` rows, with the columns ``columns``.
+
+        Raises
+        ------
+        InputError
+            ``columns`` is not a non-empty list of distinct names, or ``n`` is not an integer
+            >= 1.
+        SchemaError
+            A column is not in the schema.
         """
         names = self._names(columns)
         count = check_positive_int(n, "n")
@@ -266,6 +343,28 @@ class Aggregator(ABC):
         strictly increasing and cover the declared domain. Missing values are not counted;
         a value outside the domain raises :class:`SchemaError`. The index is an
         ``IntervalIndex`` (closed on the left; its last interval also holds its right edge).
+
+        Parameters
+        ----------
+        column : str
+            A schema column with a numeric or integer domain.
+        edges : sequence of float
+            At least 2 finite, strictly increasing bin edges, from at most the domain's lower
+            bound to at least its upper bound.
+
+        Returns
+        -------
+        pandas.Series
+            int64 counts, one per bin (``len(edges) - 1``), indexed by the bins and named
+            ``column``.
+
+        Raises
+        ------
+        InputError
+            ``column`` is not a string or is categorical, or ``edges`` are not as above.
+        SchemaError
+            ``column`` is not in the schema or has no domain, a value lies outside its domain,
+            or the column is not nullable and has no values.
         """
         domain = self._numeric_domain(column, "histogram")
         cuts = _check_edges(column, edges, domain)
@@ -287,6 +386,26 @@ class Aggregator(ABC):
 
         Rows with a missing value in any of the columns are dropped; a value outside a
         column's domain raises :class:`SchemaError`.
+
+        Parameters
+        ----------
+        columns : sequence of str
+            Distinct schema columns with categorical or integer domains (a non-empty list, not
+            a single string); they are the table's axes, in order.
+
+        Returns
+        -------
+        numpy.ndarray
+            int64 counts of shape ``(|D1|, ..., |Dk|)``.
+
+        Raises
+        ------
+        InputError
+            ``columns`` is not a non-empty list of distinct names, a column's domain is
+            ``Numeric``, or the table would have more than :data:`MAX_CELLS` cells.
+        SchemaError
+            A column is not in the schema or has no domain, or a value lies outside its
+            domain.
         """
         names = self._names(columns)
         domains = [self._discrete_domain(name) for name in names]
@@ -299,7 +418,27 @@ class Aggregator(ABC):
         return fill_counts(names, domains, self._group_counts(names))
 
     def mean(self, columns: Sequence[str]) -> pd.Series:
-        """Mean of each numeric or integer column over its non-missing values (float64)."""
+        """Mean of each numeric or integer column over its non-missing values (float64).
+
+        Parameters
+        ----------
+        columns : sequence of str
+            Distinct schema columns with numeric or integer domains (a non-empty list, not a
+            single string).
+
+        Returns
+        -------
+        pandas.Series
+            float64 means indexed by column name, named ``"mean"``; NaN for a column without
+            values.
+
+        Raises
+        ------
+        InputError
+            ``columns`` is not a non-empty list of distinct names, or a column is categorical.
+        SchemaError
+            A column is not in the schema or has no domain.
+        """
         names = self._numeric_names(columns, "mean")
         values = np.asarray(self._means(names), dtype=np.float64)
         return pd.Series(values, index=pd.Index(names), name="mean", dtype=np.float64)
@@ -310,6 +449,27 @@ class Aggregator(ABC):
         Entry (i, j) uses the rows where both columns are present, divided by ``n_ij - ddof``
         (NaN when that is not positive). Unlike ``DataFrame.cov``, ``ddof`` applies even when
         values are missing.
+
+        Parameters
+        ----------
+        columns : sequence of str
+            Distinct schema columns with numeric or integer domains (a non-empty list, not a
+            single string).
+        ddof : int, optional
+            Delta degrees of freedom (an integer >= 0; default 1).
+
+        Returns
+        -------
+        pandas.DataFrame
+            The float64 ``k x k`` covariance matrix, indexed by column name on both axes.
+
+        Raises
+        ------
+        InputError
+            ``ddof`` is not an integer >= 0, ``columns`` is not a non-empty list of distinct
+            names, or a column is categorical.
+        SchemaError
+            A column is not in the schema or has no domain.
         """
         if isinstance(ddof, bool) or not isinstance(ddof, numbers.Integral) or ddof < 0:
             raise InputError(f"ddof must be an integer >= 0, got {ddof!r}")

@@ -369,15 +369,67 @@ class TabularDDP(Mechanism[Counts, DDPPlan]):
         )
 
     def coefficients(self, dependence: PairwiseDependence, scale: float) -> np.ndarray:
-        """The pairwise dependence coefficients rho at noise ``scale`` (method ``"pairwise"``)."""
+        """The pairwise dependence coefficients rho at noise ``scale`` (method ``"pairwise"``).
+
+        A hook: :meth:`calibrate` passes it to the chunk calibration, so a subclass (a test)
+        can override the coefficients; by default they are ``dependence.coefficients(scale)``.
+
+        Parameters
+        ----------
+        dependence : PairwiseDependence
+            The pairwise loss frontiers of a chunk's network.
+        scale : float
+            The noise scale the coefficients are evaluated at.
+
+        Returns
+        -------
+        numpy.ndarray
+            The ``k x k`` coefficients ``rho[i, j]`` of the chunk's k columns, in [0, 1], with
+            1 on the diagonal.
+        """
         return dependence.coefficients(scale)
 
     def epsilon_if_chunks_dependent(self) -> float:
-        """The loss bound if answers in different chunks depend on each other arbitrarily."""
+        """The loss bound if answers in different chunks depend on each other arbitrarily.
+
+        Returns
+        -------
+        float
+            ``DDPPlan.epsilon_if_chunks_dependent`` of :meth:`calibrate`'s plan.
+
+        Raises
+        ------
+        NotFittedError
+            The mechanism has not been fitted.
+        InputError
+            A parameter of the mechanism is invalid.
+        """
         return self.calibrate().epsilon_if_chunks_dependent
 
     def expected_error(self, plan: DDPPlan | None = None) -> ExpectedError:
-        """Expected absolute error per bin (from the scales), and the Laplace baseline's."""
+        """Expected absolute error per bin (from the scales), and the Laplace baseline's.
+
+        The baseline is :class:`LaplaceHistograms` with substitution neighbours on the same
+        columns at the same epsilon. No data is used.
+
+        Parameters
+        ----------
+        plan : DDPPlan or None, optional
+            A plan of this fitted mechanism; default :meth:`calibrate`'s.
+
+        Returns
+        -------
+        ExpectedError
+            The bin-weighted mean absolute error, the baseline's, its scale, the number of
+            bins and every chunk's mean absolute error.
+
+        Raises
+        ------
+        NotFittedError
+            ``plan`` is None and the mechanism has not been fitted.
+        InputError
+            ``plan`` is None and a parameter of the mechanism is invalid.
+        """
         plan = plan if plan is not None else self.calibrate()
         columns = [c for p in plan.chunks for c in p.columns]
         laplace_scale = histograms_sensitivity(len(columns), "substitute") / plan.epsilon
@@ -495,7 +547,20 @@ class TabularDDP(Mechanism[Counts, DDPPlan]):
 
     # -- the guarantee -----------------------------------------------------------------------
     def record(self, plan: DDPPlan) -> PrivacyRecord:
-        """The guarantee of a release with ``plan``."""
+        """The guarantee of a release with ``plan``.
+
+        Parameters
+        ----------
+        plan : DDPPlan
+            The noise plan of the release (from :meth:`calibrate` or a release).
+
+        Returns
+        -------
+        PrivacyRecord
+            ``(epsilon, 0)``-dependent DP under the unit ``dependent-dp/answer@<model>`` (the
+            plan's dependence-model fingerprint), with every column's dependent sensitivity,
+            the chunks' discrete Laplace scales and the model's assumptions.
+        """
         return self._record(
             plan,
             mechanism="tabular-ddp",

@@ -397,7 +397,21 @@ class AttributePrivateGaussian(Mechanism[Answer, GaussianPlan]):
 
     # -- the guarantee -----------------------------------------------------------------------
     def record(self, plan: GaussianPlan) -> PrivacyRecord:
-        """The guarantee of a release with ``plan``."""
+        """The guarantee of a release with ``plan``.
+
+        Parameters
+        ----------
+        plan : GaussianPlan
+            The noise plan of the release (from :meth:`calibrate` or a release).
+
+        Returns
+        -------
+        PrivacyRecord
+            The plan's ``(epsilon, delta)`` attribute privacy under the unit
+            ``attribute-privacy/<secrets>`` (the protected statistics, sorted), with each
+            secret's sensitivity, the noise covariance and its calibration, and the
+            accounting's assumptions.
+        """
         return self._record(
             plan,
             mechanism="attribute-private-gaussian",

@@ -31,7 +31,25 @@ _PATTERN = re.compile(r"^\s*(mean|sum|share|count)\((.+)\)\s*$")
 
 @dataclass(frozen=True)
 class Statistic:
-    """A mean or sum over records of a column (``value=None``) or of a category's indicator."""
+    """A mean or sum over records of a column (``value=None``) or of a category's indicator.
+
+    Parameters
+    ----------
+    aggregate : {"mean", "sum", "share", "count"}
+        ``mean``/``sum`` of a column, or ``share``/``count`` (the mean/sum of the indicator)
+        of a category.
+    column : str
+        The column (non-empty).
+    value : hashable or None, optional
+        The category of a ``share`` or ``count`` (required there); ``None`` for ``mean`` and
+        ``sum``.
+
+    Raises
+    ------
+    InputError
+        ``aggregate`` is none of the four, ``column`` is not a non-empty string, or ``value``
+        is missing for an indicator or given for a mean or sum.
+    """
 
     aggregate: str
     column: str
@@ -50,7 +68,28 @@ class Statistic:
 
     @classmethod
     def parse(cls, text: object) -> Statistic:
-        """``"mean(age)"``, ``"sum(age)"``, ``"share(sex=Female)"``, ``"count(income=>50K)"``."""
+        """``"mean(age)"``, ``"sum(age)"``, ``"share(sex=Female)"``, ``"count(income=>50K)"``.
+
+        The category is split off at the first ``=`` and kept as text (it is matched against
+        the domain's categories as text later).
+
+        Parameters
+        ----------
+        text : str or Statistic
+            The statistic written as above (surrounding spaces allowed); a
+            :class:`Statistic` is returned as it is.
+
+        Returns
+        -------
+        Statistic
+            The statistic ``text`` names.
+
+        Raises
+        ------
+        InputError
+            ``text`` is neither a :class:`Statistic` nor a string of one of the four forms,
+            or a ``share``/``count`` has no ``column=value``.
+        """
         if isinstance(text, Statistic):
             return text
         match = _PATTERN.match(text) if isinstance(text, str) else None
@@ -82,7 +121,18 @@ class Statistic:
         return self.value is not None
 
     def scale(self, n: int) -> float:
-        """The statistic is ``scale * (sum over records of the variable)``."""
+        """The statistic is ``scale * (sum over records of the variable)``.
+
+        Parameters
+        ----------
+        n : int
+            The number of records.
+
+        Returns
+        -------
+        float
+            ``1 / n`` for a mean or share, ``1.0`` for a sum or count.
+        """
         return 1.0 / n if self.is_mean else 1.0
 
     def __str__(self) -> str:
@@ -91,7 +141,20 @@ class Statistic:
 
 @dataclass(frozen=True)
 class Query:
-    """The released statistics F (a vector of k statistics)."""
+    """The released statistics F (a vector of k statistics).
+
+    Parameters
+    ----------
+    statistics : tuple of Statistic or str
+        The k statistics, in order (any iterable; strings are parsed with
+        :meth:`Statistic.parse`); at least one, all distinct. Use :meth:`of` for a single
+        statistic.
+
+    Raises
+    ------
+    InputError
+        ``statistics`` is empty, holds two equal statistics, or one that cannot be parsed.
+    """
 
     statistics: tuple[Statistic, ...]
 
@@ -106,6 +169,24 @@ class Query:
 
     @classmethod
     def of(cls, statistics: Query | Statistic | str | Sequence[Statistic | str]) -> Query:
+        """A query from a query, one statistic or a list of them.
+
+        Parameters
+        ----------
+        statistics : Query, Statistic, str or sequence of Statistic or str
+            A :class:`Query` (returned as it is), one statistic (a :class:`Statistic` or its
+            text) or a list of them.
+
+        Returns
+        -------
+        Query
+            The query of those statistics.
+
+        Raises
+        ------
+        InputError
+            As for :class:`Query`.
+        """
         if isinstance(statistics, Query):
             return statistics
         if isinstance(statistics, (Statistic, str)):
@@ -121,13 +202,48 @@ class Query:
         return len(self.statistics)
 
     def scales(self, n: int) -> Array:
+        """The :meth:`Statistic.scale` of every statistic.
+
+        Parameters
+        ----------
+        n : int
+            The number of records.
+
+        Returns
+        -------
+        numpy.ndarray
+            float64 of shape ``(k,)``: ``1 / n`` for means and shares, 1 for sums and counts.
+        """
         return np.array([s.scale(n) for s in self.statistics])
 
 
 @dataclass(frozen=True)
 class Secret:
     """A protected statistic g_i and the values it may take: exactly one of a finite set
-    ``values`` (every pair protected), an ``interval`` [lo, hi], or explicit ``pairs`` Q."""
+    ``values`` (every pair protected), an ``interval`` [lo, hi], or explicit ``pairs`` Q.
+
+    Values are on the statistic's own scale (a share in [0, 1], a count in [0, n], a mean of
+    the column); they are stored as floats.
+
+    Parameters
+    ----------
+    statistic : Statistic or str
+        The protected statistic (text is parsed with :meth:`Statistic.parse`).
+    values : tuple of float, optional
+        Finite values, at least two distinct ones; every pair of them is protected.
+    interval : tuple of float or None, optional
+        ``(lower, upper)``, finite with ``lower < upper``: the values in it are protected.
+    pairs : tuple of tuple of float, optional
+        Explicit ``(a, b)`` pairs of two different finite values, each protected.
+    name : str, optional
+        A name for the secret; default the statistic's text (``str(statistic)``).
+
+    Raises
+    ------
+    InputError
+        ``statistic`` cannot be parsed, not exactly one of ``values``, ``interval`` and
+        ``pairs`` is given, or the one given is not as described above.
+    """
 
     statistic: Statistic
     values: tuple[float, ...] = ()
@@ -159,7 +275,14 @@ class Secret:
         object.__setattr__(self, "name", self.name or label)
 
     def candidate_values(self) -> tuple[float, ...]:
-        """Every value named by the spec (the interval's end points for an interval)."""
+        """Every value named by the spec (the interval's end points for an interval).
+
+        Returns
+        -------
+        tuple of float
+            ``values`` as given, ``(lower, upper)`` for an interval, or the sorted distinct
+            values of ``pairs``.
+        """
         if self.values:
             return self.values
         if self.interval is not None:
@@ -167,12 +290,33 @@ class Secret:
         return tuple(sorted({v for p in self.pairs for v in p}))
 
     def value_pairs(self, values: Sequence[float]) -> tuple[tuple[float, float], ...]:
-        """The protected pairs among ``values`` (the model's support points of the spec)."""
+        """The protected pairs among ``values`` (the model's support points of the spec).
+
+        Parameters
+        ----------
+        values : sequence of float
+            The secret values the model supports (ignored when the secret has explicit
+            ``pairs``).
+
+        Returns
+        -------
+        tuple of tuple of float
+            ``pairs`` when given, else every pair ``(a, b)`` with ``a`` before ``b`` in the
+            sorted ``values``.
+        """
         if self.pairs:
             return self.pairs
         return tuple(itertools.combinations(sorted(values), 2))
 
     def describe(self) -> str:
+        """The secret in words, for records and messages.
+
+        Returns
+        -------
+        str
+            E.g. ``"share(sex=F) in {0.4, 0.6}"``, ``"mean(age) in [30, 40]"`` or
+            ``"count(sex=F): 10 vs 20"``.
+        """
         if self.values:
             return f"{self.statistic} in {{{', '.join(f'{v:g}' for v in self.values)}}}"
         if self.interval is not None:

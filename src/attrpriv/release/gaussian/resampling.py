@@ -100,6 +100,33 @@ class ResamplingModel(ThetaModel):
 
     # -- the model ---------------------------------------------------------------------------
     def support(self, secret: Secret) -> tuple[float, ...]:
+        """The secret values to consider; :class:`InputError` for values outside the support.
+
+        For an interval, the values are every share ``k / n`` (or count ``k``) inside it.
+
+        Parameters
+        ----------
+        secret : Secret
+            A secret on the share or count of a category.
+
+        Returns
+        -------
+        tuple of float
+            The secret's values (:meth:`Secret.candidate_values`, or the interval's values as
+            above).
+
+        Raises
+        ------
+        InputError
+            The secret is not a share or count, an interval holds fewer than two values, a
+            value is outside [0, 1] (share) or [0, n] (count) or is not a multiple of
+            ``1 / n`` (an integer for a count), the reference has no rows to draw a value
+            from (none with the category, or none without it), or the secret's statistic
+            does not fit the reference (a missing column, missing values) or the schema.
+        SchemaError
+            The secret's column is not in the schema, or the reference has values outside
+            its domain.
+        """
         stat = self._secret_statistic(secret)
         groups = self._groups(Query((stat,)), stat)
         if secret.interval is not None:
@@ -122,6 +149,30 @@ class ResamplingModel(ThetaModel):
         return values
 
     def conditional(self, query: Query, secret: Secret, value: float) -> Conditional:
+        """Mean and covariance of F given ``secret == value`` (the closed forms above).
+
+        Parameters
+        ----------
+        query : Query
+            The released statistics.
+        secret : Secret
+            A secret on the share or count of a category.
+        value : float
+            The value of the secret's statistic (on its own scale).
+
+        Returns
+        -------
+        Conditional
+            ``mean`` (shape ``(k,)``) and ``cov`` (shape ``(k, k)``) of F given the secret.
+
+        Raises
+        ------
+        InputError
+            The secret is not a share or count, ``value`` is not a multiple of ``1 / n`` (an
+            integer for a count), or a statistic does not fit the reference or the schema.
+        SchemaError
+            A column is not in the schema, or the reference has values outside its domain.
+        """
         stat = self._secret_statistic(secret)
         g = self._groups(query, stat)
         k = self._count(stat, value)
@@ -133,7 +184,33 @@ class ResamplingModel(ThetaModel):
     def sample(
         self, query: Query, secret: Secret, value: float, size: int, rng: np.random.Generator
     ) -> Array:
-        """F on ``size`` datasets: k rows drawn from the category's rows, n - k from the rest."""
+        """F on ``size`` datasets: k rows drawn from the category's rows, n - k from the rest.
+
+        Parameters
+        ----------
+        query : Query
+            The released statistics.
+        secret : Secret
+            A secret on the share or count of a category.
+        value : float
+            The value of the secret's statistic (on its own scale), which fixes k.
+        size : int
+            The number of datasets to draw.
+        rng : numpy.random.Generator
+            The source of randomness.
+
+        Returns
+        -------
+        numpy.ndarray
+            float64 of shape ``(size, k)``: F on each dataset.
+
+        Raises
+        ------
+        InputError
+            As for :meth:`conditional`.
+        SchemaError
+            As for :meth:`conditional`.
+        """
         stat = self._secret_statistic(secret)
         g = self._groups(query, stat)
         k = self._count(stat, value)
@@ -150,7 +227,31 @@ class ResamplingModel(ThetaModel):
         return out
 
     def pmf(self, query: Query, secret: Secret, value: float) -> tuple[Array, Array] | None:
-        """Exact distribution of a scalar F over an integer-valued variable (by convolution)."""
+        """Exact distribution of a scalar F over an integer-valued variable (by convolution).
+
+        Parameters
+        ----------
+        query : Query
+            The released statistics (only a single statistic has a pmf here).
+        secret : Secret
+            A secret on the share or count of a category.
+        value : float
+            The value of the secret's statistic (on its own scale).
+
+        Returns
+        -------
+        tuple of numpy.ndarray or None
+            ``(atoms, probabilities)``: the values F takes with positive probability, and
+            those probabilities (summing to 1); ``None`` when ``query`` has more than one
+            statistic or its variable is not integer-valued on the reference.
+
+        Raises
+        ------
+        InputError
+            As for :meth:`conditional`.
+        SchemaError
+            As for :meth:`conditional`.
+        """
         if query.size != 1:
             return None
         stat = self._secret_statistic(secret)
@@ -169,7 +270,30 @@ class ResamplingModel(ThetaModel):
     def moment_check(self, query: Query, secret: Secret) -> dict[str, Any]:
         """Monte Carlo moments from ``draws`` datasets per secret value against the closed forms:
         the largest mean error in conditional standard deviations, and the relative (Frobenius)
-        error of the covariance."""
+        error of the covariance.
+
+        The draws use a generator seeded with ``seed``, so the check is reproducible.
+
+        Parameters
+        ----------
+        query : Query
+            The released statistics.
+        secret : Secret
+            A secret on the share or count of a category.
+
+        Returns
+        -------
+        dict
+            ``draws``, ``max_mean_error_sd`` (the largest over the secret's values) and
+            ``max_cov_rel_error``.
+
+        Raises
+        ------
+        InputError
+            As for :meth:`support` and :meth:`conditional`.
+        SchemaError
+            As for :meth:`support` and :meth:`conditional`.
+        """
         rng = np.random.default_rng(self.seed)
         mean_err, cov_err = 0.0, 0.0
         for value in self.support(secret):
@@ -183,6 +307,13 @@ class ResamplingModel(ThetaModel):
         return {"draws": self.draws, "max_mean_error_sd": mean_err, "max_cov_rel_error": cov_err}
 
     def describe(self) -> dict[str, Any]:
+        """A JSON-ready description for privacy records.
+
+        Returns
+        -------
+        dict
+            ``type`` (``"resampling"``), ``n``, ``reference_rows``, ``draws`` and ``seed``.
+        """
         return {
             "type": "resampling",
             "n": self.n,

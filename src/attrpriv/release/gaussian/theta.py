@@ -99,6 +99,32 @@ class GaussianModel(ThetaModel):
     delta this model states can be several times too small; the mechanism refuses such a model
     unless ``force=True`` (the record then says so). :meth:`from_data` keeps its reference data,
     against which the mechanism checks the model's conditional moments before a release.
+
+    Parameters
+    ----------
+    variables : sequence of str
+        The k per-record variables: distinct non-empty names, a column (``"age"``) or a
+        category's indicator (``"sex=Female"``).
+    mean : sequence of float
+        The mean of a record, one finite value per variable.
+    cov : sequence of sequence of float
+        The ``k x k`` covariance of a record: finite, symmetric and positive semi-definite.
+    n : int
+        The number of records in a dataset (an integer >= 1).
+    bounds : mapping of str to tuple of float, optional
+        ``(lower, upper)``, the public range of some variables (used as it is, not checked):
+        the support of secrets on their means.
+    discrete : sequence of str, optional
+        Variables that are discrete (a single string is ignored); indicators are always.
+    force : bool, optional
+        Let the mechanism use the model although some variables are discrete.
+
+    Raises
+    ------
+    InputError
+        ``variables`` is not a list of distinct non-empty names, ``mean`` or ``cov`` does not
+        fit them, ``n`` is not an integer >= 1, ``discrete`` names unknown variables, or
+        ``force`` is not a bool.
     """
 
     gaussian = True
@@ -146,6 +172,39 @@ class GaussianModel(ThetaModel):
         """Mean and covariance of per-record variables estimated from public reference data.
 
         Indicators and integer columns are discrete: refused by the mechanism unless ``force``.
+
+        The covariance is the sample covariance (``ddof=1``); each variable's bounds are its
+        public domain (``[0, 1]`` for an indicator).
+
+        Parameters
+        ----------
+        reference : pandas.DataFrame
+            Public data with the variables' columns, without missing values.
+        schema : Schema
+            The public domains; the reference columns are validated against them.
+        variables : sequence of str or Statistic
+            The per-record variables: ``"age"`` (a numeric or integer column),
+            ``"sex=Female"`` (a category's indicator), or statistics (their variables).
+        n : int
+            The number of records in a dataset (an integer >= 1).
+        force : bool, optional
+            As for :class:`GaussianModel`.
+
+        Returns
+        -------
+        GaussianModel
+            The fitted model, with ``reference`` and ``schema`` kept for the mechanism's
+            moment check.
+
+        Raises
+        ------
+        InputError
+            ``reference`` is not a DataFrame, lacks a column or has missing values in it, a
+            variable is not a valid name or does not fit its column's domain (a categorical
+            column without a category, a category outside the domain or of a continuous
+            column), or the estimated model is invalid (e.g. from a single row).
+        SchemaError
+            A column is not in the schema, or the reference has values outside its domain.
         """
         stats = [_as_variable_stat(v) for v in variables]
         matrix = design_matrix(reference, schema, stats)
@@ -166,6 +225,23 @@ class GaussianModel(ThetaModel):
         return model
 
     def index(self, statistic: Statistic) -> int:
+        """The position of a statistic's per-record variable among :attr:`variables`.
+
+        Parameters
+        ----------
+        statistic : Statistic
+            A statistic over one of the model's variables.
+
+        Returns
+        -------
+        int
+            The index of ``statistic.variable`` in ``variables``.
+
+        Raises
+        ------
+        InputError
+            The statistic's variable is not in the model.
+        """
         try:
             return self.variables.index(statistic.variable)
         except ValueError:
@@ -175,6 +251,26 @@ class GaussianModel(ThetaModel):
             ) from None
 
     def support(self, secret: Secret) -> tuple[float, ...]:
+        """The secret values to consider; :class:`InputError` for values outside the support.
+
+        Parameters
+        ----------
+        secret : Secret
+            A secret on one of the model's variables.
+
+        Returns
+        -------
+        tuple of float
+            :meth:`Secret.candidate_values` (the interval's end points for an interval).
+
+        Raises
+        ------
+        InputError
+            The secret's variable is not in the model, a value is outside the support (a
+            share outside [0, 1], a count outside [0, n], a mean outside the variable's
+            ``bounds`` where given), or the variable has zero variance and the secret more
+            than one value.
+        """
         i = self.index(secret.statistic)
         values = secret.candidate_values()
         check_secret_range(secret, values, self.n, self.bounds.get(secret.statistic.variable))
@@ -186,6 +282,27 @@ class GaussianModel(ThetaModel):
         return values
 
     def conditional(self, query: Query, secret: Secret, value: float) -> Conditional:
+        """Mean and covariance of F given ``secret == value`` (closed form, see above).
+
+        Parameters
+        ----------
+        query : Query
+            The released statistics, over the model's variables.
+        secret : Secret
+            The protected statistic, over one of the model's variables.
+        value : float
+            The value of the secret's statistic (on its own scale).
+
+        Returns
+        -------
+        Conditional
+            ``mean`` (shape ``(k,)``) and ``cov`` (shape ``(k, k)``) of F given the secret.
+
+        Raises
+        ------
+        InputError
+            A statistic of ``query`` or the secret's is not over a variable of the model.
+        """
         i = self.index(secret.statistic)
         cols = [self.index(s) for s in query.statistics]
         a = secret_per_record(secret.statistic, value, self.n)
@@ -199,7 +316,31 @@ class GaussianModel(ThetaModel):
         self, query: Query, secret: Secret, value: float, size: int, rng: np.random.Generator
     ) -> Array:
         """Draw whole datasets of n records, condition each on the secret exactly (Matheron's
-        rule: shift every record by ``V_.i / V_ii (a - mean_i)``) and compute F on it."""
+        rule: shift every record by ``V_.i / V_ii (a - mean_i)``) and compute F on it.
+
+        Parameters
+        ----------
+        query : Query
+            The released statistics, over the model's variables.
+        secret : Secret
+            The protected statistic, over one of the model's variables.
+        value : float
+            The value of the secret's statistic (on its own scale).
+        size : int
+            The number of datasets to draw.
+        rng : numpy.random.Generator
+            The source of randomness.
+
+        Returns
+        -------
+        numpy.ndarray
+            float64 of shape ``(size, k)``: F on each dataset.
+
+        Raises
+        ------
+        InputError
+            A statistic of ``query`` or the secret's is not over a variable of the model.
+        """
         i = self.index(secret.statistic)
         cols = [self.index(s) for s in query.statistics]
         a = secret_per_record(secret.statistic, value, self.n)
@@ -215,6 +356,14 @@ class GaussianModel(ThetaModel):
         return out
 
     def describe(self) -> dict[str, Any]:
+        """A JSON-ready description for privacy records.
+
+        Returns
+        -------
+        dict
+            ``type`` (``"gaussian"``), ``n``, ``variables``, ``mean``, ``cov``, ``discrete``,
+            ``force`` and ``reference_rows`` (``None`` unless made by :meth:`from_data`).
+        """
         return {
             "type": "gaussian",
             "n": self.n,

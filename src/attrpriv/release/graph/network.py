@@ -44,6 +44,27 @@ class DiscreteNetwork:
     ``states[v]`` lists the ordered finite states of ``v``; ``parents[v]`` its parents (a node
     missing from ``parents`` has none); ``cpds[v]`` has shape ``(*parent cards, card(v))``, the
     last axis indexed by ``states[v]`` and summing to 1. Arrays are copied and made read-only.
+
+    Parameters
+    ----------
+    states : mapping of str to sequence of hashable
+        The ordered, distinct, non-empty states of each node (node names are non-empty
+        strings); stored as tuples, in the order given.
+    parents : mapping of str to sequence of str
+        The parents of each node, in the order of the CPD's axes; a node missing from it has
+        none.
+    cpds : mapping of str to array_like
+        The conditional probability table of each node, shape ``(*parent cards, card(v))``,
+        finite and >= 0, each row summing to 1 within 1e-6 (rows are then renormalised).
+
+    Raises
+    ------
+    InputError
+        ``states`` is empty or a node's states are not a list of distinct values; ``parents``
+        is not a mapping, names an unknown node, or a parent is unknown, the node itself or
+        repeated; a node has no CPD or its CPD is not numeric, has the wrong shape, has
+        negative or non-finite entries or rows that do not sum to 1; or the graph has a
+        directed cycle.
     """
 
     states: Mapping[str, tuple[Hashable, ...]]
@@ -68,7 +89,24 @@ class DiscreteNetwork:
 
     @classmethod
     def from_pgmpy(cls, model: DiscreteBayesianNetwork) -> DiscreteNetwork:
-        """Convert a fitted pgmpy ``DiscreteBayesianNetwork`` (every node needs a TabularCPD)."""
+        """Convert a fitted pgmpy ``DiscreteBayesianNetwork`` (every node needs a TabularCPD).
+
+        Parameters
+        ----------
+        model : pgmpy.models.DiscreteBayesianNetwork
+            A fitted network whose nodes are strings, each with a ``TabularCPD``.
+
+        Returns
+        -------
+        DiscreteNetwork
+            The same network: each node's states, parents and CPD (moved to the last axis).
+
+        Raises
+        ------
+        InputError
+            A node name is not a string, a node has no CPD, or the converted network is
+            invalid (see :class:`DiscreteNetwork`).
+        """
         states: dict[str, tuple[Hashable, ...]] = {}
         parents: dict[str, tuple[str, ...]] = {}
         cpds: dict[str, np.ndarray] = {}
@@ -89,15 +127,63 @@ class DiscreteNetwork:
         return self._order
 
     def card(self, node: str) -> int:
-        """Number of states of ``node``."""
+        """Number of states of ``node``.
+
+        Parameters
+        ----------
+        node : str
+            A node of the network.
+
+        Returns
+        -------
+        int
+            ``len(states[node])``.
+
+        Raises
+        ------
+        InputError
+            ``node`` is not a node of the network.
+        """
         return len(self.states[self._node(node)])
 
     def children(self, node: str) -> tuple[str, ...]:
-        """The children of ``node``."""
+        """The children of ``node``.
+
+        Parameters
+        ----------
+        node : str
+            A node of the network.
+
+        Returns
+        -------
+        tuple of str
+            The nodes that have ``node`` as a parent, in topological order.
+
+        Raises
+        ------
+        InputError
+            ``node`` is not a node of the network.
+        """
         return self._children[self._node(node)]
 
     def ancestors(self, nodes: Iterable[str]) -> set[str]:
-        """``nodes`` and all their ancestors."""
+        """``nodes`` and all their ancestors.
+
+        Parameters
+        ----------
+        nodes : iterable of str
+            Nodes of the network.
+
+        Returns
+        -------
+        set of str
+            ``nodes``, their parents, their parents' parents, and so on.
+
+        Raises
+        ------
+        InputError
+            One of ``nodes`` is not a node of the network.
+        """
         found: set[str] = set()
         stack = [self._node(n) for n in nodes]
         while stack:
@@ -108,7 +194,25 @@ class DiscreteNetwork:
         return found
 
     def marginal(self, variables: Sequence[str]) -> np.ndarray:
-        """Exact joint ``P(variables)``, axes in the given order, by variable elimination."""
+        """Exact joint ``P(variables)``, axes in the given order, by variable elimination.
+
+        Parameters
+        ----------
+        variables : sequence of str
+            Distinct nodes of the network (a sequence, not a single string).
+
+        Returns
+        -------
+        numpy.ndarray
+            float64 probabilities of shape ``(card(v1), ..., card(vk))``, axes indexed by the
+            nodes' states.
+
+        Raises
+        ------
+        InputError
+            ``variables`` is a string or names an unknown or repeated node, or exact
+            inference needs a table larger than :data:`MAX_INFERENCE_CELLS` cells.
+        """
         names = self._variables(variables, "variables")
         relevant = self.ancestors(names)
         factors: list[Factor] = [
@@ -126,6 +230,28 @@ class DiscreteNetwork:
 
         A state of ``given`` with probability 0 has no conditional: ``zero="raise"`` (default)
         raises :class:`InputError` naming it, ``zero="nan"`` fills its row with NaN.
+
+        Parameters
+        ----------
+        target : sequence of str
+            Distinct nodes of the network (a sequence, not a single string), not ``given``.
+        given : str
+            The node conditioned on.
+        zero : {"raise", "nan"}, optional
+            What to do with states of ``given`` of probability 0 (see above).
+
+        Returns
+        -------
+        numpy.ndarray
+            float64 of shape ``(card(given), *cards(target))``: row ``a`` is the joint
+            distribution of ``target`` given the ``a``-th state of ``given``.
+
+        Raises
+        ------
+        InputError
+            ``zero`` is neither ``"raise"`` nor ``"nan"``; ``target`` is a string or names an
+            unknown or repeated node; ``given`` is unknown or in ``target``; a state of
+            ``given`` has probability 0 and ``zero="raise"``; or exact inference is too large.
         """
         check_choice(zero, "zero", ("raise", "nan"))
         names = self._variables(target, "target")
@@ -151,6 +277,25 @@ class DiscreteNetwork:
 
         This is the "nearby" set X_N of a Markov quilt: every other node is independent of
         ``node`` given the quilt in every distribution that factorises over the graph.
+
+        Parameters
+        ----------
+        quilt : collection of str
+            The observed nodes (the Markov quilt X_Q), not including ``node``.
+        node : str
+            The protected node X_i.
+
+        Returns
+        -------
+        tuple of str
+            The nodes reachable from ``node`` by an active trail given ``quilt`` (``node``
+            included), in topological order.
+
+        Raises
+        ------
+        InputError
+            ``node`` or a node of ``quilt`` is not in the network, or ``node`` is in
+            ``quilt``.
         """
         node = self._node(node)
         observed = {self._node(q) for q in quilt}
@@ -160,7 +305,25 @@ class DiscreteNetwork:
         return tuple(n for n in self._order if n in reachable)
 
     def sample(self, n: int, rng: np.random.Generator) -> pd.DataFrame:
-        """``n`` forward samples, one column per node (tests and benchmarks; not private)."""
+        """``n`` forward samples, one column per node (tests and benchmarks; not private).
+
+        Parameters
+        ----------
+        n : int
+            The number of samples (an integer >= 1).
+        rng : numpy.random.Generator
+            The source of randomness.
+
+        Returns
+        -------
+        pandas.DataFrame
+            ``n`` rows, one column per node in topological order, holding the nodes' states.
+
+        Raises
+        ------
+        InputError
+            ``n`` is not an integer >= 1.
+        """
         n = check_positive_int(n, "n")
         codes: dict[str, np.ndarray] = {}
         for node in self._order:

@@ -38,7 +38,24 @@ MAX_QUILT_CELLS = 2**20
 
 @dataclass(frozen=True)
 class Quilt:
-    """The quilt chosen for one protected node, with the noise scale it justifies."""
+    """The quilt chosen for one protected node, with the noise scale it justifies.
+
+    Parameters
+    ----------
+    node : str
+        The protected node X_i.
+    quilt : tuple of str
+        The Markov quilt X_Q (empty for the empty quilt).
+    nearby : tuple of str
+        X_N: the nodes not d-separated from ``node`` given ``quilt`` (``node`` included), in
+        topological order.
+    influence : float
+        The max-influence ``e(X_Q | X_i)`` of the quilt, in nats (below epsilon for a quilt
+        :func:`best_quilt` chose).
+    scale : float
+        The Laplace scale the quilt justifies: the sum of the sensitivities of ``nearby``
+        divided by ``epsilon - influence``.
+    """
 
     node: str
     quilt: tuple[str, ...]
@@ -47,6 +64,13 @@ class Quilt:
     scale: float
 
     def to_dict(self) -> dict[str, Any]:
+        """The quilt as plain JSON-ready values, for records and reports.
+
+        Returns
+        -------
+        dict
+            ``node``, ``quilt`` and ``nearby`` (lists), ``influence`` and ``scale``.
+        """
         return {
             "node": self.node,
             "quilt": list(self.quilt),
@@ -82,7 +106,32 @@ def influence_of(conditional: np.ndarray) -> float:
 
 
 def max_influence(network: DiscreteNetwork, quilt: Sequence[str], node: str) -> float:
-    """``e(X_Q | X_i)``: the most a quilt's value can tell about ``node`` (0.0 for no quilt)."""
+    """``e(X_Q | X_i)``: the most a quilt's value can tell about ``node`` (0.0 for no quilt).
+
+    Only states of ``node`` with positive probability are compared (they are the secrets).
+
+    Parameters
+    ----------
+    network : DiscreteNetwork
+        The public model.
+    quilt : sequence of str
+        The quilt X_Q: distinct nodes of ``network``, not ``node``.
+    node : str
+        The protected node X_i.
+
+    Returns
+    -------
+    float
+        ``max_{a, b} max_{x_Q} log P(X_Q = x_Q | X_i = a) / P(X_Q = x_Q | X_i = b)`` in nats,
+        >= 0 (``inf`` when some quilt value is possible under one state only); 0.0 for an
+        empty quilt or a node with fewer than 2 supported states.
+
+    Raises
+    ------
+    InputError
+        ``node`` is in ``quilt``, a node is not in the network or repeated, or exact
+        inference is too large.
+    """
     names = tuple(quilt)
     if node in names:
         raise InputError(f"node {node!r} cannot be in its own quilt {list(names)}")
@@ -107,6 +156,32 @@ def best_quilt(
     """The minimum-scale quilt for ``node`` among the candidates (see :func:`candidate_quilts`).
 
     Quilts with influence >= epsilon are infeasible and skipped; the empty quilt never is.
+
+    Parameters
+    ----------
+    network : DiscreteNetwork
+        The public model.
+    node : str
+        The protected node X_i.
+    epsilon : float
+        The privacy-loss parameter (finite, > 0).
+    sensitivity : mapping of str to float
+        The l1 sensitivity of the released statistic to each node: one finite value >= 0 for
+        every node of ``network`` and no other keys.
+    max_quilt_size : int, optional
+        The largest subset of other nodes tried as a quilt (an integer >= 1); all sizes when
+        ``None`` (the moral-graph rings are tried either way).
+
+    Returns
+    -------
+    Quilt
+        The candidate quilt with the smallest scale.
+
+    Raises
+    ------
+    InputError
+        ``epsilon``, ``sensitivity``, ``node`` or ``max_quilt_size`` is invalid, there would
+        be more than :data:`MAX_CANDIDATES` candidate quilts, or exact inference is too large.
     """
     epsilon = check_epsilon(epsilon)
     weights = check_sensitivity(network, sensitivity)
@@ -147,7 +222,37 @@ def quilt_scale(
     nodes: Sequence[str] | None = None,
     max_quilt_size: int | None = None,
 ) -> tuple[float, dict[str, Quilt]]:
-    """``sigma_max``: the largest best-quilt scale over the protected ``nodes`` (default all)."""
+    """``sigma_max``: the largest best-quilt scale over the protected ``nodes`` (default all).
+
+    Parameters
+    ----------
+    network : DiscreteNetwork
+        The public model.
+    epsilon : float
+        The privacy-loss parameter (finite, > 0).
+    sensitivity : mapping of str to float
+        The l1 sensitivity of the released statistic to each node: one finite value >= 0 for
+        every node of ``network`` and no other keys.
+    nodes : sequence of str, optional
+        The protected nodes (a non-empty list, not a single string); every node when
+        ``None``.
+    max_quilt_size : int, optional
+        As for :func:`best_quilt`.
+
+    Returns
+    -------
+    sigma_max : float
+        The largest of the best quilts' scales: the Laplace scale that protects every node.
+    quilts : dict of str to Quilt
+        The best quilt of each protected node, in the order of ``nodes``.
+
+    Raises
+    ------
+    InputError
+        ``nodes`` is a string, empty or names an unknown node; ``epsilon``, ``sensitivity``
+        or ``max_quilt_size`` is invalid; there would be more than :data:`MAX_CANDIDATES`
+        candidate quilts for a node; or exact inference is too large.
+    """
     protected = network.nodes if nodes is None else tuple(nodes)
     if isinstance(nodes, str) or not protected:
         raise InputError(f"nodes must be a non-empty list of network nodes, got {nodes!r}")

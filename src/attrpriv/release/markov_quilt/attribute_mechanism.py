@@ -190,7 +190,20 @@ class AttributeMarkovQuilt(Mechanism[Counts, AttributePlan]):
         return self._plan(sampler, measured.inferred)
 
     def record(self, plan: AttributePlan) -> PrivacyRecord:
-        """The guarantee of releasing with ``plan``."""
+        """The guarantee of releasing with ``plan``.
+
+        Parameters
+        ----------
+        plan : AttributePlan
+            The noise plan of the release (from :meth:`calibrate` or a release).
+
+        Returns
+        -------
+        PrivacyRecord
+            ``(epsilon, 0)``-Pufferfish privacy under the unit ``pufferfish/record:<nodes>``
+            (the protected nodes), with the per-node sensitivities and discrete Laplace scale
+            ``sigma_max``.
+        """
         names = ", ".join(repr(p) for p in plan.protected)
         return self._record(
             plan,

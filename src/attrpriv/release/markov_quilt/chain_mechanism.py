@@ -190,7 +190,20 @@ class MarkovQuiltMechanism(Mechanism[Chains, ChainPlan]):
         return self._plan(sorted({c.size for c in measured.codes}), sampler)
 
     def record(self, plan: ChainPlan) -> PrivacyRecord:
-        """The guarantee of releasing with ``plan``."""
+        """The guarantee of releasing with ``plan``.
+
+        Parameters
+        ----------
+        plan : ChainPlan
+            The noise plan of the release (from :meth:`calibrate` or a release).
+
+        Returns
+        -------
+        PrivacyRecord
+            ``(epsilon, 0)``-Pufferfish privacy under the unit ``pufferfish/chain-state@<theta>``
+            (the plan's fingerprint of Theta), with the query's per-node Lipschitz constant as
+            sensitivity and Laplace scale ``sigma_max`` (discrete for the histogram).
+        """
         discrete = self.query == "histogram"
         return self._record(
             plan,

@@ -25,7 +25,25 @@ from attrpriv.release.graph.quilts import max_log_ratio
 
 @dataclass(frozen=True, eq=False)
 class MarkovChainModel:
-    """A time-homogeneous Markov chain: ``initial`` distribution and ``transition`` matrix."""
+    """A time-homogeneous Markov chain: ``initial`` distribution and ``transition`` matrix.
+
+    Both are copied as float64, renormalised and made read-only.
+
+    Parameters
+    ----------
+    initial : array_like
+        The distribution of X_0: a vector of k finite probabilities >= 0 summing to 1 (within
+        1e-6).
+    transition : array_like
+        The ``k x k`` row-stochastic matrix ``P[a, b] = P(X_{t+1} = b | X_t = a)`` (finite,
+        >= 0, each row summing to 1 within 1e-6).
+
+    Raises
+    ------
+    InputError
+        ``initial`` or ``transition`` is not numeric, has the wrong shape, holds a negative
+        or non-finite entry or does not sum to 1, or their numbers of states differ.
+    """
 
     initial: np.ndarray
     transition: np.ndarray
@@ -44,7 +62,24 @@ class MarkovChainModel:
 
     @classmethod
     def stationary(cls, transition: Any) -> MarkovChainModel:
-        """The chain started in its stationary distribution (needs an irreducible chain)."""
+        """The chain started in its stationary distribution (needs an irreducible chain).
+
+        Parameters
+        ----------
+        transition : array_like
+            A ``k x k`` row-stochastic matrix (as for :class:`MarkovChainModel`).
+
+        Returns
+        -------
+        MarkovChainModel
+            The chain whose ``initial`` is the unique stationary distribution of
+            ``transition``.
+
+        Raises
+        ------
+        InputError
+            ``transition`` is not a row-stochastic matrix, or it is not irreducible.
+        """
         matrix = _distributions(transition, "transition", ndim=2)
         return cls(stationary_distribution(matrix), matrix)
 
@@ -58,7 +93,23 @@ class MarkovChainModel:
         return bool(np.allclose(self.initial @ self.transition, self.initial, rtol=0, atol=1e-12))
 
     def marginals(self, length: int) -> np.ndarray:
-        """``mu[t] = P(X_t = .)`` for t < length, shape ``(length, n_states)``."""
+        """``mu[t] = P(X_t = .)`` for t < length, shape ``(length, n_states)``.
+
+        Parameters
+        ----------
+        length : int
+            The number of time steps (an integer >= 1).
+
+        Returns
+        -------
+        numpy.ndarray
+            float64 of shape ``(length, n_states)``; row ``t`` is the distribution of X_t.
+
+        Raises
+        ------
+        InputError
+            ``length`` is not an integer >= 1.
+        """
         length = check_positive_int(length, "length")
         mu = np.empty((length, self.n_states))
         mu[0] = self.initial
@@ -67,7 +118,27 @@ class MarkovChainModel:
         return mu
 
     def sample(self, n: int, length: int, rng: np.random.Generator) -> np.ndarray:
-        """``n`` chains of ``length`` states (codes 0..k-1), shape (n, length); not private."""
+        """``n`` chains of ``length`` states (codes 0..k-1), shape (n, length); not private.
+
+        Parameters
+        ----------
+        n : int
+            The number of chains (an integer >= 1).
+        length : int
+            The number of states in each chain (an integer >= 1).
+        rng : numpy.random.Generator
+            The source of randomness.
+
+        Returns
+        -------
+        numpy.ndarray
+            int64 state codes of shape ``(n, length)``.
+
+        Raises
+        ------
+        InputError
+            ``n`` or ``length`` is not an integer >= 1.
+        """
         n, length = check_positive_int(n, "n"), check_positive_int(length, "length")
         cumulative = np.cumsum(self.transition, axis=1)
         out = np.empty((n, length), dtype=np.int64)
@@ -77,7 +148,28 @@ class MarkovChainModel:
         return out
 
     def to_network(self, length: int, states: Sequence[Hashable] | None = None) -> DiscreteNetwork:
-        """The chain as a Bayesian network over nodes ``X0 .. X{length-1}``."""
+        """The chain as a Bayesian network over nodes ``X0 .. X{length-1}``.
+
+        Parameters
+        ----------
+        length : int
+            The number of time steps (an integer >= 1).
+        states : sequence of hashable, optional
+            The labels of the ``n_states`` states, in code order (distinct); the codes
+            ``0 .. k-1`` when ``None``.
+
+        Returns
+        -------
+        DiscreteNetwork
+            The chain ``X0 -> X1 -> ... -> X{length-1}``, with CPD ``initial`` for ``X0`` and
+            ``transition`` for the others.
+
+        Raises
+        ------
+        InputError
+            ``length`` is not an integer >= 1, or ``states`` does not hold ``n_states``
+            distinct labels.
+        """
         length = check_positive_int(length, "length")
         labels = tuple(range(self.n_states)) if states is None else tuple(states)
         names = [f"X{t}" for t in range(length)]
