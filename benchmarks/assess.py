@@ -8,6 +8,7 @@
     python benchmarks/assess.py audit-vs-art           # issue 11: ART's RF audit, side by side
     python benchmarks/assess.py references             # shared vs matched reference models
     python benchmarks/assess.py learners               # attribute attackers: early stopping
+    python benchmarks/assess.py planted                # a planted ID and a planted proxy
     python benchmarks/assess.py leak                   # a planted leak, ranked and mitigated
 
 ``scale`` runs ``FeatureRiskAssessor.assess`` once per backend, each in a fresh subprocess, and
@@ -677,8 +678,11 @@ def learners() -> None:
         rows = head[head[feature].notna()]
         others = rows.drop(columns=[feature])
         values = rows[feature].astype(str).to_numpy()
-        learn, judged = slice(0, 700), slice(700, None)
-        known = _group_rare(values[learn])
+        judged = slice(700, None)
+        known = _group_rare(values[:700])
+        _, index, counts = np.unique(known, return_inverse=True, return_counts=True)
+        learn = np.flatnonzero(counts[index] > 1)  # as attribute_inference: no lone value
+        known = known[learn]
         for label, early, rate in (
             ("100 rounds, rate 0.05", False, 0.05),
             ("early stopping, rate 0.05", True, 0.05),
@@ -691,6 +695,42 @@ def learners() -> None:
             spent = time.process_time() - cpu
             accuracy = float(np.mean(fitted.predict(others.iloc[judged]) == values[judged]))
             print(f"| {feature} | {label} | {fitted[-1].n_iter_} | {spent:.2f} | {accuracy:.3f} |")
+
+
+def planted() -> None:
+    """Issue 11: a planted row ID and a 5%-noise copy of sex in 2,400 Adult rows, defaults."""
+    from attrpriv.assess.assessor import FeatureRiskAssessor
+
+    X, y = load("adult", 2400, seed=1)
+    rng = np.random.default_rng(1)
+    X = X.assign(row_id=rng.permutation(len(X)).astype(float))
+    flip = rng.random(len(X)) < 0.05
+    other = np.where(X["sex"] == "Male", "Female", "Male")
+    X = X.assign(sex_copy=np.where(flip, other, X["sex"].astype(str)))
+    for model_name in ("hgb", "rf"):
+        assessor = FeatureRiskAssessor(
+            make_model(model_name), sensitive=("sex",), backend="sequential", n_jobs=1
+        )
+        report, spent = timed(lambda a=assessor: a.assess(X, y))
+        m = report.model.membership
+        assert m is not None
+        print(
+            f"\n{model_name}: {len(X)} rows, {spent.cpu:.1f} CPU s, full-model AUC {m.auc:.3f}, "
+            f"TPR@1%FPR {m.tpr_at_1pct_fpr:.3f}"
+        )
+        print("| rank | feature set | membership differential [95% CI] | modified [95% CI] |")
+        print("|---:|---|---:|---:|")
+        for r in report.feature_sets[:3]:
+            low, high = r.modified_ci
+            print(
+                f"| {r.rank} | {r.label} | {_score(r.attacks.get('membership'))} "
+                f"| {r.modified:+.4f} [{low:+.4f}, {high:+.4f}] |"
+            )
+        (sex,) = report.sensitive
+        print("\n| proxy rank of sex | feature set | inference drop [95% CI] |")
+        print("|---:|---|---:|")
+        for rank_, proxy in enumerate(sex.proxies[:3], start=1):
+            print(f"| {rank_} | {proxy.label} | {_score(proxy.drop)} |")
 
 
 def audit_vs_art() -> None:
@@ -749,7 +789,7 @@ def audit_vs_art() -> None:
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parts = ["scale", "full", "mitigate-rf", "anchor", "audit-vs-art", "references", "learners"]
-    parts.append("leak")
+    parts += ["planted", "leak"]
     parts.append("_child")
     parser.add_argument("part", choices=parts)
     parser.add_argument("run", nargs="?", default="{}", help="_child only: a Run as JSON")
@@ -780,6 +820,9 @@ def main(argv: list[str] | None = None) -> None:
         leak(args.max_rows)
     elif args.part == "audit-vs-art":
         audit_vs_art()
+    elif args.part == "planted":
+        with threadpool_limits(1):
+            planted()
     elif args.part == "learners":
         with threadpool_limits(1):
             learners()

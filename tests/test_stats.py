@@ -302,3 +302,47 @@ def test_delong_auc_refuses_bad_input(labels: list, scores: list, message: str) 
 
     with pytest.raises(InputError, match=message):
         delong_auc(labels, scores)
+
+
+# -- pooling independent re-runs -----------------------------------------------------------------
+
+
+def test_pool_replicates_is_the_random_effects_mean() -> None:
+    from scipy import stats as scipy_stats
+
+    from attrpriv.stats import pool_replicates
+
+    runs = [Score(0.6, 0.5, d, (d - 0.0196, d + 0.0196), 100) for d in (0.08, 0.1, 0.15)]
+    pooled = pool_replicates(runs)
+    between = np.var([0.08, 0.1, 0.15], ddof=1)
+    within = (0.0196 / 1.959963984540054) ** 2
+    half = scipy_stats.t.ppf(0.975, 2) * np.sqrt(max(between, within) / 3)
+    assert pooled.difference == pytest.approx(0.11)
+    assert pooled.ci == pytest.approx((0.11 - half, 0.11 + half))
+    assert pooled.method == "random-effects(3)" and pooled.n == 300
+    agreeing = pool_replicates([Score(0.6, 0.5, 0.1, (0.08, 0.12), 100)] * 3)
+    assert agreeing.ci[1] - agreeing.ci[0] > 0  # never narrower than the runs' own error
+    assert pool_replicates(runs[:1]) is runs[0]
+
+
+def test_pool_replicates_covers_and_narrows_with_more_runs() -> None:
+    """Runs whose effect varies (sd 0.02) around 0.1, each measured with error sd 0.01."""
+    from attrpriv.stats import pool_replicates
+
+    rng = np.random.default_rng(6)
+
+    def run() -> Score:
+        d = 0.1 + rng.normal(0, 0.02) + rng.normal(0, 0.01)
+        return Score(0.6, 0.5, d, (d - 0.0196, d + 0.0196), 100)
+
+    widths = {}
+    for k in (3, 10):
+        hits = 0
+        pooled = []
+        for _ in range(400):
+            score = pool_replicates([run() for _ in range(k)])
+            hits += score.ci[0] <= 0.1 <= score.ci[1]
+            pooled.append(score.ci[1] - score.ci[0])
+        assert hits / 400 >= 0.93
+        widths[k] = float(np.mean(pooled))
+    assert widths[10] < widths[3] / 2

@@ -17,7 +17,9 @@ control-normalised ratio):
   difference of two AUCs on the same records, with DeLong's closed-form variance (DeLong, DeLong
   & Clarke-Pearson 1988, in Sun & Xu's O(n log n) form, IEEE SPL 21:1389, 2014): no resampling.
 - :func:`bootstrap_difference` -- any metric (AUC, R^2, ...) of two samples, percentile bootstrap.
-- :func:`pool_scores` -- one score from repeats over seeds (Rubin's rules).
+- :func:`pool_scores` -- one score from repeats on the same data (Rubin's rules).
+- :func:`pool_replicates` -- one score from independent re-runs (new split, new seed) of the
+  same experiment: their mean, with a random-effects CI that narrows as re-runs are added.
 """
 
 from __future__ import annotations
@@ -42,6 +44,7 @@ __all__ = [
     "clopper_pearson",
     "delong_auc",
     "delong_difference",
+    "pool_replicates",
     "pool_scores",
     "rate_difference",
     "rate_vs_chance",
@@ -566,6 +569,68 @@ def pool_scores(scores: Sequence[Score], confidence: float | None = None) -> Sco
         int(sum(s.n for s in scores)),
         level,
         f"rubin-pooled({k})",
+    )
+
+
+def pool_replicates(scores: Sequence[Score], confidence: float | None = None) -> Score:
+    """The mean of independent re-runs of one experiment, with a random-effects CI.
+
+    Each re-run (a new split and training seed) estimates the same mean effect with its own
+    sampling error (within-run variance ``W_i``, read off its CI) plus the run-to-run variation
+    of the effect itself. DerSimonian and Laird's random-effects variance of the mean of ``k``
+    runs with equal within-run variances is ``max(B, W) / k`` (``B``: the variance of the runs'
+    differences, ``W``: the mean ``W_i``): the observed spread of the runs, never taken smaller
+    than their own sampling error. The interval is Hartung and Knapp's: a t quantile on
+    ``k - 1`` degrees of freedom (with ``max(B, W)``, the modified form that is never narrower
+    than the fixed-effect interval). Unlike :func:`pool_scores` (Rubin's rules, for repeats that
+    re-use the same data), the interval narrows as runs are added, about as ``1 / sqrt(k)``.
+
+    Parameters
+    ----------
+    scores : sequence of Score
+        The runs' scores; at least one.
+    confidence : float, optional
+        The confidence level of the pooled CI, in (0, 1). Defaults to the first score's
+        ``confidence``; then a single score is returned unchanged.
+
+    Returns
+    -------
+    Score
+        The means of ``attack``, ``baseline`` and ``difference``, the pooled CI (cut to
+        [-1, 1]), ``n`` summed over the runs, and ``method`` ``"random-effects(k)"``.
+
+    Raises
+    ------
+    InputError
+        If ``scores`` is empty, or a confidence level is outside (0, 1).
+
+    References
+    ----------
+    DerSimonian, R. & Laird, N. (1986). Meta-analysis in clinical trials. *Controlled Clinical
+    Trials* 7:177-188. Hartung, J. & Knapp, G. (2001). A refined method for the meta-analysis
+    of controlled clinical trials with binary outcome. *Stat. Med.* 20:3875-3889.
+    """
+    if not scores:
+        raise InputError("scores must hold at least one Score, got none")
+    level = scores[0].confidence if confidence is None else confidence
+    if len(scores) == 1 and confidence is None:
+        return scores[0]
+    k = len(scores)
+    diffs = np.array([s.difference for s in scores])
+    within = float(np.mean([((s.ci[1] - s.ci[0]) / 2 / _z(s.confidence)) ** 2 for s in scores]))
+    between = float(diffs.var(ddof=1)) if k > 1 else 0.0
+    level = check_probability(level, "confidence")
+    q = float(stats.t.ppf(1 - (1 - level) / 2, k - 1)) if k > 1 else _z(level)
+    mean = float(diffs.mean())
+    half = q * math.sqrt(max(between, within) / k)
+    return Score(
+        float(np.mean([s.attack for s in scores])),
+        float(np.mean([s.baseline for s in scores])),
+        mean,
+        (max(-1.0, mean - half), min(1.0, mean + half)),
+        int(sum(s.n for s in scores)),
+        level,
+        f"random-effects({k})",
     )
 
 

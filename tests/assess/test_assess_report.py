@@ -101,7 +101,7 @@ def test_differential_score_pools_the_repeats() -> None:
     pooled = differential_score([score(0.04), score(0.06)])
     assert pooled.difference == pytest.approx(0.05)
     assert pooled.ci[0] < 0.04 and pooled.ci[1] > 0.06  # between-seed spread widens it
-    assert pooled.method.startswith("paired-bootstrap")
+    assert pooled.method == "delong-paired, random-effects(2)"
     with pytest.raises(InputError, match="at least one repeat"):
         differential_score([])
 

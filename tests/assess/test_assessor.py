@@ -9,6 +9,7 @@ leak; a random coin column leaks nothing.
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -111,12 +112,17 @@ def test_flagging_on_the_lower_end_keeps_the_leak_and_drops_the_noise(
     assert coin.modified_ci[0] < 0.0
 
 
+def results(report: RiskReport) -> dict[str, object]:
+    """The report's JSON form without ``run`` (its date and seconds differ between runs)."""
+    return {k: v for k, v in report.to_dict().items() if k != "run"}
+
+
 def test_joblib_processes_give_the_same_report(
     leaky: tuple[pd.DataFrame, pd.Series], leak_report: RiskReport
 ) -> None:
     X, y = leaky
     parallel = assessor(backend="joblib", n_jobs=2).assess(X, y)
-    assert parallel.to_dict() == leak_report.to_dict()
+    assert results(parallel) == results(leak_report)
 
 
 def test_dask_local_cluster_gives_the_same_report(leaky: tuple[pd.DataFrame, pd.Series]) -> None:
@@ -129,7 +135,7 @@ def test_dask_local_cluster_gives_the_same_report(leaky: tuple[pd.DataFrame, pd.
         distributed.Client(cluster),
     ):
         got = assessor(backend="dask", **tiny).assess(X, y)
-    assert got.to_dict() == expected.to_dict()
+    assert results(got) == results(expected)
 
 
 def test_mitigation_drops_the_leak_and_stops_under_the_threshold(
@@ -250,22 +256,25 @@ def test_property_attack_scores_a_mean_and_a_share() -> None:
 def test_a_skewed_feature_and_a_constant_one_in_the_property_attack(
     adult_dataset: datasets.Dataset,
 ) -> None:
-    """Adult's mostly-zero capital_gain gets reachable means; a constant feature is skipped."""
+    """Adult's mostly-zero capital_gain gets reachable means; a constant feature is left out
+    before any work (named in the report), and a set naming it is refused."""
     frame = adult_dataset.frame.sample(1500, random_state=0)
     X = frame[["age", "capital_gain", "education"]].assign(constant=1.0)
-    risk = FeatureRiskAssessor(
-        make_model("logreg"),
-        feature_sets=[["capital_gain"], ["constant"]],
-        attacks=("property",),
-        n_shadows=2,
-        n_repeats=1,
-        backend="sequential",
-    )
-    report = risk.assess(X, frame["income"])
+    params: dict[str, Any] = {
+        "attacks": ("property",),
+        "n_shadows": 2,
+        "n_repeats": 1,
+        "backend": "sequential",
+    }
+    report = FeatureRiskAssessor(make_model("logreg"), **params).assess(X, frame["income"])
     assert set(report["capital_gain"].attacks) == {"property"}
-    assert report["constant"].attacks == {}
-    (note,) = report.notes
-    assert note.startswith("property inference skipped for 'constant'")
+    assert "constant" not in [r.label for r in report.feature_sets]
+    assert report.notes[0] == (
+        "left out 'constant': it takes a single value (nothing to attack or retrain without)"
+    )
+    explicit = FeatureRiskAssessor(make_model("logreg"), feature_sets=[["constant"]], **params)
+    with pytest.raises(InputError, match="column 'constant' cannot be assessed: it takes a"):
+        explicit.assess(X, frame["income"])
 
 
 @settings(max_examples=60, deadline=None)

@@ -10,7 +10,7 @@ for one repeat. Every task rebuilds its split from ``seed + repeat``, so it is a
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -18,7 +18,7 @@ import pandas as pd
 from sklearn.base import clone
 from sklearn.model_selection import train_test_split
 
-from attrpriv.assess.inference import attribute_inference
+from attrpriv.assess.inference import AttributeInferenceResult, attribute_inference
 from attrpriv.assess.membership import (
     MembershipResult,
     ShadowModelAttack,
@@ -37,6 +37,7 @@ __all__ = [
     "GridData",
     "ModelOutcome",
     "Task",
+    "TaskFailure",
     "identifier_like",
     "make_split",
     "property_spec",
@@ -50,7 +51,11 @@ AUX_SHARE = 0.5  # share of the rows held out as the attacker's data for shadow 
 
 @dataclass(frozen=True, eq=False)
 class GridData:
-    """What every task needs: the data, the (unfitted) estimator and the attack settings."""
+    """What every task needs: the data, the (unfitted) estimator and the attack settings.
+
+    ``sensitive``: the attributes whose inference is measured on every retrained model;
+    ``sensitive_values``: those of them that are not model inputs (not in ``X``), same index.
+    """
 
     X: pd.DataFrame
     y: pd.Series
@@ -65,6 +70,8 @@ class GridData:
     max_attack_rows: int | None
     confidence: float
     seed: int
+    sensitive: tuple[str, ...] = ()
+    sensitive_values: pd.DataFrame | None = None
 
 
 @dataclass(frozen=True, eq=False)
@@ -102,6 +109,7 @@ class ModelOutcome:
     membership: MembershipResult | None
     model: Any = None
     differential: Score | None = None
+    sensitive: dict[str, AttributeInferenceResult] = field(default_factory=dict)
 
     @property
     def gap(self) -> float:
@@ -229,12 +237,40 @@ def _retrain(data: GridData, task: Task) -> ModelOutcome:
     differential = None
     if membership is not None and task.reference is not None:
         differential = auc_difference(task.reference, membership, confidence=data.confidence)
+    seed = data.seed + task.repeat
+    sensitive = {a: _infer_sensitive(data, model, split, columns, a, seed) for a in data.sensitive}
     return ModelOutcome(
         utility_train=float(model.score(split.members[0][columns], split.members[1])),
         utility_test=float(model.score(split.non_members[0][columns], split.non_members[1])),
         membership=membership,
         model=model if task.kind == "full" else None,
         differential=differential,
+        sensitive=sensitive,
+    )
+
+
+def _infer_sensitive(
+    data: GridData, model: Any, split: _Split, columns: list[str], attribute: str, seed: int
+) -> AttributeInferenceResult:
+    """How well an attacker infers ``attribute`` of the members from this model.
+
+    The attacker knows the model's input columns (without the attribute, whether it is an input
+    or not) and queries the model; its guesses are scored against the attribute's values.
+    """
+    X_m, y_m = split.members
+    source = data.X if attribute in data.X.columns else data.sensitive_values
+    assert source is not None
+    known = X_m[[c for c in columns if c != attribute]]
+    frame = known.assign(**{attribute: source[attribute].loc[X_m.index]})
+    present = frame[attribute].notna().to_numpy()
+    return attribute_inference(
+        model,
+        frame[present],
+        y_m[present],
+        attribute,
+        seed=seed,
+        confidence=data.confidence,
+        attack_model=data.attack_model,
     )
 
 
@@ -355,10 +391,36 @@ def _feature_attack(data: GridData, task: Task) -> Score:
     return game.score
 
 
-def run_task(data: GridData, task: Task) -> ModelOutcome | Score | np.ndarray:
+@dataclass(frozen=True)
+class TaskFailure:
+    """A task of the grid that raised: what it was and the first line of why (values hidden).
+
+    Only the retrainings without a set and the feature-level attacks may fail this way; the
+    audit records the failure and goes on. A reference model or the full model that cannot be
+    trained stops the audit (nothing else can be measured).
+    """
+
+    kind: str
+    repeat: int
+    features: tuple[str, ...]
+    reason: str
+
+
+def run_task(data: GridData, task: Task) -> ModelOutcome | Score | np.ndarray | TaskFailure:
     """Run one task of the grid (module-level, so worker processes can unpickle it)."""
     if task.kind == "reference":
         return _reference_losses(data, task)
-    if task.kind in ("full", "without"):
+    if task.kind == "full":
         return _retrain(data, task)
-    return _feature_attack(data, task)
+    try:
+        return _retrain(data, task) if task.kind == "without" else _feature_attack(data, task)
+    except Exception as exc:  # one failed part is recorded, the audit goes on
+        return TaskFailure(task.kind, task.repeat, task.features, _reason(exc))
+
+
+def _reason(exc: Exception) -> str:
+    """The first line of an exception, cut before any quoted value unless values are shown."""
+    line = (str(exc).strip().splitlines() or [""])[0] or type(exc).__name__
+    if not private_values_shown() and ":" in line and not isinstance(exc, InputError):
+        line = f"{line.split(':')[0]}: details hidden, --debug shows them"
+    return f"{type(exc).__name__}: {line}"

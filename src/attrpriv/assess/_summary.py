@@ -13,8 +13,15 @@ from typing import Any
 
 import numpy as np
 
-from attrpriv.assess._grid import GridData, ModelOutcome, Task
-from attrpriv.assess.report import FeatureSetRisk, MembershipSummary, ModelSummary, RocCurve
+from attrpriv.assess._grid import GridData, ModelOutcome, Task, TaskFailure
+from attrpriv.assess.report import (
+    FeatureSetRisk,
+    MembershipSummary,
+    ModelSummary,
+    ProxyRisk,
+    RocCurve,
+    SensitiveRisk,
+)
 from attrpriv.assess.scoring import (
     ScoreWeights,
     differential_score,
@@ -24,13 +31,20 @@ from attrpriv.assess.scoring import (
     overall_score,
     score_flags,
 )
-from attrpriv.stats import Score, pool_scores
+from attrpriv.stats import Score, pool_replicates, rate_difference
 
-__all__ = ["Outcomes", "model_summary", "rank", "set_risk", "summarize_membership"]
+__all__ = [
+    "Outcomes",
+    "model_summary",
+    "rank",
+    "sensitive_risk",
+    "set_risk",
+    "summarize_membership",
+]
 
 
 def _pool(scores: Sequence[Score], confidence: float) -> Score:
-    return scores[0] if len(scores) == 1 else pool_scores(scores, confidence)
+    return scores[0] if len(scores) == 1 else pool_replicates(scores, confidence)
 
 
 def summarize_membership(
@@ -59,16 +73,48 @@ class Outcomes:
     """The grid's results, grouped by (kind, features) in repeat order."""
 
     full: list[ModelOutcome]
-    grouped: dict[tuple[str, tuple[str, ...]], list[Any]]
+    grouped: dict[tuple[str, tuple[str, ...]], list[tuple[int, Any]]]
+    failures: tuple[TaskFailure, ...] = ()
 
     @classmethod
     def collect(
         cls, full: list[ModelOutcome], tasks: Sequence[Task], results: Sequence[Any]
     ) -> Outcomes:
-        grouped: dict[tuple[str, tuple[str, ...]], list[Any]] = {}
+        """Group the results by (kind, features) as (repeat, result); failures apart."""
+        grouped: dict[tuple[str, tuple[str, ...]], list[tuple[int, Any]]] = {}
+        failures = []
         for task, result in zip(tasks, results, strict=True):
-            grouped.setdefault((task.kind, task.features), []).append(result)
-        return cls(full, grouped)
+            grouped.setdefault((task.kind, task.features), [])
+            if isinstance(result, TaskFailure):
+                failures.append(result)
+            else:
+                grouped[(task.kind, task.features)].append((task.repeat, result))
+        return cls(full, grouped, tuple(failures))
+
+    def results(self, kind: str, features: tuple[str, ...]) -> list[Any]:
+        """The successful results of one (kind, features), in repeat order."""
+        return [result for _, result in self.grouped.get((kind, features), [])]
+
+    def pairs(self, features: tuple[str, ...]) -> list[tuple[ModelOutcome, ModelOutcome]]:
+        """(full model, model without ``features``) of every repeat whose retraining succeeded."""
+        return [(self.full[r], w) for r, w in self.grouped.get(("without", features), [])]
+
+    def notes(self) -> tuple[str, ...]:
+        """One line per (kind, features) with failed repeats: how many, and the first reason."""
+        by_part: dict[tuple[str, tuple[str, ...]], list[TaskFailure]] = {}
+        for failure in self.failures:
+            by_part.setdefault((failure.kind, failure.features), []).append(failure)
+        lines = []
+        for (kind, features), failed in by_part.items():
+            total = len(failed) + len(self.grouped.get((kind, features), []))
+            what = {"without": "retraining without", "attribute": "attribute inference of",
+                    "property": "property inference of"}[kind]  # fmt: skip
+            kept = "its scores use the others" if total > len(failed) else "it has no score"
+            lines.append(
+                f"{what} {'+'.join(features)} failed in {len(failed)} of {total} repeats "
+                f"({failed[0].reason}); {kept}"
+            )
+        return tuple(lines)
 
 
 def set_risk(
@@ -85,8 +131,8 @@ def set_risk(
     set is an identifier, see :func:`attrpriv.assess._grid.identifier_like`), its overall and
     modified scores are NaN: unknown, never flagged.
     """
-    full = outcomes.full
-    without: list[ModelOutcome] = outcomes.grouped[("without", group)]
+    pairs = outcomes.pairs(group)
+    without = [w for _, w in pairs]
     attacks: dict[str, Score] = {}
     paired = [o.differential for o in without if o.differential is not None]
     if paired:
@@ -94,15 +140,16 @@ def set_risk(
     per_feature: dict[str, dict[str, Score]] = {f: {} for f in group}
     for kind in ("attribute", "property"):
         for f in group:
-            if (kind, (f,)) in outcomes.grouped:
-                per_feature[f][kind] = _pool(outcomes.grouped[(kind, (f,))], data.confidence)
+            scores = outcomes.results(kind, (f,))
+            if scores:
+                per_feature[f][kind] = _pool(scores, data.confidence)
         present = [per_feature[f][kind] for f in group if kind in per_feature[f]]
         if present:
             attacks[kind] = max(present, key=lambda s: s.difference)
     nan = math.nan
     overall, overall_ci = overall_score(attacks, weights) if attacks else (nan, (nan, nan))
-    overfitting, overfitting_ci = _paired(full, without, "gap", data.confidence)
-    importance, importance_ci = _paired(full, without, "utility_test", data.confidence)
+    overfitting, overfitting_ci = _paired(pairs, "gap", data.confidence)
+    importance, importance_ci = _paired(pairs, "utility_test", data.confidence)
     modified = modified_score(overall, overfitting, importance, weights)
     modified_ci = modified_interval(overall_ci, overfitting_ci, importance_ci, modified, weights)
     return FeatureSetRisk(
@@ -113,7 +160,7 @@ def set_risk(
         modified=modified,
         overfitting=overfitting,
         importance=importance,
-        utility_without=_mean(without, "utility_test"),
+        utility_without=_mean(without, "utility_test") if without else math.nan,
         modified_ci=modified_ci,
         overfitting_ci=overfitting_ci,
         importance_ci=importance_ci,
@@ -127,12 +174,50 @@ def set_risk(
 
 
 def _paired(
-    full: Sequence[ModelOutcome], without: Sequence[ModelOutcome], attribute: str, confidence: float
+    pairs: Sequence[tuple[ModelOutcome, ModelOutcome]], attribute: str, confidence: float
 ) -> tuple[float, tuple[float, float]]:
-    """Per-repeat difference (full model minus model without the set), mean and t-interval."""
-    pairs = zip(full, without, strict=True)
+    """Per-repeat difference (full model minus model without the set), mean and t-interval;
+    NaN when no retraining of the set succeeded."""
+    if not pairs:
+        return math.nan, (math.nan, math.nan)
     return mean_interval(
         [getattr(f, attribute) - getattr(w, attribute) for f, w in pairs], confidence
+    )
+
+
+def sensitive_risk(
+    attribute: str,
+    model_input: bool,
+    sets: Sequence[tuple[str, ...]],
+    outcomes: Outcomes,
+    confidence: float,
+) -> SensitiveRisk:
+    """What the models reveal of one sensitive attribute, and its proxies ranked strongest first.
+
+    Per set and repeat, the full model's best attack on the attribute and the retrained one's
+    are scored on the same judged records (same members and seed), so their hit rates are
+    compared pairwise (Newcombe); the repeats are pooled as independent re-runs
+    (:func:`~attrpriv.stats.pool_replicates`).
+    """
+    full = [o.sensitive[attribute] for o in outcomes.full]
+    proxies = []
+    for group in sets:
+        pairs = outcomes.pairs(group)
+        if not pairs:
+            continue
+        drops = [
+            rate_difference(f.sensitive[attribute].hits, w.sensitive[attribute].hits, confidence)
+            for f, w in pairs
+        ]
+        gains = [w.sensitive[attribute].score for _, w in pairs]
+        proxies.append(ProxyRisk(group, _pool(drops, confidence), _pool(gains, confidence)))
+    proxies.sort(key=lambda p: (-p.drop.difference, p.label))
+    return SensitiveRisk(
+        attribute=attribute,
+        model_input=model_input,
+        metric=full[0].metric,
+        gain=_pool([r.score for r in full], confidence),
+        proxies=tuple(proxies),
     )
 
 

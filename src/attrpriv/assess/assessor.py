@@ -10,8 +10,12 @@ threshold (210). See docs/assess/risk-scores.md.
 
 from __future__ import annotations
 
+import sys
+import time
 from collections.abc import Sequence
 from dataclasses import replace
+from datetime import UTC, datetime
+from importlib.metadata import version
 from typing import Any
 
 import numpy as np
@@ -20,6 +24,7 @@ from sklearn.base import clone, is_classifier
 
 from attrpriv._checks import (
     check_choice,
+    check_flag,
     check_positive_int,
     check_probability,
 )
@@ -32,6 +37,7 @@ from attrpriv.assess.parallel import BACKENDS, check_n_jobs, run_tasks
 from attrpriv.assess.reference import reference_term
 from attrpriv.assess.report import MitigationPath, MitigationStep, RiskReport, set_label
 from attrpriv.assess.scoring import ATTACKS, FLAG_ON, ScoreWeights
+from attrpriv.assess.screening import Screening, screen_columns
 from attrpriv.dp.mechanism import Parameters
 from attrpriv.errors import InputError, NotFittedError, offending
 
@@ -102,6 +108,13 @@ class FeatureRiskAssessor(Parameters):
     max_attack_rows : int or None, default 2000
         At most this many members (and as many non-members) are attacked; >= 10, or ``None``
         for no limit.
+    sensitive : sequence of str, default ()
+        Columns of ``X`` named sensitive: for each, how much better an attacker infers it
+        from the model than without it, with the model trained with and without each feature
+        set, and which sets are its proxies (``RiskReport.sensitive``).
+    sensitive_input : bool, default True
+        Whether the sensitive columns are model inputs (and target feature sets). ``False``:
+        every model is trained without them; they are only inferred.
     confidence : float, default 0.95
         Confidence level of the CIs; in (0, 1).
     backend : {"sequential", "joblib", "dask"}, default "joblib"
@@ -139,6 +152,8 @@ class FeatureRiskAssessor(Parameters):
         n_shadows: int = 4,
         attack_model: str = "hgb",
         max_attack_rows: int | None = 2000,
+        sensitive: Sequence[str] = (),
+        sensitive_input: bool = True,
         confidence: float = 0.95,
         backend: str = "joblib",
         n_jobs: int = 2,
@@ -158,6 +173,8 @@ class FeatureRiskAssessor(Parameters):
         self.n_shadows = n_shadows
         self.attack_model = attack_model
         self.max_attack_rows = max_attack_rows
+        self.sensitive = sensitive
+        self.sensitive_input = sensitive_input
         self.confidence = confidence
         self.backend = backend
         self.n_jobs = n_jobs
@@ -234,7 +251,10 @@ class FeatureRiskAssessor(Parameters):
         frame, target = _check_data(X, y, task_of(self.estimator) == "classification")
         self._check_rows(target)
         self.feature_names_in_ = np.asarray(frame.columns, dtype=object)
-        self.report_ = self._assess(frame, target, self._resolve(self.feature_sets, frame))
+        kept, screening = self._screen(frame)
+        sets = self._resolve(self.feature_sets, kept)
+        values = frame[list(self.sensitive)]
+        self.report_ = self._assess(kept, target, sets, screening.report_notes(), values)
         return self.report_
 
     def mitigate(
@@ -290,12 +310,51 @@ class FeatureRiskAssessor(Parameters):
         frame, target = _check_data(X, y, task_of(self.estimator) == "classification")
         self._check_rows(target)
         self.feature_names_in_ = np.asarray(frame.columns, dtype=object)
-        first, path, mitigated, final = self._loop(frame, target, list(strategies), max_steps)
-        self.mitigated_, self.final_report_ = mitigated, final
+        kept, screening = self._screen(frame)
+        notes, values = screening.report_notes(), frame[list(self.sensitive)]
+        first, path, mitigated, final = self._loop(
+            kept, target, list(strategies), max_steps, notes, values
+        )
+        left_out = {c: frame[c] for c in frame.columns if c not in kept.columns}  # back, as is
+        self.mitigated_, self.final_report_ = mitigated.assign(**left_out), final
         self.report_ = replace(first, mitigation=path)
         return self.report_
 
     # -- steps -----------------------------------------------------------------------------------
+
+    def _screen(self, X: pd.DataFrame) -> tuple[pd.DataFrame, Screening]:
+        """``X`` without the columns no audit can use (:func:`screen_columns`), and the finding.
+
+        An explicit feature set naming such a column is an input error (it cannot be scored).
+        """
+        screening = screen_columns(X)
+        spec = self.feature_sets
+        if isinstance(spec, str) and spec.strip().split(":")[0].strip().lower() in FAMILIES:
+            named: set[str] = set()
+        elif isinstance(spec, str):
+            named = {f.strip() for g in spec.split(";") for f in g.split(",")}
+        else:
+            named = {f for g in spec for f in g}
+        for column in sorted(named & set(screening.left_out)):
+            raise InputError(
+                f"feature set column {column!r} cannot be assessed: {screening.left_out[column]}"
+            )
+        for column in self.sensitive:
+            if column not in X.columns:
+                raise InputError(f"sensitive column {column!r} is not a column of X")
+            if column in screening.left_out:
+                raise InputError(
+                    f"sensitive column {column!r} cannot be assessed: {screening.left_out[column]}"
+                )
+        gone = [*screening.left_out, *([] if self.sensitive_input else self.sensitive)]
+        kept = X.drop(columns=list(dict.fromkeys(gone)))
+        if kept.shape[1] < 2:
+            raise InputError(
+                f"X has {kept.shape[1]} usable column(s) after leaving out "
+                f"{sorted(gone)} (unusable, or sensitive and not a model input); at least 2 are "
+                "needed"
+            )
+        return kept, screening
 
     def _resolve(
         self, spec: FeatureSetSpec, X: pd.DataFrame, *, strict: bool = True
@@ -314,9 +373,22 @@ class FeatureRiskAssessor(Parameters):
         present = [list(g) for g in dict.fromkeys(kept) if g and len(g) < X.shape[1]]
         return resolve_feature_sets(present, X, seed=int(self.seed)) if present else []
 
-    def _assess(self, X: pd.DataFrame, y: pd.Series, sets: list[tuple[str, ...]]) -> RiskReport:
-        """Run the grid of retrainings and attacks on ``X`` and build the ranked report."""
+    def _assess(
+        self,
+        X: pd.DataFrame,
+        y: pd.Series,
+        sets: list[tuple[str, ...]],
+        screened: tuple[str, ...],
+        sensitive: pd.DataFrame,
+    ) -> RiskReport:
+        """Run the grid of retrainings and attacks on ``X`` and build the ranked report.
+
+        ``sensitive``: the sensitive columns' values (rows as in ``X``), inputs of the model or
+        not; positions, not index labels, align the three (the index is reset here).
+        """
         attacks = tuple(self.attacks)
+        started = time.perf_counter()
+        X, y = X.reset_index(drop=True), y.reset_index(drop=True)
         data = _grid.GridData(
             X=X,
             y=y,
@@ -331,44 +403,88 @@ class FeatureRiskAssessor(Parameters):
             max_attack_rows=self.max_attack_rows,
             confidence=float(self.confidence),
             seed=int(self.seed),
+            sensitive=tuple(sensitive.columns),
+            sensitive_values=sensitive.reset_index(drop=True),
         )
         repeats = range(int(self.n_repeats))
+        features = list(dict.fromkeys(f for group in sets for f in group))
+        skipped = _grid.skipped_attacks(X, features, attacks)
+        attacked: dict[str, list[str]] = {
+            kind: [f for f in features if (kind, f) not in skipped]
+            for kind in ("attribute", "property")
+            if kind in attacks
+        }
+        self._say(_plan(data, len(sets), attacked, len(repeats)))
         normalizers = self._normalizers(data, repeats)
+        fitting = time.perf_counter()
         full = self._run(
             data,
             [_grid.Task("full", r, normalizer=normalizers[r]) for r in repeats],
             "training full models",
         )
-        features = list(dict.fromkeys(f for group in sets for f in group))
+        per_fit = (time.perf_counter() - fitting) / len(repeats)
+        workers = 1 if self.backend == "sequential" else max(int(self.n_jobs), 1)
+        self._say(
+            f"plan: a full model took {per_fit:.1f} s with its attacks; the "
+            f"{len(sets) * len(repeats)} retrainings will take about "
+            f"{per_fit * len(sets) * len(repeats) / workers:.0f} s on {workers} worker(s), "
+            "plus the feature-level attacks"
+        )
         tasks = [
             _grid.Task("without", r, group, reference=full[r].membership, normalizer=normalizers[r])
             for group in sets
             for r in repeats
         ]
-        skipped = _grid.skipped_attacks(X, features, attacks)
-        for kind in ("attribute", "property"):
-            if kind in attacks:
-                attacked = [f for f in features if (kind, f) not in skipped]
-                tasks += [
-                    _grid.Task(kind, r, (f,), full[r].model) for f in attacked for r in repeats
-                ]
+        for kind, names in attacked.items():
+            tasks += [_grid.Task(kind, r, (f,), full[r].model) for f in names for r in repeats]
         results = self._run(data, tasks, f"retraining without {len(sets)} feature sets")
         outcomes = _summary.Outcomes.collect(full, tasks, results)
         weights, threshold = self.weights, float(self.threshold)
         risks = [
             _summary.set_risk(g, outcomes, data, weights, threshold, self.flag_on) for g in sets
         ]
-        notes = tuple(
-            f"{kind} inference skipped for {f!r}: {why}" for (kind, f), why in skipped.items()
+        notes = (
+            screened
+            + tuple(
+                f"{kind} inference skipped for {f!r}: {why}" for (kind, f), why in skipped.items()
+            )
+            + outcomes.notes()
         )
         model = _summary.model_summary(full, data)
-        return RiskReport(self.settings(), model, _summary.rank(risks), notes=notes)
+        if model.membership is not None and model.membership.score.ci[0] <= 0:
+            low, high = (v + 0.5 for v in model.membership.score.ci)
+            notes = (
+                f"the membership attack on the full model cannot tell members from non-members "
+                f"(AUC {model.membership.auc:.3f}, CI [{low:.3f}, {high:.3f}] holds 0.5): every "
+                "membership differential here is inconclusive, not evidence of no risk; attack "
+                "more rows (max_attack_rows) or use a stronger attack",
+                *notes,
+            )
+        exposed = tuple(
+            _summary.sensitive_risk(a, a in X.columns, sets, outcomes, data.confidence)
+            for a in data.sensitive
+        )
+        return RiskReport(
+            self.settings(),
+            model,
+            _summary.rank(risks),
+            notes=notes,
+            sensitive=exposed,
+            run=_run_info(data, time.perf_counter() - started),
+        )
 
     def _loop(
-        self, X: pd.DataFrame, y: pd.Series, strategies: list[Mitigation], max_steps: int
+        self,
+        X: pd.DataFrame,
+        y: pd.Series,
+        strategies: list[Mitigation],
+        max_steps: int,
+        screened: tuple[str, ...],
+        sensitive: pd.DataFrame,
     ) -> tuple[RiskReport, MitigationPath, pd.DataFrame, RiskReport]:
         """The mitigation loop; see :meth:`mitigate`."""
-        report = first = self._assess(X, y, self._resolve(self.feature_sets, X))
+        sets = self._resolve(self.feature_sets, X)
+        report = first = self._assess(X, y, sets, screened, sensitive)
         base = first.model.utility_test
         steps = [_step(0, None, None, report, base)]
         levels: dict[tuple[str, ...], int] = {}  # set -> index of its current strategy
@@ -396,7 +512,7 @@ class FeatureRiskAssessor(Parameters):
                 break
             current = candidate
             sets = self._resolve(self.feature_sets, current, strict=False)
-            report = self._assess(current, y, sets)
+            report = self._assess(current, y, sets, screened, sensitive)
             applied = records.get(target, {})
             name = strategies[levels[target]].name
             steps.append(_step(step, target, name, report, base, applied, skipped))
@@ -406,6 +522,12 @@ class FeatureRiskAssessor(Parameters):
             )
         path = MitigationPath(tuple(steps), stopped, float(self.threshold))
         return first, path, current, report
+
+    def _say(self, line: str) -> None:
+        """A line of the plan on stderr, when progress is on."""
+        if self.progress:
+            sys.stderr.write(line + "\n")
+            sys.stderr.flush()
 
     def _normalizers(self, data: _grid.GridData, repeats: range) -> list[np.ndarray | None]:
         """Per repeat, the reference attack's term of each candidate record (or ``None``).
@@ -456,6 +578,8 @@ class FeatureRiskAssessor(Parameters):
             "n_shadows": int(self.n_shadows),
             "attack_model": self.attack_model,
             "max_attack_rows": self.max_attack_rows,
+            "sensitive": list(self.sensitive),
+            "sensitive_input": bool(self.sensitive_input),
             "confidence": float(self.confidence),
             "seed": int(self.seed),
         }
@@ -525,6 +649,14 @@ class FeatureRiskAssessor(Parameters):
             raise InputError(f"weights give every requested attack {list(attacks)} weight 0")
         check_probability(self.threshold, "threshold", open_interval=False)
         check_choice(self.flag_on, "flag_on", FLAG_ON)
+        if isinstance(self.sensitive, (str, bytes)) or not all(
+            isinstance(c, str) for c in self.sensitive
+        ):
+            raise InputError(
+                f"sensitive must be a sequence of column names, e.g. ('race',), got "
+                f"{type(self.sensitive).__name__}"
+            )
+        check_flag(self.sensitive_input, "sensitive_input")
         check_positive_int(self.n_repeats, "n_repeats")
         check_probability(self.test_size, "test_size")
         check_choice(self.membership_attack, "membership_attack", MEMBERSHIP_ATTACKS)
@@ -617,6 +749,42 @@ def _step(
         applied=applied or {},
         skipped=skipped,
     )
+
+
+def _plan(data: _grid.GridData, n_sets: int, attacked: dict[str, list[str]], n_repeats: int) -> str:
+    """What the assessment will do, in one line."""
+    split = _grid.make_split(data, 0)
+    references = data.n_references if data.membership_attack == "reference" else 0
+    parts = [
+        f"{n_repeats * references} reference models" if data.membership and references else "",
+        f"{n_repeats} full models",
+        f"{n_repeats * n_sets} retrainings without {n_sets} feature sets",
+        *(f"{n_repeats * len(names)} {kind} attacks" for kind, names in attacked.items()),
+        f"{len(data.sensitive)} sensitive attribute(s) on every model" if data.sensitive else "",
+    ]
+    return (
+        f"plan: {len(data.X)} rows ({len(split.train[0])} trained on, "
+        f"{len(split.members[0])} + {len(split.non_members[0])} attacked), {n_repeats} "
+        f"repeats: {', '.join(p for p in parts if p)}"
+    )
+
+
+def _run_info(data: _grid.GridData, seconds: float) -> dict[str, Any]:
+    """Rows trained and attacked (those of the first repeat), versions, date, wall seconds."""
+    split = _grid.make_split(data, 0)
+    packages = ("attrpriv", "scikit-learn", "numpy", "pandas")
+    return {
+        "rows": {
+            "all": len(data.X),
+            "trained": len(split.train[0]),
+            "held_out": len(split.test[0]),
+            "attacked_members": len(split.members[0]),
+            "attacked_non_members": len(split.non_members[0]),
+        },
+        "versions": {name: version(name) for name in packages} | {"python": sys.version.split()[0]},
+        "date": datetime.now(UTC).isoformat(timespec="seconds"),
+        "seconds": round(seconds, 3),
+    }
 
 
 def _check_data(X: Any, y: Any, classification: bool) -> tuple[pd.DataFrame, pd.Series]:

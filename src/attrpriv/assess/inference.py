@@ -7,9 +7,9 @@ attack's training half); every attacker is scored on the other half. Attacks:
 
 - ``learned``: learns ``(other features, model output) -> feature``;
 - ``learned_with_label``: the same, also given the record's true label;
-- ``query`` (categorical features, classifiers): Fredrikson et al.'s (USENIX Security 2014) MAP
-  guess, querying the model with each candidate value and weighing how well it then predicts the
-  true label against the features-only attacker's belief.
+- ``query`` (categorical features that are inputs of a classifier): Fredrikson et al.'s
+  (USENIX Security 2014) MAP guess, querying the model with each candidate value and weighing
+  how well it then predicts the true label against the features-only attacker's belief.
 
 Baselines, trained and scored on the same halves, without the model: ``features_only`` and
 ``features_and_label`` (the other features plus the true label, which a confident model nearly
@@ -43,6 +43,7 @@ from attrpriv.assess.models import (
     MODEL_CHOICES,
     class_columns,
     make_model,
+    make_preprocessor,
     predict_outputs,
     task_of,
 )
@@ -84,6 +85,10 @@ class AttributeInferenceResult:
     parts : dict of str to float or str, default {}
         Details: ``n_learn``, ``n_judged``, ``gain_without_label``, ``gain_with_label``,
         ``best_attack``, ``best_baseline`` and, for a continuous feature, ``r2_<attacker>``.
+    hits : numpy.ndarray, default empty
+        The best attack's hit (1) or miss (0) on each judged record, in the judged records'
+        order: two results on the same records and seed can be compared pairwise. Left out of
+        :meth:`to_dict` and of comparisons.
     """
 
     feature: str
@@ -93,6 +98,7 @@ class AttributeInferenceResult:
     baselines: dict[str, float]
     attacks: dict[str, float] = field(default_factory=dict)
     parts: dict[str, float | str] = field(default_factory=dict)
+    hits: np.ndarray = field(default_factory=lambda: np.zeros(0), repr=False, compare=False)
 
     def to_dict(self) -> dict[str, Any]:
         """The result as JSON-ready values.
@@ -190,12 +196,6 @@ def attribute_inference(
         "model_output_"
     )
     label = _label_column(labels)
-    views = {
-        "learned": pd.concat([others, outputs], axis=1),
-        "learned_with_label": pd.concat([others, outputs], axis=1).assign(true_label=label),
-        "features_only": others,
-        "features_and_label": others.assign(true_label=label),
-    }
     task = "classification" if kind == "categorical" else "regression"
     known = _target_values(target.iloc[learn], kind)
     fit_rows = learn
@@ -212,14 +212,25 @@ def attribute_inference(
         and len(known) >= EARLY_STOP_ROWS
         and (kind == "continuous" or np.unique(known, return_counts=True)[1].min() >= 2)
     )
+    # the other features, encoded once (as each learner's pipeline would) for all four views
+    base = pd.DataFrame(
+        make_preprocessor().fit(others.iloc[fit_rows]).transform(others), index=frame.index
+    ).add_prefix("feature_")
+    views = {
+        "learned": pd.concat([base, outputs], axis=1),
+        "learned_with_label": pd.concat([base, outputs], axis=1).assign(true_label=label),
+        "features_only": base,
+        "features_and_label": base.assign(true_label=label),
+    }
     learners = {name: attack_learner(attack_model, task, seed, early_stop=early) for name in views}
     guesses = {}
     for name, view in views.items():
         learners[name].fit(view.iloc[fit_rows], known)
         guesses[name] = np.asarray(learners[name].predict(view.iloc[judge]))
     guesses["prior"] = _prior_guess(target.iloc[learn], kind, len(judge))
-    if kind == "categorical" and task_of(model) == "classification":
-        prior = learners["features_only"].predict_proba(others.iloc[judge])
+    queried = feature in getattr(model, "feature_names_in_", [feature])  # a model input
+    if kind == "categorical" and task_of(model) == "classification" and queried:
+        prior = learners["features_only"].predict_proba(base.iloc[judge])
         candidates = learners["features_only"].classes_
         real = candidates != RARE
         prior, candidates = prior[:, real], candidates[real]
@@ -241,8 +252,7 @@ def attack_learner(name: str, task: str, seed: int, *, early_stop: bool = False)
     (ART's attack model) as a features-only baseline (docs/assess/attacks.md). With
     ``early_stop`` boosting stops when the loss on a held-out fifth of the learning rows has not
     improved for 10 rounds (at most 100), at rate 0.1: on Adult's categorical features this
-    reaches the accuracy of 100 rounds at rate 0.05 within 0.015 in 18-50 rounds
-    (docs/assess/attacks.md), which is most of the attack's cost saved.
+    judges within 0.013 of 100 rounds at rate 0.05, in 29-38 rounds (docs/assess/attacks.md).
     """
     learner = make_model(name, task=task, seed=seed)
     if name == "hgb":
@@ -390,6 +400,7 @@ def _result(
         baselines={name: rates[name] for name in (*BASELINES, "prior")},
         attacks={name: rates[name] for name in INFERENCE_ATTACKS if name in rates},
         parts=parts | {"best_attack": attack, "best_baseline": stronger},
+        hits=hits[attack].astype(np.int64),
     )
 
 

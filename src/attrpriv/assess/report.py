@@ -31,8 +31,10 @@ __all__ = [
     "MitigationPath",
     "MitigationStep",
     "ModelSummary",
+    "ProxyRisk",
     "RiskReport",
     "RocCurve",
+    "SensitiveRisk",
     "set_label",
 ]
 
@@ -254,6 +256,132 @@ class FeatureSetRisk:
 
 
 @dataclass(frozen=True)
+class ProxyRisk:
+    """How much one feature set carries of a sensitive attribute, as the model exposes it.
+
+    Parameters
+    ----------
+    features : tuple of str
+        The feature set.
+    drop : Score
+        The attacker's hit rate on the attribute with the full model and every other feature
+        known (``attack``), against its rate when the set is gone from both the model and the
+        attacker's knowledge (``baseline``); the difference is the set's proxy strength, with
+        Newcombe's paired CI pooled over the repeats.
+    gain_without : Score
+        The model's own contribution once the set is gone: the best attack on the model
+        retrained without it, minus the stronger baseline without a model.
+    """
+
+    features: tuple[str, ...]
+    drop: Score
+    gain_without: Score
+
+    @property
+    def label(self) -> str:
+        return set_label(self.features)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The proxy score as JSON-ready values.
+
+        Returns
+        -------
+        dict of str to object
+            ``features``, ``label``, ``drop`` and ``gain_without`` (the scores as dicts).
+        """
+        return {
+            "features": list(self.features),
+            "label": self.label,
+            "drop": self.drop.to_dict(),
+            "gain_without": self.gain_without.to_dict(),
+        }
+
+    @classmethod
+    def from_dict(cls, spec: Mapping[str, Any]) -> ProxyRisk:
+        """Rebuild from :meth:`to_dict`'s form.
+
+        Parameters
+        ----------
+        spec : mapping of str to object
+            The dict form.
+
+        Returns
+        -------
+        ProxyRisk
+            The proxy score.
+        """
+        return cls(
+            tuple(spec["features"]),
+            score_from_dict(spec["drop"]),
+            score_from_dict(spec["gain_without"]),
+        )
+
+
+@dataclass(frozen=True)
+class SensitiveRisk:
+    """What the model reveals of one named sensitive attribute, and which sets are its proxies.
+
+    Parameters
+    ----------
+    attribute : str
+        The sensitive attribute.
+    model_input : bool
+        Whether the model was trained on it (when not, it is only inferred).
+    metric : str
+        What a rate counts (accuracy, or hits within a radius for a numeric attribute).
+    gain : Score
+        The full model: the best attack's rate minus the stronger baseline without a model
+        (how much better the attacker infers the attribute with the model than without it).
+    proxies : tuple of ProxyRisk
+        Every feature set, the strongest proxy (largest ``drop``) first.
+    """
+
+    attribute: str
+    model_input: bool
+    metric: str
+    gain: Score
+    proxies: tuple[ProxyRisk, ...]
+
+    def to_dict(self) -> dict[str, Any]:
+        """The attribute's risk as JSON-ready values.
+
+        Returns
+        -------
+        dict of str to object
+            Every field; ``gain`` and each proxy as dicts.
+        """
+        return {
+            "attribute": self.attribute,
+            "model_input": self.model_input,
+            "metric": self.metric,
+            "gain": self.gain.to_dict(),
+            "proxies": [p.to_dict() for p in self.proxies],
+        }
+
+    @classmethod
+    def from_dict(cls, spec: Mapping[str, Any]) -> SensitiveRisk:
+        """Rebuild from :meth:`to_dict`'s form.
+
+        Parameters
+        ----------
+        spec : mapping of str to object
+            The dict form.
+
+        Returns
+        -------
+        SensitiveRisk
+            The attribute's risk.
+        """
+        return cls(
+            str(spec["attribute"]),
+            bool(spec["model_input"]),
+            str(spec["metric"]),
+            score_from_dict(spec["gain"]),
+            tuple(ProxyRisk.from_dict(p) for p in spec["proxies"]),
+        )
+
+
+@dataclass(frozen=True)
 class MitigationStep:
     """One pass of the loop: what was mitigated (none at step 0), then the re-assessed state."""
 
@@ -343,6 +471,12 @@ class RiskReport:
         :meth:`FeatureRiskAssessor.mitigate <attrpriv.assess.FeatureRiskAssessor.mitigate>`.
     notes : tuple of str, default ()
         What was left out and why (e.g. an identifier-like feature not attacked).
+    sensitive : tuple of SensitiveRisk, default ()
+        Per named sensitive attribute: what the model reveals of it and its proxies.
+    run : mapping of str to object, default {}
+        How the assessment ran: ``rows`` (all, trained on, held out, attacked members and
+        non-members per repeat), ``versions`` (attrpriv, scikit-learn, numpy, pandas, Python),
+        ``date`` (UTC, ISO 8601), ``seconds`` (wall) and ``cpu_seconds`` (this process).
     """
 
     settings: Mapping[str, Any]
@@ -350,6 +484,8 @@ class RiskReport:
     feature_sets: tuple[FeatureSetRisk, ...]
     mitigation: MitigationPath | None = None
     notes: tuple[str, ...] = ()
+    sensitive: tuple[SensitiveRisk, ...] = ()
+    run: Mapping[str, Any] = field(default_factory=dict)
 
     @property
     def threshold(self) -> float:
@@ -364,6 +500,16 @@ class RiskReport:
     def flagged(self) -> tuple[FeatureSetRisk, ...]:
         """Feature sets whose modified score exceeds the threshold, riskiest first."""
         return tuple(r for r in self.feature_sets if r.flagged)
+
+    @property
+    def membership_inconclusive(self) -> bool:
+        """True when the attack on the full model cannot tell members from non-members.
+
+        Its AUC's CI holds 0.5, so every membership differential in the report is a difference
+        of two attacks that find nothing: inconclusive, not "no risk".
+        """
+        membership = self.model.membership
+        return membership is not None and membership.score.ci[0] <= 0.0
 
     @property
     def max_score(self) -> float:
@@ -454,7 +600,8 @@ class RiskReport:
         -------
         dict of str to object
             ``format`` (``"attrpriv.assess.RiskReport/1"``), ``settings``, ``model``,
-            ``feature_sets``, ``mitigation`` (or ``None``) and ``notes``.
+            ``feature_sets``, ``mitigation`` (or ``None``), ``notes``, ``sensitive`` and
+            ``run``.
         """
         return {
             "format": FORMAT,
@@ -463,6 +610,8 @@ class RiskReport:
             "feature_sets": [r.to_dict() for r in self.feature_sets],
             "mitigation": None if self.mitigation is None else self.mitigation.to_dict(),
             "notes": list(self.notes),
+            "sensitive": [r.to_dict() for r in self.sensitive],
+            "run": to_jsonable(dict(self.run)),
         }
 
     def to_json(self) -> str:
@@ -520,6 +669,8 @@ class RiskReport:
                 feature_sets=tuple(FeatureSetRisk.from_dict(r) for r in spec["feature_sets"]),
                 mitigation=None if mitigation is None else MitigationPath.from_dict(mitigation),
                 notes=tuple(str(n) for n in spec.get("notes", ())),
+                sensitive=tuple(SensitiveRisk.from_dict(r) for r in spec.get("sensitive", ())),
+                run=dict(spec.get("run", {})),
             )
         except (KeyError, TypeError, ValueError) as exc:
             raise InputError(f"malformed risk report: {type(exc).__name__}: {exc}") from None

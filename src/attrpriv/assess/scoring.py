@@ -24,7 +24,7 @@ from scipy import stats
 
 from attrpriv._checks import check_non_negative, check_probability
 from attrpriv.errors import InputError
-from attrpriv.stats import Score, pool_scores
+from attrpriv.stats import Score, pool_replicates
 
 __all__ = [
     "ATTACKS",
@@ -184,18 +184,20 @@ def differential_score(per_seed: Sequence[Score], confidence: float = 0.95) -> S
 
     ``per_seed[i]`` is one repeat's paired comparison of the same membership attack on the same
     member/non-member records: ``attack`` = its AUC against the model trained on all features,
-    ``baseline`` = its AUC against the model retrained without the set, with a paired-bootstrap
-    CI of the difference (:func:`attrpriv.assess.membership.auc_difference`). The repeats are
-    pooled with Rubin's rules (:func:`attrpriv.stats.pool_scores`), so the CI holds both
-    the sampling error of the attacked records and the variation over splits and training seeds.
+    ``baseline`` = its AUC against the model retrained without the set, with DeLong's paired CI
+    of the difference (:func:`attrpriv.assess.membership.auc_difference`). The repeats are
+    independent re-runs (a new split and seed each), pooled as such
+    (:func:`attrpriv.stats.pool_replicates`: their mean, with a random-effects CI that holds the
+    sampling error of the attacked records and the variation over splits and training seeds,
+    and narrows as repeats are added).
     """
     confidence = check_probability(confidence, "confidence")
     if not per_seed:
         raise InputError("differential_score needs at least one repeat, got none")
     if len(per_seed) == 1:
         return per_seed[0]
-    pooled = pool_scores(per_seed, confidence)
-    return replace(pooled, method=f"paired-bootstrap, {pooled.method}")
+    pooled = pool_replicates(per_seed, confidence)
+    return replace(pooled, method=f"delong-paired, {pooled.method}")
 
 
 def overall_score(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -15,7 +16,7 @@ from attrpriv.assess.assessor import MEMBERSHIP_ATTACKS, FeatureRiskAssessor
 from attrpriv.assess.mitigation import STRATEGY_FORMS, Encrypt, Mitigation, parse_strategy
 from attrpriv.assess.models import MODEL_CHOICES, load_model, make_model
 from attrpriv.assess.parallel import BACKENDS
-from attrpriv.assess.report import RiskReport
+from attrpriv.assess.report import RiskReport, SensitiveRisk
 from attrpriv.assess.scoring import FLAG_ON, ScoreWeights, parse_weights
 from attrpriv.cli._common import (
     TABLE_SUFFIXES,
@@ -104,7 +105,11 @@ def summary_table(report: RiskReport, limit: int = 20) -> Table:
         for a in ("membership", "attribute", "property")
         if any(a in r.attacks for r in report.feature_sets)
     ]
-    table = Table("rank", "feature set", *attacks, "overall", "modified", "flagged")
+    headers = [
+        "membership (inconclusive)" if a == "membership" and report.membership_inconclusive else a
+        for a in attacks
+    ]
+    table = Table("rank", "feature set", *headers, "overall", "modified", "flagged")
     for risk in report.feature_sets[:limit]:
         cells = [
             f"{risk.attacks[a].difference:+.3f}" if a in risk.attacks else "-" for a in attacks
@@ -120,6 +125,34 @@ def summary_table(report: RiskReport, limit: int = 20) -> Table:
     return table
 
 
+def _sensitive_columns(option: str | None, schema: Schema | None) -> tuple[str, ...]:
+    """The columns of ``--sensitive``: named, or the schema's sensitive role (``schema``)."""
+    if option is None:
+        return ()
+    if option.strip() == "schema":
+        if schema is None:
+            raise InputError("--sensitive schema needs a schema (--schema, or a bundled dataset)")
+        columns = tuple(schema.with_role(Role.SENSITIVE))
+        if not columns:
+            raise InputError("--sensitive schema: the schema gives no column the sensitive role")
+        return columns
+    return tuple(split_names(option) or ())
+
+
+def sensitive_table(risk: SensitiveRisk, limit: int = 10) -> Table:
+    """One sensitive attribute's proxies, strongest first, as a rich table."""
+    table = Table("proxy rank", "feature set", "inference drop [95% CI]", "model gain without it")
+    for i, proxy in enumerate(risk.proxies[:limit], start=1):
+        low, high = proxy.drop.ci
+        table.add_row(
+            str(i),
+            proxy.label,
+            f"{proxy.drop.difference:+.3f} [{low:+.3f}, {high:+.3f}]",
+            f"{proxy.gain_without.difference:+.3f}",
+        )
+    return table
+
+
 def _print(report: RiskReport) -> None:
     model = report.model
     console.print(
@@ -127,11 +160,26 @@ def _print(report: RiskReport) -> None:
         + (f", membership AUC {model.membership.auc:.3f}" if model.membership else "")
     )
     console.print(summary_table(report))
+    for risk in report.sensitive:
+        low, high = risk.gain.ci
+        role = "a model input" if risk.model_input else "not a model input"
+        console.print(
+            f"sensitive {risk.attribute!r} ({role}): with the model an attacker infers it "
+            f"{risk.gain.difference:+.3f} [{low:+.3f}, {high:+.3f}] better ({risk.metric}) than "
+            "without it; its proxies:",
+            markup=False,
+        )
+        console.print(sensitive_table(risk))
     for note in report.notes:
         console.print(f"note: {note}", markup=False)
     shown = ", ".join(r.label for r in report.flagged) or "none"
     compared = "modified score" if report.flag_on == "estimate" else "modified score's CI lower end"
     console.print(f"flagged ({compared} > {report.threshold:g}): {shown}")
+    if report.flagged and report.mitigation is None:
+        console.print(
+            "next: mitigate the flagged sets and re-assess, e.g. --mitigate generalize,ldp,drop "
+            "(docs/assess/mitigation.md)"
+        )
     if report.mitigation is not None:
         for step in report.mitigation.steps[1:]:
             for why in step.skipped:
@@ -210,6 +258,20 @@ def run(
         int | None,
         typer.Option(help="Attack at most this many members (and as many non-members)."),
     ] = 2000,
+    sensitive: Annotated[
+        str | None,
+        typer.Option(
+            help="Comma-separated sensitive columns (or 'schema': the schema's sensitive role): "
+            "what the model reveals of each, and which feature sets are its proxies."
+        ),
+    ] = None,
+    sensitive_input: Annotated[
+        bool,
+        typer.Option(
+            "--sensitive-input/--sensitive-not-input",
+            help="Whether the sensitive columns are model inputs (else only inferred).",
+        ),
+    ] = True,
     n_shadows: Annotated[
         int, typer.Option(help="Shadow models (shadow attack; per world in the property game).")
     ] = 4,
@@ -244,6 +306,7 @@ def run(
                          ("--key-out", key_out)):  # fmt: skip
         outputs.add(option, path, private=option == "--key-out")
     X, y, resolved_schema = load_frame(data, schema, target)
+    named = _sensitive_columns(sensitive, resolved_schema)
     strategies = build_strategies(mitigate, ldp_epsilon, resolved_schema)
     _check_mitigation_outputs(strategies, mitigated_out, key_out)
     if max_rows is not None and check_positive_int(max_rows, "--max-rows") < len(X):
@@ -263,6 +326,8 @@ def run(
         membership_attack=membership_attack,
         n_references=references,
         max_attack_rows=max_attack_rows,
+        sensitive=named,
+        sensitive_input=sensitive_input,
         n_shadows=n_shadows,
         attack_model=attack_model,
         backend=backend,
@@ -274,6 +339,11 @@ def run(
         report = assessor.mitigate(X, y, strategies, max_steps=max_steps)
     else:
         report = assessor.assess(X, y)
+    if resolved_schema is not None:
+        ignored = [c for c in resolved_schema.with_role(Role.IGNORE) if c != target]
+        if ignored:
+            note = f"left out by the schema (role ignore): {', '.join(map(repr, ignored))}"
+            report = replace(report, notes=(note, *report.notes))
     _print(report)
     # every output is ready before any file is written; then all are written, or none
     title = f"Feature privacy risk: {data} -> {target}"

@@ -1,0 +1,72 @@
+"""Named sensitive attributes: what the model reveals of each, and which sets are its proxies."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from attrpriv import InputError, datasets
+from attrpriv.assess.assessor import FeatureRiskAssessor
+from attrpriv.assess.models import make_model
+from attrpriv.assess.report import RiskReport
+from attrpriv.data.schema import Role
+
+
+def planted(n: int, seed: int = 1) -> tuple[pd.DataFrame, pd.Series]:
+    """Adult rows plus a numeric row ID and a copy of ``sex`` with 5% of it flipped."""
+    dataset = datasets.load("adult")
+    frame = dataset.frame.sample(n, random_state=seed).reset_index(drop=True)
+    ignored = set(dataset.schema.with_role(Role.IGNORE)) | {"income"}
+    X = frame[[c for c in frame.columns if c not in ignored]].copy()
+    rng = np.random.default_rng(seed)
+    X["row_id"] = rng.permutation(n).astype(float)
+    flip = rng.random(n) < 0.05
+    other = np.where(X["sex"] == "Male", "Female", "Male")
+    X["sex_copy"] = np.where(flip, other, X["sex"].astype(str))
+    return X, frame["income"]
+
+
+@pytest.mark.parametrize("sensitive_input", [True, False])
+def test_a_planted_copy_ranks_first_as_a_proxy(sensitive_input: bool) -> None:
+    X, y = planted(1200)
+    X = X[["age", "education", "relationship", "hours_per_week", "sex", "sex_copy"]]
+    report = FeatureRiskAssessor(
+        make_model("logreg"),
+        attacks=("attribute",),
+        attack_model="logreg",
+        n_repeats=1,
+        sensitive=("sex",),
+        sensitive_input=sensitive_input,
+        backend="sequential",
+    ).assess(X, y)
+    (risk,) = report.sensitive
+    assert risk.attribute == "sex" and risk.model_input is sensitive_input
+    first = risk.proxies[0]
+    assert first.label == "sex_copy" and first.drop.ci[0] > 0.05
+    labels = [p.label for p in risk.proxies]
+    assert ("sex" in labels) is sensitive_input  # not a target set when not an input
+    assert ("sex" in [r.label for r in report.feature_sets]) is sensitive_input
+    again = RiskReport.from_json(report.to_json())
+    assert again.sensitive == report.sensitive
+
+
+def test_bad_sensitive_columns_are_refused() -> None:
+    X, y = planted(200)
+    for sensitive, message in (
+        (("height",), "sensitive column 'height' is not a column of X"),
+        ("sex", "sensitive must be a sequence of column names"),
+    ):
+        risk = FeatureRiskAssessor(make_model("logreg"), sensitive=sensitive, n_repeats=1)
+        with pytest.raises(InputError, match=message):
+            risk.assess(X, y)
+
+
+@pytest.mark.slow
+def test_issue_11_a_planted_id_ranks_first_and_the_copy_is_the_proxy() -> None:
+    """Issue 11's check, with the defaults (hgb, 3 repeats, the reference attack)."""
+    X, y = planted(2400)
+    report = FeatureRiskAssessor(make_model("hgb"), sensitive=("sex",)).assess(X, y)
+    first = report.feature_sets[0]
+    assert first.label == "row_id" and first.attacks["membership"].ci[0] > 0
+    assert report.sensitive[0].proxies[0].label == "sex_copy"
