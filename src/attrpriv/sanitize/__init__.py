@@ -19,6 +19,8 @@ _LAZY = {
     "sweep_images": "attrpriv.sanitize.tradeoff",
     "InputNoise": "attrpriv.sanitize.baselines",
     "LatentInterpolation": "attrpriv.sanitize.baselines",
+    "ProxyResampler": "attrpriv.sanitize.resample",
+    "ResampledRelease": "attrpriv.sanitize.resample",
 }
 
 __all__ = sorted(_LAZY)

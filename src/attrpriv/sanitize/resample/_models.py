@@ -1,0 +1,326 @@
+"""What proxy resampling learns from the public auxiliary data: the proxies and their conditionals.
+
+Nothing here sees private data except through :meth:`Design.matrix` and :meth:`Conditional.draw`
+at release time, which read only the columns released unchanged (the context) and the already
+resampled ones; every model is fitted on auxiliary rows.
+
+- :class:`Design` -- columns to a float matrix for gradient boosting: categorical columns as codes
+  over the public categories (an unknown or missing value is NaN), numeric ones as numbers.
+- :func:`rank_greedy` -- greedy ranking of the columns that predict the sensitive one: fit a
+  booster on the remaining columns, take the column whose permutation lowers the validation AUC
+  most, remove it, refit (so that of two copies of one proxy both are found).
+- :class:`Conditional` -- one proxy given the sensitive value and other columns: a booster over
+  the proxy's levels (its categories, or quantile bins of a numeric proxy; rare values pooled),
+  then an auxiliary value of the drawn level, uniformly (so a drawn value always occurs in the
+  auxiliary data, spikes and integers included).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Hashable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from sklearn.ensemble import HistGradientBoostingClassifier
+from sklearn.inspection import permutation_importance
+from sklearn.metrics import roc_auc_score
+from sklearn.model_selection import train_test_split
+
+from attrpriv.errors import InputError
+
+MAX_CATEGORIES = 250
+"""More categories than this (gradient boosting's limit is 255) are used as ordinal codes."""
+MIN_LEVEL = 10
+"""A proxy value seen fewer times than this in the auxiliary data is pooled with the rare ones."""
+NUMERIC_LEVELS = 20
+"""Quantile bins of a numeric proxy with more distinct values than this."""
+VALIDATION = 0.3
+"""Share of the auxiliary rows the proxy ranking is validated on."""
+EARLY_STOPPING = 200
+"""Boosters fitted on at least this many rows stop early (on 15% of them held out)."""
+
+
+class _Missing:
+    """The level of a missing proxy value (one object, so that it can be a dict key)."""
+
+    def __repr__(self) -> str:
+        return "<missing>"
+
+
+MISSING = _Missing()
+
+
+def is_categorical(values: pd.Series) -> bool:
+    """Whether a column is modelled as categorical: not numeric, or boolean."""
+    return not pd.api.types.is_numeric_dtype(values) or pd.api.types.is_bool_dtype(values)
+
+
+@dataclass(frozen=True)
+class Feature:
+    """One input column of a booster: categorical over ``categories``, or numeric (None)."""
+
+    name: str
+    categories: tuple[Hashable, ...] | None
+
+    @property
+    def native(self) -> bool:
+        """Whether gradient boosting treats it as categorical (few enough categories)."""
+        return self.categories is not None and len(self.categories) <= MAX_CATEGORIES
+
+
+class Design:
+    """Columns as a float matrix for gradient boosting, with public categories only.
+
+    Parameters
+    ----------
+    features : sequence of Feature
+        The columns, in order.
+    """
+
+    def __init__(self, features: Sequence[Feature]) -> None:
+        self.features = tuple(features)
+
+    @classmethod
+    def learn(
+        cls, aux: pd.DataFrame, columns: Sequence[str], domains: Mapping[str, Sequence[Hashable]]
+    ) -> Design:
+        """Categories from ``domains`` (public: the schema's), else the auxiliary values."""
+        features = []
+        for name in columns:
+            if name in domains:
+                features.append(Feature(name, tuple(domains[name])))
+            elif is_categorical(aux[name]):
+                features.append(Feature(name, _observed(aux[name])))
+            else:
+                features.append(Feature(name, None))
+        return cls(features)
+
+    @property
+    def names(self) -> list[str]:
+        return [f.name for f in self.features]
+
+    @property
+    def mask(self) -> list[bool]:
+        """Which columns gradient boosting treats as categorical."""
+        return [f.native for f in self.features]
+
+    def matrix(self, frame: pd.DataFrame) -> np.ndarray:
+        """``frame``'s columns as floats: category codes (NaN when unknown or missing), numbers."""
+        out = np.empty((len(frame), len(self.features)), dtype=np.float64)
+        for j, feature in enumerate(self.features):
+            values = frame[feature.name]
+            if feature.categories is not None:
+                codes = pd.Index(list(feature.categories)).get_indexer(
+                    pd.Index(values.astype(object))
+                )
+                out[:, j] = np.where(codes < 0, np.nan, codes)
+                continue
+            try:
+                out[:, j] = values.to_numpy(dtype=np.float64, na_value=np.nan)
+            except (TypeError, ValueError):
+                raise InputError(
+                    f"column {feature.name!r} must be numeric, as it is in the auxiliary data"
+                ) from None
+        return out
+
+
+def _observed(values: pd.Series) -> tuple[Hashable, ...]:
+    """The distinct non-missing values, in the column's category order or sorted."""
+    if isinstance(values.dtype, pd.CategoricalDtype):
+        return tuple(values.cat.categories)
+    distinct = pd.unique(values.dropna())
+    try:
+        return tuple(sorted(distinct))
+    except TypeError:  # mixed types: first-seen order
+        return tuple(distinct)
+
+
+def booster(seed: int, mask: list[bool], *, early_stopping: bool) -> HistGradientBoostingClassifier:
+    """The gradient-boosting classifier every model here uses."""
+    return HistGradientBoostingClassifier(
+        categorical_features=mask if any(mask) else None,
+        early_stopping=early_stopping,
+        validation_fraction=0.15,
+        n_iter_no_change=10,
+        max_iter=200,
+        random_state=seed,
+    )
+
+
+def auc(labels: np.ndarray, proba: np.ndarray, n_classes: int) -> float:
+    """ROC AUC of class probabilities: binary, else the mean one-vs-rest AUC of the classes that
+    occur (0.5 when none can be scored)."""
+    scores = []
+    positives = [1] if n_classes == 2 else range(n_classes)
+    for c in positives:
+        hit = labels == c
+        if hit.any() and not hit.all():
+            scores.append(roc_auc_score(hit, proba[:, c]))
+    return float(np.mean(scores)) if scores else 0.5
+
+
+def _proba(model: HistGradientBoostingClassifier, x: np.ndarray, n_classes: int) -> np.ndarray:
+    """Class probabilities over all ``n_classes`` (zero for a class the model never saw)."""
+    out = np.zeros((x.shape[0], n_classes))
+    out[:, model.classes_.astype(int)] = model.predict_proba(x)
+    return out
+
+
+@dataclass(frozen=True)
+class Ranking:
+    """The greedy proxy ranking: each pick, its importance, and the AUC left after removing it.
+
+    ``auc_all`` is the validation AUC of the sensitive column from every candidate;
+    ``auc_left[i]`` is the AUC from what is left once the first ``i + 1`` proxies are removed
+    (the last one estimates the leakage floor of the release).
+    """
+
+    proxies: tuple[str, ...]
+    importance: tuple[float, ...]
+    auc_all: float
+    auc_left: tuple[float, ...]
+
+
+def rank_greedy(
+    aux: pd.DataFrame,
+    codes: np.ndarray,
+    n_classes: int,
+    design: Design,
+    n_proxies: int,
+    seed: int,
+) -> Ranking:
+    """Pick ``n_proxies`` columns of ``design`` greedily by permutation importance (AUC drop)."""
+    counts = np.bincount(codes, minlength=n_classes)
+    stratify = codes if counts[counts > 0].min() >= 2 else None
+    train, valid = train_test_split(
+        np.arange(len(aux)), test_size=VALIDATION, random_state=seed, stratify=stratify
+    )
+    x = design.matrix(aux)
+    left = list(range(len(design.features)))
+    picked: list[str] = []
+    importance: list[float] = []
+    aucs: list[float] = []
+
+    def scorer(model: Any, xv: np.ndarray, yv: np.ndarray) -> float:
+        return auc(yv, _proba(model, xv, n_classes), n_classes)
+
+    for step in range(n_proxies + 1):
+        if not left:
+            aucs.append(0.5)
+            break
+        mask = [design.mask[j] for j in left]
+        model = booster(seed, mask, early_stopping=train.size >= EARLY_STOPPING)
+        model.fit(x[train][:, left], codes[train])
+        xv = x[valid][:, left]
+        aucs.append(scorer(model, xv, codes[valid]))
+        if step == n_proxies:
+            break
+        drop = permutation_importance(
+            model, xv, codes[valid], scoring=scorer, n_repeats=3, random_state=seed
+        ).importances_mean
+        best = int(np.argmax(drop))
+        picked.append(design.features[left[best]].name)
+        importance.append(float(drop[best]))
+        del left[best]
+    return Ranking(tuple(picked), tuple(importance), aucs[0], tuple(aucs[1:]))
+
+
+@dataclass(frozen=True)
+class Levels:
+    """What a proxy's model predicts: per level, the auxiliary values a draw picks from."""
+
+    values: tuple[np.ndarray, ...]
+    codes: np.ndarray
+
+    @classmethod
+    def of(cls, values: pd.Series) -> Levels:
+        """Levels of an auxiliary proxy column: its values (rare ones pooled), or quantile bins."""
+        missing = np.asarray(values.isna())
+        filled = values.astype(object).to_numpy(copy=True)
+        filled[missing] = MISSING
+        key = filled
+        if not is_categorical(values) and pd.unique(values.dropna()).size > NUMERIC_LEVELS:
+            bins = pd.qcut(values, NUMERIC_LEVELS, labels=False, duplicates="drop")
+            key = bins.astype(object).to_numpy(copy=True)
+            key[missing] = MISSING
+        found, _ = pd.factorize(pd.Series(key, dtype=object), use_na_sentinel=False)
+        members = [np.flatnonzero(found == code) for code in range(found.max() + 1)]
+        members.sort(key=len, reverse=True)
+        common = [m for m in members if len(m) >= MIN_LEVEL]
+        rare = [m for m in members if len(m) < MIN_LEVEL]
+        if not common:  # every value is rare: one level, the auxiliary distribution
+            common, rare = [np.concatenate(members)], []
+        pooled = np.concatenate(rare) if rare else np.empty(0, dtype=np.int64)
+        if pooled.size >= MIN_LEVEL:
+            common.append(pooled)
+        elif pooled.size:
+            common[0] = np.concatenate([common[0], pooled])  # too few to model on their own
+        codes = np.empty(len(key), dtype=np.int64)
+        for level, rows in enumerate(common):
+            codes[rows] = level
+        return cls(tuple(filled[rows] for rows in common), codes)
+
+    @property
+    def size(self) -> int:
+        return len(self.values)
+
+
+@dataclass(frozen=True)
+class Conditional:
+    """One proxy given ``design``'s columns: a booster over its levels, fitted on auxiliary rows.
+
+    ``model`` is None for a proxy with one level (its draw is the auxiliary distribution).
+    """
+
+    proxy: str
+    design: Design
+    levels: Levels
+    model: HistGradientBoostingClassifier | None
+
+    @classmethod
+    def fit(cls, aux: pd.DataFrame, proxy: str, design: Design, seed: int) -> Conditional:
+        """Fit the model of ``proxy`` given ``design``'s columns on the auxiliary rows."""
+        levels = Levels.of(aux[proxy])
+        if levels.size == 1:
+            return cls(proxy, design, levels, None)
+        model = booster(seed, design.mask, early_stopping=len(aux) >= EARLY_STOPPING)
+        model.fit(design.matrix(aux), levels.codes)
+        return cls(proxy, design, levels, model)
+
+    def draw(self, given: pd.DataFrame, rng: np.random.Generator) -> np.ndarray:
+        """One value per row of ``given`` (an object array, NaN for missing), from the model."""
+        n = len(given)
+        if self.model is None:
+            level = np.zeros(n, dtype=np.int64)
+        else:
+            proba = _proba(self.model, self.design.matrix(given), self.levels.size)
+            cumulative = np.cumsum(proba, axis=1)
+            u = rng.random(n) * cumulative[:, -1]
+            level = np.minimum((cumulative < u[:, None]).sum(axis=1), self.levels.size - 1)
+        out = np.empty(n, dtype=object)
+        for code, values in enumerate(self.levels.values):
+            rows = np.flatnonzero(level == code)
+            if rows.size:
+                out[rows] = values[rng.integers(values.size, size=rows.size)]
+        out[np.array([v is MISSING for v in out], dtype=bool)] = np.nan
+        return out
+
+
+def column(values: np.ndarray, like: pd.Series, index: pd.Index) -> pd.Series:
+    """``values`` as a column of ``like``'s dtype (an auxiliary column: public), where it fits:
+    a categorical dtype gains the values it lacks, an integer one with a missing value stays
+    as inferred."""
+    series = pd.Series(values, index=index, dtype=object, name=like.name)
+    dtype = like.dtype
+    if isinstance(dtype, pd.CategoricalDtype):
+        known = set(dtype.categories)
+        extra = [v for v in pd.unique(series.dropna()) if v not in known]
+        if extra:
+            dtype = pd.CategoricalDtype([*dtype.categories, *extra], ordered=dtype.ordered)
+        return series.astype(dtype)
+    try:
+        return series.astype(dtype)
+    except (TypeError, ValueError):
+        return series.infer_objects()

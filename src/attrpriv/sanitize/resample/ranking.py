@@ -1,0 +1,210 @@
+"""Which columns are the proxies of a sensitive one, ranked on public auxiliary data."""
+
+from __future__ import annotations
+
+from collections.abc import Hashable, Mapping, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from attrpriv._checks import check_positive_int
+from attrpriv.data.schema import Categorical, Integer, Role, Schema
+from attrpriv.errors import InputError, offending
+from attrpriv.sanitize.resample._models import Design, Ranking, rank_greedy
+
+
+@dataclass(frozen=True)
+class Setup:
+    """What the auxiliary data and the schema say before anything is learned (all public)."""
+
+    domain: tuple[Hashable, ...]
+    codes: np.ndarray
+    used: tuple[str, ...]
+    candidates: tuple[str, ...]
+    domains: Mapping[str, Sequence[Hashable]]
+    from_aux: bool
+
+
+def prepare(
+    aux: object,
+    sensitive: str,
+    *,
+    schema: Schema | None,
+    keep: Sequence[str],
+    categories: Sequence[Hashable] | None,
+) -> tuple[pd.DataFrame, Setup]:
+    """Check the auxiliary frame and read its public facts (see :func:`rank_proxies_greedy`)."""
+    frame = data_frame(aux, "aux")
+    if schema is not None and not isinstance(schema, Schema):
+        raise InputError(f"schema must be a Schema, got {type(schema).__name__}")
+    if sensitive not in frame.columns:
+        raise InputError(f"the sensitive column {sensitive!r} is not in the auxiliary data")
+    ignored = set() if schema is None else set(schema.with_role(Role.IGNORE))
+    if sensitive in ignored:
+        raise InputError(f"the sensitive column {sensitive!r} has role 'ignore' in the schema")
+    for name in keep:
+        if name not in frame.columns:
+            raise InputError(f"keep names {name!r}, which is not in the auxiliary data")
+    used = tuple(c for c in frame.columns if c not in ignored)
+    domain = _domain(frame[sensitive], sensitive, schema, categories)
+    codes = sensitive_codes(frame[sensitive], domain, "the auxiliary data")
+    if np.unique(codes).size < 2:
+        raise InputError(
+            f"the sensitive column {sensitive!r} takes one value in the auxiliary data: there "
+            "is nothing to learn its proxies from"
+        )
+    kept = set(keep) | ({schema.target} if schema is not None and schema.target else set())
+    candidates = tuple(c for c in used if c != sensitive and c not in kept)
+    domains = {**_schema_categories(schema, used), sensitive: domain}
+    from_aux = categories is None and (schema is None or sensitive not in schema)
+    return frame, Setup(domain, codes, used, candidates, domains, from_aux)
+
+
+def rank_proxies_greedy(
+    aux: pd.DataFrame,
+    sensitive: str,
+    n_proxies: int = 3,
+    *,
+    schema: Schema | None = None,
+    keep: Sequence[str] = (),
+    seed: int = 0,
+) -> Ranking:
+    """Rank the proxies of ``sensitive`` on public auxiliary rows, greedily.
+
+    Gradient boosting predicts the sensitive column from the candidate columns (all but the
+    sensitive one, ``keep``, the schema's target and its ignored columns) on 70% of ``aux``;
+    the candidate whose permutation lowers the validation AUC most (3 repeats) is the next
+    proxy; it is removed and the model refitted, so that of two copies of one proxy both are
+    found. This is the ranking of :class:`ProxyResampler` with ``proxies="auto"``.
+
+    Parameters
+    ----------
+    aux : pandas.DataFrame
+        Public auxiliary rows with the sensitive column (no missing value). Not modified.
+    sensitive : str
+        The sensitive column.
+    n_proxies : int, default 3
+        How many proxies to pick, >= 0 and at most the number of candidates.
+    schema : Schema or None, optional
+        Public domains and roles (the sensitive column's domain, categories, the target and
+        the ignored columns).
+    keep : sequence of str, default ()
+        Columns never picked.
+    seed : int, default 0
+        Seeds the validation split and the models, >= 0.
+
+    Returns
+    -------
+    Ranking
+        The proxies in order, the importance (AUC drop) of each when picked, the validation AUC
+        from every candidate (``auc_all``) and from what is left after each removal
+        (``auc_left``; its last entry estimates the leakage floor).
+
+    Raises
+    ------
+    InputError
+        ``aux`` is not a DataFrame with rows and string column names, a named column is
+        missing, the sensitive column has a missing or out-of-domain value or a single value,
+        or ``n_proxies`` is not an integer in [0, number of candidates].
+    """
+    if not isinstance(sensitive, str):
+        raise InputError(f"sensitive must be a column name, got {sensitive!r}")
+    n = check_positive_int(n_proxies, "n_proxies", minimum=0)
+    seed = check_positive_int(seed, "seed", minimum=0)
+    if isinstance(keep, str) or not isinstance(keep, (list, tuple)):
+        raise InputError(f"keep must be a list of column names, got {type(keep).__name__}")
+    frame, setup = prepare(aux, sensitive, schema=schema, keep=keep, categories=None)
+    return rank(frame, setup, n, seed)
+
+
+def rank(frame: pd.DataFrame, setup: Setup, n_proxies: int, seed: int) -> Ranking:
+    """:func:`rank_proxies_greedy` on a prepared frame."""
+    if n_proxies > len(setup.candidates):
+        raise InputError(
+            f"n_proxies={n_proxies} but the auxiliary data has {len(setup.candidates)} "
+            "candidate columns (not the sensitive one, not kept, not ignored)"
+        )
+    design = Design.learn(frame, setup.candidates, setup.domains)
+    return rank_greedy(frame, setup.codes, len(setup.domain), design, n_proxies, seed)
+
+
+def data_frame(data: object, what: str) -> pd.DataFrame:
+    """``data`` if it is a DataFrame with rows and distinct string column names."""
+    if not isinstance(data, pd.DataFrame):
+        raise InputError(f"{what} must be a pandas DataFrame, got {type(data).__name__}")
+    if len(data) == 0:
+        raise InputError(f"{what} has no rows")
+    if not all(isinstance(c, str) for c in data.columns):
+        raise InputError(f"{what} must have string column names")
+    if data.columns.has_duplicates:
+        raise InputError(f"{what} has a column name twice")
+    return data
+
+
+def _domain(
+    values: pd.Series,
+    sensitive: str,
+    schema: Schema | None,
+    categories: Sequence[Hashable] | None,
+) -> tuple[Hashable, ...]:
+    """The sensitive column's public domain: given, the schema's, or the auxiliary values."""
+    if categories is not None:
+        return tuple(categories)
+    if schema is not None and sensitive in schema:
+        domain = schema.domain(sensitive)
+        if isinstance(domain, (Categorical, Integer)):
+            return tuple(domain.categories)
+        raise InputError(
+            f"the sensitive column {sensitive!r} has a continuous domain in the schema: its "
+            "marginal needs a categorical or integer one"
+        )
+    if values.isna().any():
+        _missing(sensitive, values, "the auxiliary data")
+    if isinstance(values.dtype, pd.CategoricalDtype):
+        return tuple(values.cat.categories)
+    distinct = pd.unique(values)
+    try:
+        return tuple(sorted(distinct))
+    except TypeError:  # mixed types: first-seen order
+        return tuple(distinct)
+
+
+def _schema_categories(
+    schema: Schema | None, used: Sequence[str]
+) -> dict[str, tuple[Hashable, ...]]:
+    """The schema's public categories of the categorical columns among ``used``."""
+    out: dict[str, tuple[Hashable, ...]] = {}
+    if schema is None:
+        return out
+    for name in used:
+        domain = schema[name].domain if name in schema else None
+        if isinstance(domain, Categorical):
+            out[name] = tuple(domain.categories)
+    return out
+
+
+def sensitive_codes(values: pd.Series, domain: Sequence[Hashable], where: str) -> np.ndarray:
+    """The sensitive values' positions in ``domain``; a missing or unknown value is refused."""
+    if values.isna().any():
+        _missing(str(values.name), values, where)
+    codes = np.asarray(
+        pd.Index(list(domain)).get_indexer(pd.Index(values.astype(object))), dtype=np.int64
+    )
+    bad = np.flatnonzero(codes < 0)
+    if bad.size:
+        position = int(bad[0])
+        raise InputError(
+            f"column {values.name!r} in {where} has a value"
+            f"{offending(values.iloc[position], position)} outside its public domain "
+            f"({len(domain)} values)"
+        )
+    return codes
+
+
+def _missing(name: str, values: pd.Series, where: str) -> None:
+    position = int(np.flatnonzero(np.asarray(values.isna()))[0])
+    raise InputError(f"column {name!r} in {where} has a missing value at row {position}")
+
+
+__all__ = ["Ranking", "rank_proxies_greedy"]

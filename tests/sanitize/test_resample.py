@@ -1,0 +1,494 @@
+"""Proxy resampling: the marginal's exact privacy loss, the redraw's independence from the private
+rows (broken variants caught), leakage and utility on Adult, the contract and bad input."""
+
+from __future__ import annotations
+
+import dataclasses
+import itertools
+import math
+from collections.abc import Callable
+
+import numpy as np
+import pandas as pd
+import pytest
+from sklearn.base import clone
+from sklearn.ensemble import HistGradientBoostingClassifier
+from sklearn.metrics import roc_auc_score
+
+from attrpriv import datasets
+from attrpriv.data.schema import Categorical, Column, Integer, Numeric, Schema
+from attrpriv.dp import BudgetLedger, NoiseSampler, OpenDPNoise, SeededNumpyNoise, audit
+from attrpriv.errors import BudgetExceededError, InputError, NotFittedError
+from attrpriv.sanitize import ProxyResampler
+from attrpriv.sanitize.resample import ResampledRelease, ResamplePlan, marginal, rank_proxies_greedy
+from attrpriv.sanitize.resample._models import Design
+
+TEST = SeededNumpyNoise(0)
+
+
+def _table(n: int, seed: int) -> pd.DataFrame:
+    """A sensitive ``s`` with two proxies (a categorical copy, a numeric one with missing
+    values), a context column that carries some of ``s``, noise, and a task ``y``."""
+    rng = np.random.default_rng(seed)
+    s = rng.choice(["a", "b", "c"], size=n, p=[0.5, 0.3, 0.2])
+    code = pd.Series(s).map({"a": 0, "b": 1, "c": 2}).to_numpy()
+    flip = rng.random(n) < 0.1
+    copy = np.where(flip, rng.choice(["u", "v", "w"], size=n), np.array(["u", "v", "w"])[code])
+    level = np.round(10 * code + rng.normal(0, 2, n) + 40).astype(float)
+    level[rng.random(n) < 0.05] = np.nan
+    context = code + rng.normal(0, 1.5, n)
+    y = (context + rng.normal(0, 1, n) > 1).astype(int)
+    return pd.DataFrame(
+        {
+            "s": pd.Categorical(s, categories=["a", "b", "c"]),
+            "copy": copy,
+            "level": level,
+            "context": context,
+            "noise": rng.integers(0, 5, n),
+            "y": y,
+        }
+    )
+
+
+@pytest.fixture(scope="module")
+def split() -> tuple[pd.DataFrame, pd.DataFrame]:
+    frame = _table(1200, 0)
+    return frame.iloc[:700].reset_index(drop=True), frame.iloc[700:].reset_index(drop=True)
+
+
+def _resampler(**kwargs: object) -> ProxyResampler:
+    params: dict[str, object] = {"n_proxies": 2, "keep": ["y"], "noise": TEST,
+                                 "allow_nonprivate": True}  # fmt: skip
+    return ProxyResampler("s", **(params | kwargs))  # type: ignore[arg-type]
+
+
+@pytest.fixture(scope="module")
+def fitted(split: tuple[pd.DataFrame, pd.DataFrame]) -> ProxyResampler:
+    return _resampler().fit(split[0])
+
+
+# --- what a release is ------------------------------------------------------------------------
+
+
+def test_proxies_are_found_and_the_table_keeps_every_other_column(
+    fitted: ProxyResampler, split: tuple[pd.DataFrame, pd.DataFrame]
+) -> None:
+    aux, private = split
+    private = private.set_axis(np.arange(len(private)) * 3 + 7)  # an index of its own
+    assert set(fitted.proxies_) == {"copy", "level"}
+    assert fitted.context_ == ("context", "noise", "y")
+    out = fitted.release(private)
+    assert isinstance(out, ResampledRelease)
+    table = out.values
+    assert list(table.columns) == list(private.columns)
+    assert table.index.equals(private.index) and table is out.data
+    for name in fitted.context_:
+        pd.testing.assert_series_equal(table[name], private[name])
+    assert table["s"].dtype == aux["s"].dtype and table["copy"].dtype == aux["copy"].dtype
+    assert set(table["copy"]) <= set(aux["copy"])
+    drawn = table["level"].dropna()
+    assert set(drawn) <= set(aux["level"].dropna()) and table["level"].isna().any()
+    # the redraw keeps each proxy tied to the drawn value, as on the auxiliary data
+    agreement = table["s"].cat.codes.to_numpy() == table["copy"].map({"u": 0, "v": 1, "w": 2})
+    assert agreement.mean() > 0.8
+    # ... and unrelated to the private row's own value
+    assert (table["s"].to_numpy() == private["s"].to_numpy()).mean() < 0.55
+
+
+def test_the_record_states_the_unit_the_noise_and_the_assumptions(
+    fitted: ProxyResampler, split: tuple[pd.DataFrame, pd.DataFrame]
+) -> None:
+    out = _resampler(epsilon=0.5).fit(split[0]).release(split[1])
+    record = out.record
+    assert record.unit.key == f"dp/substitute:s,{','.join(out.parts['proxies'])}"
+    assert (record.epsilon, record.delta, record.sensitivity) == (0.5, 0.0, 2.0)
+    assert record.noise["distribution"] == "discrete laplace"
+    assert record.noise["scale"] == pytest.approx(4.0)  # 2 / epsilon
+    assert any("auxiliary data" in a and "public and disjoint" in a for a in record.assumptions)
+    assert any("is not protected" in a for a in record.assumptions)
+    assert any("read off the auxiliary data" in a for a in record.assumptions)
+    assert "noise sampler is not private" in record.assumptions
+    assert out.accuracy is not None and out.accuracy.distribution == "discrete laplace"
+    frame = out.to_frame()
+    assert list(frame["level"]) == ["a", "b", "c"] and (frame["name"] == "s").all()
+    np.testing.assert_array_equal(frame["value"], out.parts["noisy_counts"].to_numpy())
+    assert out.parts["marginal"].sum() == pytest.approx(1.0)
+    assert out.parts["passed_through"] == ["context", "noise", "y"]
+    assert "ResampledRelease(proxy-resampling" in repr(out) and "500 rows" in repr(out)
+    assert "<table" in out._repr_html_()
+    assert out.to_dict()["record"]["unit"] == record.unit.key
+
+
+def test_a_schema_gives_the_domain_keeps_the_target_and_passes_ignored_columns(
+    split: tuple[pd.DataFrame, pd.DataFrame],
+) -> None:
+    aux, private = (f.assign(tag=np.arange(len(f))) for f in split)
+    schema = Schema((
+        Column("s", "sensitive", Categorical(("a", "b", "c", "d"))),
+        Column("copy", "feature", Categorical(("u", "v", "w"))),
+        Column("level", "feature", Numeric(0.0, 100.0), nullable=True),
+        Column("context", "feature", Numeric(-10.0, 10.0)),
+        Column("noise", "feature", Integer(0, 4)),
+        Column("y", "target", Integer(0, 1)),
+        Column("tag", "ignore"),
+    ))  # fmt: skip
+    model = ProxyResampler("s", n_proxies=2, noise=TEST, allow_nonprivate=True).fit(aux, schema)
+    assert model.domain_ == ("a", "b", "c", "d") and "y" not in model.proxies_
+    assert "tag" not in model.context_
+    out = model.release(private)
+    pd.testing.assert_series_equal(out.values["tag"], private["tag"])
+    assert len(out.parts["noisy_counts"]) == 4
+    assert not any("read off" in a for a in out.record.assumptions)
+
+
+def test_marginal_clips_normalises_and_falls_back_to_uniform() -> None:
+    np.testing.assert_allclose(marginal(np.array([3, -2, 1])), [0.75, 0.0, 0.25])
+    np.testing.assert_allclose(marginal(np.array([-1, 0])), [0.5, 0.5])
+
+
+def test_a_large_epsilon_releases_the_marginal_of_the_private_rows(
+    split: tuple[pd.DataFrame, pd.DataFrame],
+) -> None:
+    aux, private = split
+    out = _resampler(epsilon=1e4).fit(aux).release(private)
+    truth = private["s"].value_counts().reindex(["a", "b", "c"]).to_numpy()
+    np.testing.assert_array_equal(out.parts["noisy_counts"].to_numpy(), truth)
+    shares = out.values["s"].value_counts(normalize=True).reindex(["a", "b", "c"])
+    np.testing.assert_allclose(shares, truth / truth.sum(), atol=0.06)
+
+
+# --- the privacy loss of the marginal, exactly ------------------------------------------------
+
+
+def _histograms(n: int, k: int) -> list[tuple[int, ...]]:
+    """Every histogram of n rows over k values."""
+    return [h for h in itertools.product(range(n + 1), repeat=k) if sum(h) == n]
+
+
+def _exact_loss(scale: float, n: int, k: int) -> float:
+    """max over substitution neighbours h, h' and outputs o of ln P[o | h] / P[o | h'] for
+    independent discrete Laplace noise, P(z) = (1 - a) / (1 + a) a^|z|, a = exp(-1 / scale).
+
+    The output grid [-3, n + 3]^k holds the maximisers: each coordinate's ratio is monotone
+    outside [min(h_i, h'_i), max(h_i, h'_i)].
+    """
+    a = math.exp(-1.0 / scale)
+
+    def log_pmf(z: np.ndarray) -> np.ndarray:
+        return math.log((1 - a) / (1 + a)) + np.abs(z) * math.log(a)
+
+    outputs = np.array(list(itertools.product(range(-3, n + 4), repeat=k)))
+    worst = 0.0
+    for h in _histograms(n, k):
+        for i, j in itertools.permutations(range(k), 2):
+            if h[i] == 0:
+                continue
+            g = np.array(h)
+            g[i] -= 1
+            g[j] += 1  # one row's value changed from i to j
+            ratio = (log_pmf(outputs - np.array(h)) - log_pmf(outputs - g)).sum(axis=1)
+            worst = max(worst, float(ratio.max()))
+    return worst
+
+
+class _HalfScale(ProxyResampler):
+    """Broken on purpose: calibrated to add/remove (sensitivity 1), though a substitution moves
+    a count out of one bin and into another."""
+
+    def _plan(self, sampler: NoiseSampler) -> ResamplePlan:
+        plan = super()._plan(sampler)
+        return dataclasses.replace(plan, sensitivity=1.0, scale=plan.scale / 2.0)
+
+
+@pytest.mark.parametrize("epsilon", [0.5, 1.0, 2.0])
+def test_the_exact_loss_of_the_marginal_is_the_recorded_epsilon(
+    split: tuple[pd.DataFrame, pd.DataFrame], epsilon: float
+) -> None:
+    model = _resampler(epsilon=epsilon).fit(split[0])
+    plan = model.calibrate(OpenDPNoise())
+    assert _exact_loss(plan.scale, n=3, k=len(model.domain_)) == pytest.approx(epsilon)
+    assert model.record(plan).epsilon == epsilon
+
+
+def test_the_exact_loss_catches_the_half_scale(split: tuple[pd.DataFrame, pd.DataFrame]) -> None:
+    broken = _HalfScale("s", proxies=["copy"], noise=TEST, allow_nonprivate=True).fit(split[0])
+    plan = broken.calibrate()
+    assert _exact_loss(plan.scale, n=3, k=3) == pytest.approx(2.0)
+    assert _exact_loss(plan.scale, n=3, k=3) > broken.record(plan).epsilon
+
+
+def _audit_marginal(model: ProxyResampler) -> float:
+    """Audit the noisy counts on neighbours that move one row from the first value to the
+    second (OpenDP's exact discrete Laplace, through the mechanism's own plan)."""
+    plan = model.calibrate(OpenDPNoise())
+    a, b = np.array([20, 10, 5]), np.array([19, 11, 5])
+
+    def draw(h: np.ndarray) -> Callable[[int], np.ndarray]:
+        return lambda n: plan.sampler.discrete_laplace(np.tile(h, (n, 1)), plan.scale)
+
+    def llr(out: np.ndarray) -> np.ndarray:
+        return (np.abs(out - b).sum(axis=1) - np.abs(out - a).sum(axis=1)) / plan.scale
+
+    return audit(draw(a), draw(b), 40_000, confidence=0.999, statistic=llr).epsilon_lower
+
+
+def test_the_audit_stays_under_the_claim_and_catches_the_half_scale(
+    split: tuple[pd.DataFrame, pd.DataFrame],
+) -> None:
+    good = ProxyResampler("s", proxies=["copy"], epsilon=1.0).fit(split[0])
+    broken = _HalfScale("s", proxies=["copy"], epsilon=1.0).fit(split[0])
+    assert _audit_marginal(good) < 1.0
+    assert _audit_marginal(broken) > 1.0
+
+
+# --- the redraw depends on the private rows only through the released columns -----------------
+
+
+class _FixedCounts(NoiseSampler):
+    """Not a sampler: returns the same 'noisy' counts whatever the true ones, so that two
+    releases can be compared with the private marginal's noise held fixed."""
+
+    private = False
+
+    def _sample(self, flat: np.ndarray, scale: float, kind: str, integer: bool) -> np.ndarray:
+        return np.array([300, 150, 50][: flat.size], dtype=flat.dtype)
+
+
+class _FittedOnPrivate(ProxyResampler):
+    """Broken on purpose: refits the proxies' models on the private rows being released."""
+
+    def _measure(self, data: pd.DataFrame):  # type: ignore[no-untyped-def]
+        measured = super()._measure(data)
+        self.fit(data)
+        return measured
+
+
+def _neighbours(private: pd.DataFrame, row: int) -> pd.DataFrame:
+    """``private`` with one row's sensitive value and proxies changed (a substitution)."""
+    other = private.copy()
+    other.loc[row, "s"] = "c" if private.loc[row, "s"] != "c" else "a"
+    other.loc[row, "copy"] = "w" if private.loc[row, "copy"] != "w" else "u"
+    other.loc[row, "level"] = 20.0 if private.loc[row, "level"] != 20.0 else 70.0
+    return other
+
+
+@pytest.mark.parametrize("make", [ProxyResampler, _FittedOnPrivate])
+def test_with_the_marginal_fixed_neighbours_release_the_same_table(
+    make: type[ProxyResampler], split: tuple[pd.DataFrame, pd.DataFrame]
+) -> None:
+    aux, private = split
+    private = private.iloc[:120].reset_index(drop=True)
+    model = make("s", proxies=["copy", "level"], noise=_FixedCounts(), allow_nonprivate=True)
+    same = []
+    for row in (0, 7, 33):
+        tables = [model.fit(aux).release(d).values for d in (private, _neighbours(private, row))]
+        same.append(tables[0].equals(tables[1]))
+    if make is ProxyResampler:
+        assert all(same)
+    else:  # the models learnt the private rows: a neighbour changes the release
+        assert not all(same)
+
+
+# --- leakage and utility on Adult ------------------------------------------------------------
+
+
+def _boosted(train: pd.DataFrame, labels: np.ndarray, columns: list[str], design_on: pd.DataFrame):  # type: ignore[no-untyped-def]
+    design = Design.learn(design_on, columns, {})
+    model = HistGradientBoostingClassifier(categorical_features=design.mask, random_state=0)
+    model.fit(design.matrix(train), labels)
+    return lambda frame: model.predict_proba(design.matrix(frame))[:, 1]
+
+
+def test_leakage_is_at_the_drop_baseline_and_utility_above_it(
+    adult_dataset: datasets.Dataset,
+) -> None:
+    """Adult, sensitive = sex, 9,000 rows split 40% auxiliary / 40% private / 20% test.
+
+    Leakage: gradient boosting predicting the true sex of the released private rows, trained
+    on the raw auxiliary rows or on the auxiliary rows released the same way; the stronger is
+    reported. Utility: gradient boosting for income trained on the release, AUC on real test
+    rows. Baseline: the private rows without sex and its proxies, for both.
+    """
+    frame = adult_dataset.frame.drop(columns=["split", "fnlwgt"])
+    frame = frame.sample(9000, random_state=0).reset_index(drop=True)
+    aux, private, test = frame.iloc[:3600], frame.iloc[3600:7200], frame.iloc[7200:]
+    aux, private, test = (f.reset_index(drop=True) for f in (aux, private, test))
+    model = ProxyResampler("sex", keep=["income"], epsilon=1.0, seed=0).fit(aux)
+    released = model.release(private).values
+    aux_released = (
+        ProxyResampler("sex", keep=["income"], epsilon=1.0, seed=1)
+        .fit(private)  # another resampler, fitted on other rows, releases the auxiliary rows
+        .release(aux)
+        .values
+    )
+    male = {name: (f["sex"] == "Male").to_numpy(int) for name, f in
+            (("aux", aux), ("private", private))}  # fmt: skip
+    features = [c for c in frame.columns if c != "sex"]
+    dropped = [c for c in features if c not in model.proxies_]
+    raw = _boosted(aux, male["aux"], features, aux)(released)
+    sanitized = _boosted(aux_released, male["aux"], [*features, "sex"], aux)(released)
+    floor = _boosted(aux, male["aux"], dropped, aux)(private[dropped])
+    leak = {name: roc_auc_score(male["private"], p) for name, p in
+            (("raw-aux", raw), ("sanitized-aux", sanitized), ("drop baseline", floor))}  # fmt: skip
+    income = {name: (f["income"] == ">50K").to_numpy(int) for name, f in
+              (("release", released), ("private", private), ("test", test))}  # fmt: skip
+    inputs = [c for c in frame.columns if c != "income"]
+    kept = [c for c in inputs if c not in ("sex", *model.proxies_)]
+    utility = {
+        "release": _boosted(released, income["release"], inputs, aux)(test),
+        "real": _boosted(private, income["private"], inputs, aux)(test),
+        "drop baseline": _boosted(private, income["private"], kept, aux)(test),
+    }
+    useful = {name: roc_auc_score(income["test"], p) for name, p in utility.items()}
+    print(f"\nproxies {model.proxies_}; leakage AUC {leak}; utility AUC {useful}")
+    assert set(model.proxies_) == {"relationship", "marital_status", "occupation"}
+    stronger = max(leak["raw-aux"], leak["sanitized-aux"])
+    assert stronger <= leak["drop baseline"] + 0.03
+    assert abs(model.leakage_floor_ - leak["drop baseline"]) < 0.1
+    assert useful["release"] >= useful["drop baseline"]
+
+
+# --- the contract: parameters, ledger, inputs -------------------------------------------------
+
+
+def test_clone_get_params_and_repr(fitted: ProxyResampler) -> None:
+    copy = clone(fitted)
+    params = fitted.get_params()
+    assert copy.get_params() | {"noise": params["noise"]} == params  # the sampler is a copy
+    assert isinstance(copy.noise, SeededNumpyNoise)
+    assert not hasattr(copy, "conditionals_")
+    assert repr(ProxyResampler("s", epsilon=2.0)) == "ProxyResampler(sensitive='s', epsilon=2.0)"
+    assert ProxyResampler("s").set_params(n_proxies=1).n_proxies == 1
+
+
+def test_inputs_are_never_modified(split: tuple[pd.DataFrame, pd.DataFrame]) -> None:
+    aux, private = split
+    before = aux.copy(), private.copy()
+    _resampler().fit(aux).release(private)
+    pd.testing.assert_frame_equal(aux, before[0])
+    pd.testing.assert_frame_equal(private, before[1])
+
+
+class _LedgerWatch(SeededNumpyNoise):
+    """Fails if noise is drawn before the ledger holds an entry."""
+
+    def __init__(self, ledger: BudgetLedger) -> None:
+        super().__init__(0)
+        self.ledger = ledger
+
+    def _sample(self, flat: np.ndarray, scale: float, kind: str, integer: bool) -> np.ndarray:
+        assert self.ledger.entries(), "noise drawn before the ledger was charged"
+        return super()._sample(flat, scale, kind, integer)
+
+
+def test_the_ledger_is_charged_before_noise_and_refuses_overspend(
+    split: tuple[pd.DataFrame, pd.DataFrame], tmp_path: object
+) -> None:
+    aux, private = split
+    ledger = BudgetLedger(tmp_path / "budget.ledger")  # type: ignore[operator]
+    ledger.set_budget(1.0, unit="dp/substitute:s")  # a release protecting s, copy, level covers s
+    model = _resampler(epsilon=0.6, noise=_LedgerWatch(ledger)).fit(aux)
+    model.release(private, ledger=ledger, label="first")
+    with pytest.raises(BudgetExceededError):
+        model.release(private, ledger=ledger)
+    assert [e.label for e in ledger.entries()] == ["first"]
+
+
+def test_a_nonprivate_sampler_is_refused(split: tuple[pd.DataFrame, pd.DataFrame]) -> None:
+    model = ProxyResampler("s", proxies=["copy"], noise=TEST).fit  # checked at the boundary
+    with pytest.raises(InputError, match="not private"):
+        model(split[0]).release(split[1])
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        ({"sensitive": ""}, "sensitive must be a column name"),
+        ({"sensitive": "a,b"}, "cannot hold ','"),
+        ({"proxies": "all"}, "'auto' or a list"),
+        ({"proxies": ["copy", "copy"]}, "names a column twice"),
+        ({"n_proxies": -1}, "n_proxies must be an integer >= 0"),
+        ({"n_proxies": 9}, "n_proxies=9 but the auxiliary data has 4 candidate"),
+        ({"epsilon": 0.0}, "epsilon must be > 0"),
+        ({"epsilon": float("nan")}, "epsilon must be a finite number"),
+        ({"conditional": "forest"}, "conditional must be one of"),
+        ({"keep": "y"}, "keep must be a list"),
+        ({"keep": ["nope"]}, "keep names 'nope'"),
+        ({"categories": ["a", "a"]}, "holds a value twice"),
+        ({"categories": ["a", "b"]}, "outside its public domain"),
+        ({"seed": -1}, "seed must be an integer >= 0"),
+        ({"proxies": ["s"]}, "the sensitive column 's' itself"),
+        ({"proxies": ["nope"]}, "'nope', which is not in the auxiliary data"),
+        ({"proxies": ["y"]}, "'y', which is kept or ignored"),
+        ({"sensitive": "nope"}, "sensitive column 'nope' is not in"),
+        ({"sensitive": "y", "keep": []}, None),  # fine: an integer-coded sensitive column
+    ],
+)
+def test_bad_parameters_are_refused_in_one_line(
+    split: tuple[pd.DataFrame, pd.DataFrame], kwargs: dict[str, object], message: str | None
+) -> None:
+    params: dict[str, object] = {"sensitive": "s", "n_proxies": 1, "keep": ["y"]} | kwargs
+    model = ProxyResampler(**params)  # type: ignore[arg-type]
+    if message is None:
+        model.fit(split[0])
+        return
+    with pytest.raises(InputError, match=message) as caught:
+        model.fit(split[0])
+    assert "\n" not in str(caught.value)
+
+
+def test_bad_data_is_refused_in_one_line(
+    fitted: ProxyResampler, split: tuple[pd.DataFrame, pd.DataFrame]
+) -> None:
+    aux, private = split
+    cases: list[tuple[Callable[[], object], str]] = [
+        (lambda: _resampler().fit(aux["s"]), "aux must be a pandas DataFrame"),  # type: ignore[arg-type]
+        (lambda: _resampler().fit(aux.iloc[:0]), "aux has no rows"),
+        (lambda: _resampler().fit(aux.set_axis(range(6), axis=1)), "string column names"),
+        (lambda: _resampler().fit(aux.assign(s="a")), "takes one value"),
+        (lambda: _resampler().fit(aux, schema="adult"), "schema must be a Schema"),  # type: ignore[arg-type]
+        (lambda: _resampler().fit(aux.assign(s=aux["s"].where(aux.index != 3))),
+         "missing value at row 3"),
+        (lambda: _resampler().release(private), "not fitted yet"),
+        (lambda: fitted.release(private.drop(columns=["noise"])), "no column 'noise'"),
+        (lambda: fitted.release(private.astype({"s": object}).assign(s="z")),
+         r"value at row 0 \(value hidden: --debug shows it\) outside its public domain"),
+        (lambda: fitted.release(aux), "repeat auxiliary rows"),
+        (lambda: clone(fitted).fit(aux).set_params(n_proxies=1).release(private),
+         "parameters changed since fit"),
+    ]  # fmt: skip
+    for call, message in cases:
+        with pytest.raises(InputError, match=message) as caught:
+            call()
+        assert "\n" not in str(caught.value)
+    with pytest.raises(NotFittedError):
+        _resampler().calibrate()
+
+
+def test_a_continuous_sensitive_domain_is_refused(split: tuple[pd.DataFrame, pd.DataFrame]) -> None:
+    schema = Schema((Column("context", "sensitive", Numeric(-10.0, 10.0)),))
+    with pytest.raises(InputError, match="continuous domain"):
+        ProxyResampler("context", n_proxies=1).fit(split[0], schema)
+
+
+# --- the ranking ----------------------------------------------------------------------------
+
+
+def test_the_greedy_ranking_finds_both_copies_of_a_proxy() -> None:
+    rng = np.random.default_rng(3)
+    n = 1500
+    s = rng.integers(0, 2, n)
+    frame = pd.DataFrame({
+        "s": s,
+        "one": np.where(rng.random(n) < 0.15, 1 - s, s),
+        "two": np.where(rng.random(n) < 0.15, 1 - s, s),
+        "weak": s + rng.normal(0, 2, n),
+        "noise": rng.normal(0, 1, n),
+    })  # fmt: skip
+    ranking = rank_proxies_greedy(frame, "s", 2)
+    assert set(ranking.proxies) == {"one", "two"}
+    assert ranking.auc_all > ranking.auc_left[0] > ranking.auc_left[1] > 0.5
+    assert all(i > 0 for i in ranking.importance)
+    assert rank_proxies_greedy(frame, "s", 0).proxies == ()
+    with pytest.raises(InputError, match="n_proxies=5 but"):
+        rank_proxies_greedy(frame, "s", 5)
