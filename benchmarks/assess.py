@@ -452,7 +452,7 @@ def ours(target: Target, model_name: str, seed: int = 0) -> list[Row]:
     rows: list[Row] = []
     members, non_members = target.part(target.eval_in), target.part(target.eval_out)
     start = time.perf_counter()
-    loss = loss_threshold_attack(target.model, members, non_members, seed=seed)
+    loss = loss_threshold_attack(target.model, members, non_members)
     metrics = (loss.auc, loss.advantage, loss.tpr_at_1pct_fpr)
     rows.append(("ours: loss threshold", time.perf_counter() - start, metrics))
     start = time.perf_counter()
