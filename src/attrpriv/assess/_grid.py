@@ -18,6 +18,7 @@ import pandas as pd
 from sklearn.base import clone
 from sklearn.model_selection import train_test_split
 
+from attrpriv.assess import checkpoint
 from attrpriv.assess.inference import AttributeInferenceResult, attribute_inference
 from attrpriv.assess.membership import (
     MembershipResult,
@@ -55,6 +56,7 @@ class GridData:
 
     ``sensitive``: the attributes whose inference is measured on every retrained model;
     ``sensitive_values``: those of them that are not model inputs (not in ``X``), same index.
+    ``checkpoint``: the folder where finished tasks are kept (:mod:`attrpriv.assess.checkpoint`).
     """
 
     X: pd.DataFrame
@@ -72,6 +74,7 @@ class GridData:
     seed: int
     sensitive: tuple[str, ...] = ()
     sensitive_values: pd.DataFrame | None = None
+    checkpoint: str | None = None
 
 
 @dataclass(frozen=True, eq=False)
@@ -412,6 +415,19 @@ def run_task(data: GridData, task: Task) -> ModelOutcome | Score | np.ndarray | 
         return _reference_losses(data, task)
     if task.kind == "full":
         return _retrain(data, task)
+    if data.checkpoint is None:
+        return _guarded(data, task)
+    path = checkpoint.result_path(data.checkpoint, task.kind, task.repeat, task.features)
+    found: ModelOutcome | Score | TaskFailure | None = checkpoint.from_json(path)
+    if found is not None:
+        return found
+    result = _guarded(data, task)
+    checkpoint.to_json(result, path)
+    return result
+
+
+def _guarded(data: GridData, task: Task) -> ModelOutcome | Score | TaskFailure:
+    """A retraining without a set or a feature-level attack; a failure is returned, not raised."""
     try:
         return _retrain(data, task) if task.kind == "without" else _feature_attack(data, task)
     except Exception as exc:  # one failed part is recorded, the audit goes on

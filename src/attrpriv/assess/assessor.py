@@ -16,6 +16,7 @@ from collections.abc import Sequence
 from dataclasses import replace
 from datetime import UTC, datetime
 from importlib.metadata import version
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -28,7 +29,7 @@ from attrpriv._checks import (
     check_positive_int,
     check_probability,
 )
-from attrpriv.assess import _grid, _summary
+from attrpriv.assess import _grid, _summary, checkpoint
 from attrpriv.assess.feature_sets import resolve_feature_sets
 from attrpriv.assess.inference import MIN_RECORDS
 from attrpriv.assess.mitigation import Mitigation
@@ -115,6 +116,10 @@ class FeatureRiskAssessor(Parameters):
     sensitive_input : bool, default True
         Whether the sensitive columns are model inputs (and target feature sets). ``False``:
         every model is trained without them; they are only inferred.
+    checkpoint : str or pathlib.Path or None, default None
+        A folder where every finished retraining and feature-level attack is kept as it
+        finishes, so that a rerun on the same data and settings resumes
+        (:mod:`attrpriv.assess.checkpoint`; JSON, never a pickle).
     confidence : float, default 0.95
         Confidence level of the CIs; in (0, 1).
     backend : {"sequential", "joblib", "dask"}, default "joblib"
@@ -154,6 +159,7 @@ class FeatureRiskAssessor(Parameters):
         max_attack_rows: int | None = 2000,
         sensitive: Sequence[str] = (),
         sensitive_input: bool = True,
+        checkpoint: str | Path | None = None,
         confidence: float = 0.95,
         backend: str = "joblib",
         n_jobs: int = 2,
@@ -175,6 +181,7 @@ class FeatureRiskAssessor(Parameters):
         self.max_attack_rows = max_attack_rows
         self.sensitive = sensitive
         self.sensitive_input = sensitive_input
+        self.checkpoint = checkpoint
         self.confidence = confidence
         self.backend = backend
         self.n_jobs = n_jobs
@@ -405,6 +412,7 @@ class FeatureRiskAssessor(Parameters):
             seed=int(self.seed),
             sensitive=tuple(sensitive.columns),
             sensitive_values=sensitive.reset_index(drop=True),
+            checkpoint=self._checkpoint_folder(X, y, sensitive),
         )
         repeats = range(int(self.n_repeats))
         features = list(dict.fromkeys(f for group in sets for f in group))
@@ -523,6 +531,22 @@ class FeatureRiskAssessor(Parameters):
         path = MitigationPath(tuple(steps), stopped, float(self.threshold))
         return first, path, current, report
 
+    def _checkpoint_folder(
+        self, X: pd.DataFrame, y: pd.Series, sensitive: pd.DataFrame
+    ) -> str | None:
+        """``checkpoint/<digest of the data and every setting>``, or None without a checkpoint."""
+        if self.checkpoint is None:
+            return None
+        settings = {
+            **self.settings(),
+            "estimator_params": {
+                k: v if isinstance(v, (str, int, float, bool, type(None))) else type(v).__name__
+                for k, v in self.estimator.get_params(deep=True).items()
+            },
+            "sensitive_values": list(pd.util.hash_pandas_object(sensitive, index=False).to_numpy()),
+        }
+        return str(Path(self.checkpoint) / checkpoint.data_key(X, y, settings))
+
     def _say(self, line: str) -> None:
         """A line of the plan on stderr, when progress is on."""
         if self.progress:
@@ -580,6 +604,7 @@ class FeatureRiskAssessor(Parameters):
             "max_attack_rows": self.max_attack_rows,
             "sensitive": list(self.sensitive),
             "sensitive_input": bool(self.sensitive_input),
+            "checkpoint": None if self.checkpoint is None else str(self.checkpoint),
             "confidence": float(self.confidence),
             "seed": int(self.seed),
         }
@@ -657,6 +682,10 @@ class FeatureRiskAssessor(Parameters):
                 f"{type(self.sensitive).__name__}"
             )
         check_flag(self.sensitive_input, "sensitive_input")
+        if self.checkpoint is not None and not isinstance(self.checkpoint, (str, Path)):
+            raise InputError(
+                f"checkpoint must be a folder path or None, got {type(self.checkpoint).__name__}"
+            )
         check_positive_int(self.n_repeats, "n_repeats")
         check_probability(self.test_size, "test_size")
         check_choice(self.membership_attack, "membership_attack", MEMBERSHIP_ATTACKS)

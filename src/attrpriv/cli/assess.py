@@ -265,6 +265,10 @@ def run(
             "what the model reveals of each, and which feature sets are its proxies."
         ),
     ] = None,
+    checkpoint: Annotated[
+        Path | None,
+        typer.Option(help="Keep finished work in this folder; a rerun resumes from it."),
+    ] = None,
     sensitive_input: Annotated[
         bool,
         typer.Option(
@@ -328,6 +332,7 @@ def run(
         max_attack_rows=max_attack_rows,
         sensitive=named,
         sensitive_input=sensitive_input,
+        checkpoint=checkpoint,
         n_shadows=n_shadows,
         attack_model=attack_model,
         backend=backend,
