@@ -69,3 +69,30 @@ def test_a_bad_checkpoint_is_refused(credit: tuple[pd.DataFrame, pd.Series]) -> 
     X, y = credit
     with pytest.raises(InputError, match="checkpoint must be a folder path or None"):
         assessor(3).assess(X, y)  # type: ignore[arg-type]
+
+
+def test_adaptive_repeats_go_to_the_undecided_sets_only(
+    credit: tuple[pd.DataFrame, pd.Series],
+) -> None:
+    X, y = credit
+    report = FeatureRiskAssessor(
+        make_model("logreg"),
+        attacks=("membership",),
+        threshold=0.0,
+        n_repeats=2,
+        max_repeats=4,
+        n_references=1,
+        backend="sequential",
+    ).assess(X, y)
+    counts = {r.label: r.attacks["membership"].n for r in report.feature_sets}
+    rows = report.run["rows"]
+    per_repeat = rows["attacked_members"] + rows["attacked_non_members"]
+    for risk in report.feature_sets:  # a set still undecided got every repeat allowed
+        low, high = risk.modified_ci
+        if low <= 0.0 <= high:
+            assert counts[risk.label] == 4 * per_repeat
+        else:
+            assert counts[risk.label] >= 2 * per_repeat
+    assert any("adaptive repeats" in note for note in report.notes)
+    with pytest.raises(InputError, match="max_repeats must be an integer >= 2"):
+        FeatureRiskAssessor(make_model("logreg"), n_repeats=2, max_repeats=1).assess(X, y)

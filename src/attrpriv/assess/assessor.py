@@ -10,6 +10,7 @@ threshold (210). See docs/assess/risk-scores.md.
 
 from __future__ import annotations
 
+import math
 import sys
 import time
 from collections.abc import Sequence
@@ -116,6 +117,11 @@ class FeatureRiskAssessor(Parameters):
     sensitive_input : bool, default True
         Whether the sensitive columns are model inputs (and target feature sets). ``False``:
         every model is trained without them; they are only inferred.
+    max_repeats : int or None, default None
+        Adaptive repeats: while a feature set's modified score has a CI that holds the
+        threshold, add a repeat for such sets only (their retrainings and feature-level
+        attacks; one more full model), up to ``max_repeats`` in all; >= ``n_repeats``, or
+        ``None`` for exactly ``n_repeats``.
     checkpoint : str or pathlib.Path or None, default None
         A folder where every finished retraining and feature-level attack is kept as it
         finishes, so that a rerun on the same data and settings resumes
@@ -159,6 +165,7 @@ class FeatureRiskAssessor(Parameters):
         max_attack_rows: int | None = 2000,
         sensitive: Sequence[str] = (),
         sensitive_input: bool = True,
+        max_repeats: int | None = None,
         checkpoint: str | Path | None = None,
         confidence: float = 0.95,
         backend: str = "joblib",
@@ -181,6 +188,7 @@ class FeatureRiskAssessor(Parameters):
         self.max_attack_rows = max_attack_rows
         self.sensitive = sensitive
         self.sensitive_input = sensitive_input
+        self.max_repeats = max_repeats
         self.checkpoint = checkpoint
         self.confidence = confidence
         self.backend = backend
@@ -423,34 +431,40 @@ class FeatureRiskAssessor(Parameters):
             if kind in attacks
         }
         self._say(_plan(data, len(sets), attacked, len(repeats)))
-        normalizers = self._normalizers(data, repeats)
-        fitting = time.perf_counter()
-        full = self._run(
-            data,
-            [_grid.Task("full", r, normalizer=normalizers[r]) for r in repeats],
-            "training full models",
-        )
-        per_fit = (time.perf_counter() - fitting) / len(repeats)
-        workers = 1 if self.backend == "sequential" else max(int(self.n_jobs), 1)
-        self._say(
-            f"plan: a full model took {per_fit:.1f} s with its attacks; the "
-            f"{len(sets) * len(repeats)} retrainings will take about "
-            f"{per_fit * len(sets) * len(repeats) / workers:.0f} s on {workers} worker(s), "
-            "plus the feature-level attacks"
-        )
-        tasks = [
-            _grid.Task("without", r, group, reference=full[r].membership, normalizer=normalizers[r])
-            for group in sets
-            for r in repeats
-        ]
-        for kind, names in attacked.items():
-            tasks += [_grid.Task(kind, r, (f,), full[r].model) for f in names for r in repeats]
-        results = self._run(data, tasks, f"retraining without {len(sets)} feature sets")
+        full, tasks, results = self._pass(data, repeats, sets, attacked, estimate=True)
         outcomes = _summary.Outcomes.collect(full, tasks, results)
         weights, threshold = self.weights, float(self.threshold)
         risks = [
             _summary.set_risk(g, outcomes, data, weights, threshold, self.flag_on) for g in sets
         ]
+        added: dict[tuple[str, ...], int] = {}
+        while len(full) < int(self.max_repeats or 0):
+            undecided = [r.features for r in risks if _straddles(r.modified_ci, threshold)]
+            if not undecided:
+                break
+            names = {f for group in undecided for f in group}
+            some = {kind: [f for f in fs if f in names] for kind, fs in attacked.items()}
+            more = range(len(full), len(full) + 1)
+            self._say(f"adaptive repeats: repeat {more[0] + 1} for {len(undecided)} set(s)")
+            extra, new_tasks, new_results = self._pass(data, more, undecided, some)
+            full, tasks, results = full + extra, tasks + new_tasks, results + new_results
+            outcomes = _summary.Outcomes.collect(full, tasks, results)
+            for group in undecided:
+                added[group] = added.get(group, 0) + 1
+            risks = [
+                _summary.set_risk(g, outcomes, data, weights, threshold, self.flag_on)
+                if g in undecided
+                else r
+                for g, r in zip(sets, risks, strict=True)
+            ]
+        if added:
+            n = int(self.n_repeats)
+            screened = (
+                *screened,
+                f"adaptive repeats: {len(added)} of {len(sets)} feature set(s), whose modified "
+                f"score's CI held the threshold, got up to {n + max(added.values())} repeats "
+                f"instead of {n}",
+            )
         notes = (
             screened
             + tuple(
@@ -553,6 +567,46 @@ class FeatureRiskAssessor(Parameters):
             sys.stderr.write(line + "\n")
             sys.stderr.flush()
 
+    def _pass(
+        self,
+        data: _grid.GridData,
+        repeats: range,
+        sets: Sequence[tuple[str, ...]],
+        attacked: dict[str, list[str]],
+        *,
+        estimate: bool = False,
+    ) -> tuple[list[_grid.ModelOutcome], list[_grid.Task], list[Any]]:
+        """The grid for ``repeats``: reference and full models, the retrainings without each
+        set and the feature-level attacks; with ``estimate``, the time estimate on stderr."""
+        normalizers = dict(zip(repeats, self._normalizers(data, repeats), strict=True))
+        fitting = time.perf_counter()
+        full = self._run(
+            data,
+            [_grid.Task("full", r, normalizer=normalizers[r]) for r in repeats],
+            "training full models",
+        )
+        if estimate:
+            per_fit = (time.perf_counter() - fitting) / len(repeats)
+            workers = 1 if self.backend == "sequential" else max(int(self.n_jobs), 1)
+            self._say(
+                f"plan: a full model took {per_fit:.1f} s with its attacks; the "
+                f"{len(sets) * len(repeats)} retrainings will take about "
+                f"{per_fit * len(sets) * len(repeats) / workers:.0f} s on {workers} worker(s), "
+                "plus the feature-level attacks"
+            )
+        model = dict(zip(repeats, full, strict=True))
+        tasks = [
+            _grid.Task(
+                "without", r, group, reference=model[r].membership, normalizer=normalizers[r]
+            )
+            for group in sets
+            for r in repeats
+        ]
+        for kind, names in attacked.items():
+            tasks += [_grid.Task(kind, r, (f,), model[r].model) for f in names for r in repeats]
+        results = self._run(data, tasks, f"retraining without {len(sets)} feature sets")
+        return full, tasks, results
+
     def _normalizers(self, data: _grid.GridData, repeats: range) -> list[np.ndarray | None]:
         """Per repeat, the reference attack's term of each candidate record (or ``None``).
 
@@ -566,7 +620,9 @@ class FeatureRiskAssessor(Parameters):
         tasks = [_grid.Task("reference", r, index=i) for r in repeats for i in range(k)]
         losses = self._run(data, tasks, f"training {len(tasks)} reference models")
         task = task_of(data.estimator)
-        return [reference_term(np.array(losses[r * k : (r + 1) * k]), task) for r in repeats]
+        return [
+            reference_term(np.array(losses[i * k : (i + 1) * k]), task) for i in range(len(repeats))
+        ]
 
     def _run(self, data: _grid.GridData, tasks: list[_grid.Task], what: str) -> list[Any]:
         return run_tasks(
@@ -604,6 +660,7 @@ class FeatureRiskAssessor(Parameters):
             "max_attack_rows": self.max_attack_rows,
             "sensitive": list(self.sensitive),
             "sensitive_input": bool(self.sensitive_input),
+            "max_repeats": self.max_repeats,
             "checkpoint": None if self.checkpoint is None else str(self.checkpoint),
             "confidence": float(self.confidence),
             "seed": int(self.seed),
@@ -682,6 +739,8 @@ class FeatureRiskAssessor(Parameters):
                 f"{type(self.sensitive).__name__}"
             )
         check_flag(self.sensitive_input, "sensitive_input")
+        if self.max_repeats is not None:
+            check_positive_int(self.max_repeats, "max_repeats", minimum=int(self.n_repeats))
         if self.checkpoint is not None and not isinstance(self.checkpoint, (str, Path)):
             raise InputError(
                 f"checkpoint must be a folder path or None, got {type(self.checkpoint).__name__}"
@@ -778,6 +837,11 @@ def _step(
         applied=applied or {},
         skipped=skipped,
     )
+
+
+def _straddles(ci: tuple[float, float], threshold: float) -> bool:
+    """Whether a CI holds the threshold (more repeats could decide which side the score is)."""
+    return not math.isnan(ci[0]) and ci[0] <= threshold <= ci[1]
 
 
 def _plan(data: _grid.GridData, n_sets: int, attacked: dict[str, list[str]], n_repeats: int) -> str:

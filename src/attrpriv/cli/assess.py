@@ -247,6 +247,10 @@ def run(
     ] = None,
     ldp_epsilon: Annotated[float, typer.Option(help="Epsilon of a bare 'ldp' strategy.")] = 1.0,
     repeats: Annotated[int, typer.Option(help="Seeds each attack is repeated over.")] = 3,
+    max_repeats: Annotated[
+        int | None,
+        typer.Option(help="Add repeats, up to this many, to sets whose CI holds the threshold."),
+    ] = None,
     test_size: Annotated[float, typer.Option(help="Share of rows held out.")] = 0.3,
     membership_attack: Annotated[
         str, typer.Option(help=f"{' or '.join(MEMBERSHIP_ATTACKS)}.")
@@ -326,6 +330,7 @@ def run(
         flag_on=flag_on,
         weights=score_weights,
         n_repeats=repeats,
+        max_repeats=max_repeats,
         test_size=test_size,
         membership_attack=membership_attack,
         n_references=references,
