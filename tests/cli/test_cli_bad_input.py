@@ -36,7 +36,8 @@ SPEC = {
 HISTOGRAMS = ["release", "histograms", "{data}", "--schema", "{schema}", "--epsilon", "1"]
 DDP = ["release", "ddp", "{data}", "--schema", "{schema}", "--epsilon", "1"]
 APPLY_ADULT = ["sanitize", "apply", "{adult}", "--schema", "{work}/adult.yaml", "--decoupler",
-               "{dec}", "--epsilon", "1", "--out", "{work}/s.parquet"]  # fmt: skip
+               "{dec}", "--epsilon", "1", "--strict-domain",
+               "--out", "{work}/s.parquet"]  # fmt: skip
 QUILT = ["release", "quilt", "--transition", "0.9,0.1;0.2,0.8", "--epsilon", "1"]
 
 

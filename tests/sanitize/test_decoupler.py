@@ -107,8 +107,14 @@ def test_seeded_training_is_deterministic(adult: Any) -> None:
 def test_save_load_round_trip(adult: Any, fitted: GlobalDecoupler, tmp_path: Path) -> None:
     _, priv, _ = adult
     fitted.save(tmp_path / "dec")
-    assert sorted(p.name for p in (tmp_path / "dec").iterdir()) == ["decoupler.json", "weights.pt"]
+    assert sorted(p.name for p in (tmp_path / "dec").iterdir()) == [
+        "decoupler.json", "fingerprint.npz", "weights.pt"
+    ]  # fmt: skip
     loaded = GlobalDecoupler.load(tmp_path / "dec")
+    aux, _, _ = adult
+    np.testing.assert_array_equal(loaded.training_rows(aux), fitted.training_rows(aux))
+    assert loaded.training_rows(aux).all() and not loaded.training_rows(priv).any()
+    assert loaded.codec_.fill == fitted.codec_.fill and loaded.schema_ == fitted.schema_
     for x, y in zip(fitted.encode(priv), loaded.encode(priv), strict=True):
         np.testing.assert_array_equal(x, y)
     pd.testing.assert_frame_equal(

@@ -53,7 +53,8 @@ def test_clone_fit_and_not_fitted(tmp_path: Path) -> None:
     with pytest.raises(InputError, match="has no parameter"):
         copy.set_params(epoch=2)
     sanitized = Sanitizer(copy, Suppression()).sanitize(frame)
-    assert repr(sanitized) == "SanitizedData(200 rows x 13 columns; no DP claim (z_S suppressed))"
+    # 13 modelled columns decoded, the 2 ignored ones (fnlwgt, split) passed through
+    assert repr(sanitized) == "SanitizedData(200 rows x 15 columns; no DP claim (z_S suppressed))"
     sampled = Sanitizer(copy, DPSampling(1.0, 3.0, classes=list(copy.classes_))).sanitize(frame)
     assert "synthetic sensitive labels" in repr(sampled) and "(epsilon=1" in repr(sampled)
     assert "<table" in sampled._repr_html_() and "Sanitized data" in sampled._repr_html_()

@@ -56,7 +56,18 @@ def test_only_sensitive_latents_change(setup: Any) -> None:
     result = Sanitizer(model, Suppression()).sanitize(priv)
     assert result.record is None and result.y_s is None and "sex" not in result.data
     z_s, z_ns = model.encode(priv)
-    pd.testing.assert_frame_equal(result.data, model.decode(np.zeros_like(z_s), z_ns))
+    decoded = model.decode(np.zeros_like(z_s), z_ns)
+    pd.testing.assert_frame_equal(result.data[list(decoded.columns)], decoded)
+    # the ignored columns pass through unchanged, the sensitive one is dropped with a reason
+    columns = result.parts["columns"]
+    assert columns["passed_through"] == ["fnlwgt", "split"]
+    assert set(columns["dropped"]) == {"sex"} and "no synthetic labels" in columns["dropped"]["sex"]
+    assert columns["sanitized"] == list(decoded.columns)
+    np.testing.assert_array_equal(result.data["fnlwgt"].to_numpy(), priv["fnlwgt"].to_numpy())
+    assert list(result.data.columns) == [c for c in priv.columns if c != "sex"]
+    dropped = Sanitizer(model, Suppression()).sanitize(priv, keep_ignored=False)
+    assert list(dropped.data.columns) == list(decoded.columns)
+    assert set(dropped.parts["columns"]["dropped"]) == {"sex", "fnlwgt", "split"}
 
 
 def test_ledger_charged_before_noise(setup: Any, tmp_path: Path) -> None:
@@ -77,20 +88,36 @@ def test_bad_labels(setup: Any) -> None:
         Sanitizer(model, DPSampling(1.0, 3.0)).sanitize(priv.drop(columns="sex"))
 
 
-def test_cli_fit_and_apply(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    dec = tmp_path / "dec"
-    code = main(["sanitize", "fit", "adult", "--sensitive", "sex", "--rows", "600",
-                 "--epochs", "2", "--hidden", "16", "--out", str(dec)])  # fmt: skip
-    assert code == 0 and (dec / "weights.pt").is_file()
+@pytest.fixture(scope="module")
+def cli_decoupler(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A decoupler fitted by the CLI on 600 rows of Adult's train split (2 epochs)."""
+    dec = tmp_path_factory.mktemp("cli") / "dec"
+    code = main(["sanitize", "fit", "adult", "--sensitive", "sex", "--where", "split=train",
+                 "--rows", "600", "--epochs", "2", "--hidden", "16",
+                 "--out", str(dec)])  # fmt: skip
+    assert code == 0 and (dec / "weights.pt").is_file() and (dec / "fingerprint.npz").is_file()
+    return dec
+
+
+def test_cli_fit_and_apply(
+    cli_decoupler: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    dec = cli_decoupler
+    capsys.readouterr()
     out, rec = tmp_path / "s.parquet", tmp_path / "r.json"
-    code = main(["sanitize", "apply", "adult", "--decoupler", str(dec), "--rows", "300",
-                 "--mechanism", "dp-sampling", "--epsilon", "1", "--out", str(out),
-                 "--record", str(rec)])  # fmt: skip
+    code = main(["sanitize", "apply", "adult", "--decoupler", str(dec), "--where", "split=test",
+                 "--rows", "300", "--mechanism", "dp-sampling", "--epsilon", "1", "--out",
+                 str(out), "--record", str(rec)])  # fmt: skip
     assert code == 0
+    text = capsys.readouterr().out
+    assert "2 passed through unchanged (role 'ignore': fnlwgt, split)" in text
     frame = pd.read_parquet(out)
-    assert len(frame) == 300 and "sex" in frame.columns
-    assert json.loads(rec.read_text())["record"]["epsilon"] == 1.0
-    bad = main(["sanitize", "apply", "adult", "--decoupler", str(dec),
+    assert len(frame) == 300 and "sex" in frame.columns and set(frame["split"]) == {"test"}
+    assert list(frame.columns) == list(datasets.load("adult").frame.columns)
+    payload = json.loads(rec.read_text())
+    assert payload["record"]["epsilon"] == 1.0 and payload["parts"]["training_rows"] == 0
+    assert payload["parts"]["columns"]["synthetic"] == ["sex"]
+    bad = main(["sanitize", "apply", "adult", "--decoupler", str(dec), "--where", "split=test",
                 "--mechanism", "dp-obfuscation", "--out", str(tmp_path / "x.parquet")])  # fmt: skip
     assert bad == 2 and "--epsilon" in capsys.readouterr().err
     assert not (tmp_path / "x.parquet").exists()
@@ -98,6 +125,45 @@ def test_cli_fit_and_apply(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -
         main(["sanitize", "fit", "adult", "--sensitive", "nope", "--out", str(tmp_path / "d2")])
         == 2
     )
+
+
+def test_cli_apply_refuses_the_training_rows(
+    cli_decoupler: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The same seeded sample of the train split the decoupler was fitted on: refused."""
+    out, rec = tmp_path / "s.parquet", tmp_path / "r.json"
+    args = ["sanitize", "apply", "adult", "--decoupler", str(cli_decoupler), "--where",
+            "split=train", "--rows", "600", "--epsilon", "1", "--out", str(out),
+            "--record", str(rec)]  # fmt: skip
+    capsys.readouterr()
+    assert main(args) == 2
+    err = capsys.readouterr().err.strip()
+    assert "\n" not in err and "600 of 600 rows of 'adult' equal one of the 600 rows" in err
+    assert "--allow-training-rows" in err and not out.exists() and not rec.exists()
+    assert main([*args, "--allow-training-rows"]) == 0
+    err = capsys.readouterr().err
+    assert "warning: --allow-training-rows: 600 of 600 rows" in err
+    parts = json.loads(rec.read_text())["parts"]
+    assert parts["training_rows"] == 600 and parts["training_rows_allowed"] is True
+    # rows disjoint from the training ones, by position: --row-range
+    assert main(["sanitize", "apply", "adult", "--decoupler", str(cli_decoupler),
+                 "--row-range", "40000:40100", "--epsilon", "1",
+                 "--out", str(out)]) == 0  # fmt: skip
+    assert len(pd.read_parquet(out)) == 100
+    for bad, message in (("40000", "START:STOP"), ("9:3", "selects no row"),
+                         ("-5:", ">= 0")):  # fmt: skip
+        assert main(["sanitize", "apply", "adult", "--decoupler", str(cli_decoupler),
+                     "--row-range", bad, "--epsilon", "1", "--out", str(out)]) == 2  # fmt: skip
+        assert message in capsys.readouterr().err
+    for bad, message in (("split", "COLUMN=VALUE"), ("nope=1", "'nope' is not a column"),
+                         ("split=dev", "selects no row")):  # fmt: skip
+        assert main(["sanitize", "apply", "adult", "--decoupler", str(cli_decoupler),
+                     "--where", bad, "--epsilon", "1", "--out", str(out)]) == 2  # fmt: skip
+        assert message in capsys.readouterr().err
+
+
+def test_cli_evaluate(cli_decoupler: Path, tmp_path: Path) -> None:
+    dec = cli_decoupler
     sweep_json, page = tmp_path / "sweep.json", tmp_path / "sweep.html"
     code = main(["sanitize", "evaluate", "adult", "adult", "--decoupler", str(dec), "--target",
                  "income", "--rows", "400", "--epsilons", "1,4", "--noise-scales", "0.2",

@@ -16,17 +16,20 @@ from attrpriv.cli._common import (
     BoundOption,
     DecouplerOption,
     HtmlFile,
+    InferOption,
     LedgerOption,
     OutFile,
     RowsOption,
     SchemaOption,
     SeedOption,
     console,
+    err_console,
     examples,
     group,
     json_writer,
     table_writer,
     text_writer,
+    warnings_printed,
     write_outputs,
 )
 from attrpriv.cli._outputs import Outputs, Writer
@@ -162,12 +165,140 @@ def _alphas(text: str) -> tuple[float, float, float, float]:
     return values[0], values[1], values[2], values[3]
 
 
+RowRangeOption = Annotated[
+    str | None,
+    typer.Option(
+        "--row-range",
+        help="Use only rows START:STOP[:STEP] of the data as read (0-based, STOP excluded: "
+        "':4000' the first 4000, '4000:' the rest, '::2' the even rows, '1::2' the odd ones), "
+        "before --where and --rows. Train and sanitize disjoint rows.",
+    ),
+]
+WhereOption = Annotated[
+    str | None,
+    typer.Option(
+        "--where",
+        help="Use only the rows whose COLUMN (or label array) reads VALUE, compared as text: "
+        "COLUMN=VALUE (e.g. split=train; applied after --row-range, before --rows).",
+    ),
+]
+
+
+def _row_slice(text: str, n: int, data: str) -> slice:
+    """``--row-range START:STOP[:STEP]`` as a slice of ``n`` rows; it must select one or more."""
+    parts = text.split(":")
+    try:
+        if len(parts) not in (2, 3):
+            raise ValueError
+        numbers = [int(part) if part.strip() else None for part in parts]
+    except ValueError:
+        raise InputError(
+            "--row-range must be START:STOP or START:STOP:STEP (0-based row numbers, any may "
+            f"be left out), got {text!r}"
+        ) from None
+    start, stop = numbers[0] or 0, n if numbers[1] is None else numbers[1]
+    step = numbers[2] if len(numbers) == 3 and numbers[2] is not None else 1
+    if start < 0 or stop < 0 or step < 1:
+        raise InputError(f"--row-range takes row numbers >= 0 and a STEP >= 1, got {text!r}")
+    if min(stop, n) <= start:
+        raise InputError(f"--row-range {text} selects no row of {data!r} ({n} rows)")
+    return slice(start, stop, step)
+
+
+def _where(text: str) -> tuple[str, str]:
+    """``--where COLUMN=VALUE`` as (column, value)."""
+    column, sep, value = text.partition("=")
+    if not sep or not column.strip():
+        raise InputError(f"--where must be COLUMN=VALUE (e.g. split=train), got {text!r}")
+    return column.strip(), value
+
+
+def _table_rows(
+    frame: Any, row_range: str | None, where: str | None, rows: int | None, seed: int, data: str
+) -> Any:
+    """The rows of a table that ``--row-range``, ``--where`` and ``--rows`` select, in order."""
+    if row_range is not None:
+        frame = frame.iloc[_row_slice(row_range, len(frame), data)]
+    if where is not None:
+        column, value = _where(where)
+        if column not in frame.columns:
+            raise InputError(f"--where column {column!r} is not a column of {data!r}")
+        frame = frame[(frame[column].astype(str) == value).to_numpy()]
+        if len(frame) == 0:
+            raise InputError(f"--where {where} selects no row of {data!r}")
+    if rows is not None and rows < len(frame):
+        frame = frame.sample(rows, random_state=seed)
+    return frame
+
+
+def _image_rows(
+    images: np.ndarray,
+    labels: dict[str, np.ndarray],
+    row_range: str | None,
+    where: str | None,
+    rows: int | None,
+    seed: int,
+    data: str,
+) -> tuple[np.ndarray, dict[str, np.ndarray]]:
+    """The images (and labels) that ``--row-range``, ``--where`` and ``--rows`` select."""
+    import numpy as np
+
+    index = np.arange(len(images))
+    if row_range is not None:
+        index = index[_row_slice(row_range, len(images), data)]
+    if where is not None:
+        name, value = _where(where)
+        if name not in labels:
+            raise InputError(
+                f"--where label array {name!r} is not one of {data!r}: it has {sorted(labels)}"
+            )
+        index = index[np.asarray(labels[name][index]).astype(str) == value]
+        if len(index) == 0:
+            raise InputError(f"--where {where} selects no image of {data!r}")
+    chosen = {name: values[index] for name, values in labels.items()}
+    return _take(images[index], chosen, rows, seed)
+
+
+def _fit_summary(model: GlobalDecoupler, frame: Any, sensitive: str) -> list[str]:
+    """What ``fit`` says about a table's columns and its fingerprint, one line each."""
+    modelled = set(model.codec_.columns)
+    roles = model.schema_
+    other = []
+    for label in frame.columns:
+        name = str(label)
+        if name in modelled or name == sensitive:
+            continue
+        why = f"role {roles[name].role.value!r}" if name in roles else "not in the schema"
+        other.append(f"{name} ({why})")
+    lines = [f"modelled {len(modelled)} columns; not modelled: {', '.join(other) or 'none'}"]
+    nullable = [b.name for b in model.codec_.blocks if b.missing]
+    if nullable:
+        lines.append(
+            "nullable numeric columns imputed with their training median, with a missingness "
+            f"indicator the networks see: {', '.join(nullable)}"
+        )
+    return lines
+
+
+def _fingerprint_line(model: GlobalDecoupler) -> str:
+    fingerprint = model.fingerprint_
+    assert fingerprint is not None
+    over = f" over {len(fingerprint.columns)} columns" if fingerprint.columns else ""
+    return (
+        f"stored a keyed fingerprint of the {fingerprint.n_rows} training rows{over} (hashes, "
+        "no values): 'sanitize apply' refuses those rows"
+    )
+
+
 @app.command(
     epilog=examples(
-        "attrpriv sanitize fit adult --sensitive sex --rows 5000 --out adult-decoupler",
+        "attrpriv sanitize fit adult --sensitive sex --where split=train --rows 5000 "
+        "--out adult-decoupler",
         "attrpriv sanitize fit aux.parquet --schema aux.yaml --sensitive race --epochs 30 "
         "--out dec",
-        "attrpriv sanitize fit mnist_5k --sensitive thickness --rows 3000 --out mnist-decoupler",
+        "attrpriv sanitize fit aux.csv --infer-schema --sensitive race --out dec",
+        "attrpriv sanitize fit mnist_5k --sensitive thickness --row-range ::2 "
+        "--out mnist-decoupler",
         "attrpriv sanitize fit digits.npz --sensitive writer --out dec",
     )
 )
@@ -183,7 +314,10 @@ def fit(
     sensitive: Annotated[str, typer.Option(help="The sensitive column (or label array) y_S.")],
     out: Annotated[Path, typer.Option(help="Directory for the decoupler (weights + JSON).")],
     schema: SchemaOption = None,
+    infer_schema: InferOption = False,
     rows: RowsOption = None,
+    row_range: RowRangeOption = None,
+    where: WhereOption = None,
     epochs: Annotated[
         int | None, typer.Option(help=f"Training epochs ({_default('epochs')}).")
     ] = None,
@@ -207,7 +341,10 @@ def fit(
     ] = None,
     seed: SeedOption = 0,
 ) -> None:
-    """Train the global decoupler on public auxiliary data (a table or images) and save it."""
+    """Train the global decoupler on public auxiliary data (a table or images) and save it.
+
+    It keeps a keyed fingerprint of its training rows: 'sanitize apply' refuses them.
+    """
     outputs = Outputs()
     outputs.add("--out", out, folder=True)  # before training: a file there is refused now
     _require_torch()
@@ -219,25 +356,35 @@ def fit(
         kind=kind, latent_dim=latent_dim, sensitive_dim=sensitive_dim, alphas=_alphas(alphas),
         seed=seed, epochs=epochs, beta=beta, lr=lr, batch_size=batch_size, hidden=hidden,
     )  # fmt: skip
+    notes: list[str] = []
     if kind == "image":
-        if schema is not None:
-            raise InputError("--schema describes a table; image data takes no schema")
-        images, labels = _take(*_image_data(aux), rows, seed)
+        if schema is not None or infer_schema:
+            option = "--schema" if schema is not None else "--infer-schema"
+            raise InputError(f"{option} describes a table; image data takes no schema")
+        images, labels = _image_rows(*_image_data(aux), row_range, where, rows, seed, aux)
         model.fit(images, _label(labels, sensitive, aux))
         model.sensitive_column_ = sensitive  # the label array's name, for 'apply' and 'evaluate'
         size = f"{len(images)} images"
     else:
-        source = read_data(aux, schema, load=True)
-        frame = source.frame
-        if rows is not None and rows < len(frame):
-            frame = frame.sample(rows, random_state=seed)
+        with warnings_printed():
+            source = read_data(aux, schema, infer_schema=infer_schema, load=True, what="aux")
+        frame = _table_rows(source.frame, row_range, where, rows, seed, aux)
         model.fit(frame, sensitive, schema=source.schema)
         size = f"{len(frame)} rows"
+        notes = _fit_summary(model, frame, sensitive)
+        if source.schema.inferred:
+            notes.append(
+                f"domains of {len(source.schema.inferred)} columns read off {aux!r} "
+                "(--infer-schema), every column a feature: declare roles ('ignore' for ids) "
+                "and public domains in a schema file instead (attrpriv schema draft)"
+            )
     last = model.history_[-1]
     console.print(
         f"decoupler trained on {size} ({sensitive!r} as y_S): "
         + ", ".join(f"{key} {last[key]:.3g}" for key in LOSSES)
     )
+    for line in [*notes, _fingerprint_line(model)]:
+        console.print(line, markup=False, highlight=False, soft_wrap=True)
 
     def save(folder: Path) -> None:
         model.save(folder)
@@ -281,10 +428,12 @@ def _check_out(out: Path, images: bool) -> None:
 
 @app.command(
     epilog=examples(
+        "attrpriv sanitize apply adult --decoupler adult-decoupler --where split=test "
+        "--mechanism dp-sampling --epsilon 1 --out sanitized.parquet --record record.json",
         "attrpriv sanitize apply private.parquet --schema s.yaml --decoupler dec "
         "--mechanism dp-sampling --epsilon 1 --out sanitized.parquet --record record.json",
-        "attrpriv sanitize apply mnist_5k --decoupler mnist-decoupler --mechanism dp-sampling "
-        "--epsilon 4 --rows 1000 --out sanitized.npz",
+        "attrpriv sanitize apply mnist_5k --decoupler mnist-decoupler --row-range 1::2 "
+        "--rows 1000 --mechanism dp-sampling --epsilon 4 --out sanitized.npz",
     )
 )
 def apply(
@@ -296,7 +445,8 @@ def apply(
     out: Annotated[
         Path,
         typer.Option(
-            help="Sanitized data, written atomically: a table to .parquet/.csv; images to .npz "
+            help="Sanitized data, written atomically: a table to .parquet/.csv (every input "
+            "column sanitized, passed through or listed as dropped); images to .npz "
             "('images', the synthetic sensitive labels of dp-sampling, the other label arrays)."
         ),
     ],
@@ -306,13 +456,48 @@ def apply(
     epsilon: Annotated[float | None, typer.Option(help="Privacy loss of the sampler.")] = None,
     bound: BoundOption = 3.0,
     projection_dim: Annotated[int | None, typer.Option(help="RON-Gauss projection p.")] = None,
-    schema: SchemaOption = None,
+    schema: Annotated[
+        Path | None,
+        typer.Option(
+            "--schema",
+            help="Schema file (.yaml/.json) for a data file; default: the decoupler's (the one "
+            "it was trained with).",
+        ),
+    ] = None,
     rows: RowsOption = None,
+    row_range: RowRangeOption = None,
+    where: WhereOption = None,
+    allow_training_rows: Annotated[
+        bool,
+        typer.Option(
+            "--allow-training-rows",
+            help="Sanitize rows the decoupler was trained on anyway (warned): by default they "
+            "are refused, as the decoupler must be trained on public data only.",
+        ),
+    ] = False,
+    strict_domain: Annotated[
+        bool,
+        typer.Option(
+            "--strict-domain",
+            help="Refuse a value outside its public domain; by default it is clipped into it "
+            "(a category: the training data's most frequent one) and counted.",
+        ),
+    ] = False,
+    drop_ignored: Annotated[
+        bool,
+        typer.Option(
+            "--drop-ignored",
+            help="Drop the columns of role 'ignore' (by default: passed through unchanged).",
+        ),
+    ] = False,
     ledger: LedgerOption = None,
     record: OutFile = None,
     seed: SeedOption = 0,
 ) -> None:
-    """Replace every record's sensitive latent with the sampler's draws and decode."""
+    """Replace every record's sensitive latent with the sampler's draws and decode.
+
+    Rows the decoupler was trained on are refused (--allow-training-rows overrides).
+    """
     _require_torch()
     import numpy as np
     import pandas as pd
@@ -332,8 +517,10 @@ def apply(
     sampler = _sampler(mechanism, epsilon, bound, projection_dim, seed, list(model.classes_))
     book = BudgetLedger(ledger, create=False) if ledger is not None else None
     label = f"sanitize {data}"
+    notes: list[str] = []
     if images:
-        pixels, labels = _take(*_image_data(data), rows, seed)
+        pixels, labels = _image_rows(*_image_data(data), row_range, where, rows, seed, data)
+        trained = _training_rows(model, pixels, data, decoupler, allow_training_rows)
         sensitive = model.sensitive_column_
         y_s = _label(labels, sensitive, data)
         result = Sanitizer(model, sampler).sanitize(pixels, y_s, ledger=book, label=label)
@@ -344,18 +531,26 @@ def apply(
         data_writer = _npz_writer(arrays)
         size = f"{len(pixels)} images"
     else:
-        source = read_data(data, schema, load=True)
-        frame = source.frame
+        source = read_data(data, schema, require_schema=False, load=True)
         _check_same_domains(model, source.schema)
-        if rows is not None and rows < len(frame):
-            frame = frame.sample(rows, random_state=seed)
-        result = Sanitizer(model, sampler).sanitize(frame, ledger=book, label=label)
+        frame = _table_rows(source.frame, row_range, where, rows, seed, data)
+        trained = _training_rows(model, frame, data, decoupler, allow_training_rows)
+        result = Sanitizer(model, sampler).sanitize(
+            frame, ledger=book, label=label, schema=source.schema,
+            out_of_domain="refuse" if strict_domain else "clip", keep_ignored=not drop_ignored,
+        )  # fmt: skip
         assert isinstance(result.data, pd.DataFrame)
         data_writer = table_writer(result.data, out)
         size = f"{len(result.data)} rows"
+        notes = _apply_summary(result.parts)
+    result.parts["training_rows"] = trained
+    if trained:
+        result.parts["training_rows_allowed"] = True
     claim = "no DP claim (nothing released about z_S)" if result.record is None else (
         f"epsilon={result.record.epsilon:g} ({result.record.definition})")  # fmt: skip
     console.print(f"sanitized {size} with {mechanism}: {claim}")
+    for line in notes:
+        console.print(line, markup=False, highlight=False, soft_wrap=True)
     write_outputs(
         outputs,
         {
@@ -363,6 +558,87 @@ def apply(
             "--record": None if record is None else json_writer(result.to_dict()),
         },
     )
+
+
+def _training_rows(
+    model: GlobalDecoupler, x: Any, data: str, decoupler: Path, allow: bool
+) -> int | None:
+    """Refuse rows the decoupler was trained on (exit 2), or warn with --allow-training-rows.
+
+    Returns how many there were (None: not checked, for a decoupler saved without a
+    fingerprint, or a table lacking a column the decoupler needs, which it refuses itself).
+    """
+    import numpy as np
+
+    fingerprint = model.fingerprint_
+    if fingerprint is None:
+        err_console.print(
+            f"warning: decoupler {str(decoupler)!r} has no fingerprint of its training rows "
+            "(saved by an earlier attrpriv): cannot check that the data was not trained on; "
+            "refit it",
+            markup=False,
+            highlight=False,
+            soft_wrap=True,
+        )
+        return None
+    where = ""
+    if model.kind == "tabular":
+        present = {str(c) for c in x.columns}
+        if any(c not in present for c in fingerprint.core_columns):
+            return None
+        lacking = [c for c in fingerprint.columns if c not in present]
+        if lacking:
+            where = (
+                f", compared on the modelled and sensitive columns only: the data lacks "
+                f"{lacking}, which would tell identical records apart"
+            )
+    matched = int(np.count_nonzero(model.training_rows(x)))
+    if not matched:
+        return 0
+    what = f"{matched} of {len(x)} {'images' if model.kind == 'image' else 'rows'} of {data!r}"
+    premise = (
+        f"{what} equal one of the {fingerprint.n_rows} rows the decoupler {str(decoupler)!r} "
+        f"was trained on{where}"
+    )
+    if not allow:
+        raise InputError(
+            f"{premise}: a decoupler must be trained on public data only, so sanitize rows "
+            "disjoint from its training rows (--row-range, --where), or pass "
+            "--allow-training-rows to override"
+        )
+    err_console.print(
+        f"warning: --allow-training-rows: {premise}; the sanitized release of those rows does "
+        "not meet the method's premise (a decoupler trained on public data only)",
+        markup=False,
+        highlight=False,
+        soft_wrap=True,
+    )
+    return matched
+
+
+def _apply_summary(parts: dict[str, Any]) -> list[str]:
+    """What became of every input column, and the values clipped into their domains."""
+    columns = parts["columns"]
+    said = [f"{len(columns['sanitized'])} sanitized (decoded)"]
+    if columns["synthetic"]:
+        said.append(f"{', '.join(columns['synthetic'])} synthetic (the sampler's labels)")
+    if columns["passed_through"]:
+        said.append(
+            f"{len(columns['passed_through'])} passed through unchanged (role 'ignore': "
+            f"{', '.join(columns['passed_through'])})"
+        )
+    dropped = "; ".join(f"{name} ({why})" for name, why in columns["dropped"].items())
+    said.append(f"{len(columns['dropped'])} dropped" + (f": {dropped}" if dropped else ""))
+    clipped = parts["clipped"]
+    if clipped:
+        values = ", ".join(f"{name} {count}" for name, count in clipped.items())
+        domain = (
+            f"clipped {sum(clipped.values())} values outside their public domain into it: "
+            f"{values} (--strict-domain refuses them)"
+        )
+    else:
+        domain = "no value outside its public domain"
+    return ["columns: " + ", ".join(said), domain]
 
 
 def _npz_writer(arrays: dict[str, Any]) -> Writer:
@@ -412,17 +688,20 @@ def _positives(text: str, option: str) -> list[float]:
 
 @app.command(
     epilog=examples(
-        "attrpriv sanitize evaluate adult adult --decoupler dec --target income --rows 2000 "
-        "--epsilons 0.5,1,4 --out sweep.json --html sweep.html",
-        "attrpriv sanitize evaluate mnist_5k mnist_5k --decoupler mnist-decoupler --target label "
-        "--rows 1000 --epsilons 1,4 --out sweep.json",
+        "attrpriv sanitize evaluate aux.parquet private.parquet --test test.parquet "
+        "--schema s.yaml --decoupler dec --target income --epsilons 0.5,1,4 --out sweep.json "
+        "--html sweep.html",
+        "attrpriv sanitize evaluate mnist_5k digits.npz --decoupler mnist-decoupler "
+        "--target label --rows 1000 --epsilons 1,4 --out sweep.json",
     )
 )
 def evaluate(
     aux: Annotated[
         str, typer.Argument(help="Public auxiliary data (the attacker's): a table or images.")
     ],
-    private: Annotated[str, typer.Argument(help="Private data to sanitize, of the same kind.")],
+    private: Annotated[
+        str, typer.Argument(help="Private data to sanitize and release, of the same kind.")
+    ],
     decoupler: DecouplerOption,
     target: Annotated[
         str,
@@ -434,6 +713,30 @@ def evaluate(
     bound: BoundOption = 3.0,
     schema: SchemaOption = None,
     rows: RowsOption = None,
+    test: Annotated[
+        str | None,
+        typer.Option(
+            help="Real held-out rows (or images) for the utility test, disjoint from AUX and "
+            "PRIVATE; without it --test-share of PRIVATE is held out (not released)."
+        ),
+    ] = None,
+    test_share: Annotated[
+        float, typer.Option(help="Share of PRIVATE held out as real test rows without --test.")
+    ] = 0.3,
+    seeds: Annotated[
+        int, typer.Option(help="Seeds each adversary and task model is fitted with (pooled).")
+    ] = 3,
+    proxies: Annotated[
+        int, typer.Option(help="Proxies the 'drop sensitive + top k proxies' baseline drops.")
+    ] = 3,
+    decoded_target: Annotated[
+        bool,
+        typer.Option(
+            "--decoded-target",
+            help="Release the decoder's own target column instead of passing the real one "
+            "through (the task is still tested on real rows).",
+        ),
+    ] = False,
     noise_scales: Annotated[
         str | None,
         typer.Option(
@@ -452,18 +755,24 @@ def evaluate(
     html: HtmlFile = None,
     seed: SeedOption = 0,
 ) -> None:
-    """Leakage vs utility of suppression, DP-obfuscation and DP-sampling over epsilons."""
+    """Leakage (strongest boosted adversary, AUC) vs utility (task AUC on real held-out rows)
+    of suppression, DP-obfuscation and DP-sampling over epsilons, and of the simple baselines."""
     outputs = Outputs()
     outputs.add("--out", out)
     outputs.add("--html", html)
     _require_torch()
+    from attrpriv._checks import check_positive_int, check_probability
     from attrpriv.data.read import read_data
     from attrpriv.report.sanitize import render_sweep_html
     from attrpriv.sanitize.decoupler import GlobalDecoupler
     from attrpriv.sanitize.tradeoff import sweep, sweep_images
 
+    n_seeds = check_positive_int(seeds, "--seeds")
+    k = check_positive_int(proxies, "--proxies", minimum=0)
+    share = check_probability(test_share, "--test-share")
     model = GlobalDecoupler.load(decoupler)
-    for data in (aux, private):
+    sources = (aux, private) if test is None else (aux, private, test)
+    for data in sources:
         _check_kind(model, decoupler, data)
     if target == model.sensitive_column_:
         raise InputError(
@@ -490,36 +799,36 @@ def evaluate(
         for scale in _positives(noise_scales, "--noise-scales"):
             samplers[f"input noise {scale:g}"] = (
                 "input-noise",
-                InputNoise(scale, schema=public, seed=seed),
+                InputNoise(scale, schema=public, seed=seed, drop_sensitive=True),
             )
     if model.kind == "image":
-        (aux_x, aux_y), (priv_x, priv_y) = (
-            _take(*_image_data(data), rows, seed + offset)
-            for offset, data in enumerate((aux, private))
-        )
+        parts = [_take(*_image_data(data), rows, seed + offset)
+                 for offset, data in enumerate(sources)]  # fmt: skip
         sensitive = model.sensitive_column_
+        (aux_x, aux_y), (priv_x, priv_y) = parts[0], parts[1]
         y_aux = _label(aux_y, sensitive, aux)
         samplers |= _interpolations(model, aux_x, y_aux, strengths, seed)
+        test_x, test_y = (None, None) if test is None else (
+            parts[2][0], _label(parts[2][1], target, str(test)))  # fmt: skip
         result = sweep_images(
             model, aux_x, y_aux, priv_x, _label(priv_y, sensitive, private),
-            _label(priv_y, target, private), samplers, seed=seed, progress=True,
+            _label(priv_y, target, private), samplers, test_images=test_x, test_target=test_y,
+            test_share=share, seed=seed, seeds=n_seeds, progress=True,
         )  # fmt: skip
     else:
         frames = []
-        for offset, data in enumerate((aux, private)):
+        for offset, data in enumerate(sources):
             frame = read_data(data, schema, load=True).frame
             if rows is not None and rows < len(frame):
                 frame = frame.sample(rows, random_state=seed + offset)
             frames.append(frame.reset_index(drop=True))
         samplers |= _interpolations(model, frames[0], model.sensitive_column_, strengths, seed)
         result = sweep(
-            model, frames[0], frames[1], samplers, target=target, seed=seed, progress=True
-        )
-    for point in result.points:
-        console.print(f"{point.name:28s} leakage {point.leakage:+.3f}  utility {point.utility:.3f}"
-                      f"  CAS {point.cas:.3f}")  # fmt: skip
-    console.print("Pareto AUC (leakage budget [0, 0.5]): " + ", ".join(
-        f"{k} {v:.3f}" for k, v in result.pareto_auc.items()))  # fmt: skip
+            model, frames[0], frames[1], samplers, target=target,
+            test=frames[2] if test is not None else None, test_share=share, seed=seed,
+            seeds=n_seeds, proxies=k, decoded_target=decoded_target, progress=True,
+        )  # fmt: skip
+    _print_sweep(result)
     page = None
     if html is not None:
         y_s = str(model.sensitive_column_)
@@ -532,3 +841,23 @@ def evaluate(
             "--html": None if page is None else text_writer(page),
         },
     )
+
+
+def _print_sweep(result: Any) -> None:
+    """One line per method: leakage AUC [CI] (which adversary), utility AUC [CI], CAS."""
+    lines = [f"{'method':40s} {'leakage AUC [95% CI]':22s} {'adversary':13s} "
+             f"{'utility AUC [95% CI]':22s} CAS"]  # fmt: skip
+    for point in (*result.points, *result.baselines):
+        leak, use = point.leakage_result, point.utility_result
+        name = point.name if point.family != "baseline" else f"baseline: {point.name}"
+        lines.append(
+            f"{name:40s} {leak.auc:.3f} [{leak.auc_ci[0]:.3f}, {leak.auc_ci[1]:.3f}]  "
+            f"{leak.strongest.name:13s} {use.auc.attack:.3f} [{use.auc_ci[0]:.3f}, "
+            f"{use.auc_ci[1]:.3f}]  {point.cas:.3f}"
+        )  # fmt: skip
+    areas = {**result.pareto_auc, **{f"baseline: {k}": v
+                                     for k, v in result.baseline_pareto_auc.items()}}  # fmt: skip
+    lines.append("Pareto AUC (leakage AUC - 0.5 in [0, 0.5]): " + ", ".join(
+        f"{k} {v:.3f}" for k, v in areas.items()))  # fmt: skip
+    for line in lines:
+        console.print(line, markup=False, highlight=False, soft_wrap=True)

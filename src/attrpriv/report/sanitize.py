@@ -1,16 +1,16 @@
 """HTML page of a sanitizer's privacy-utility sweep: one self-contained file, the plot inlined.
 
-The page names the sensitive column and the utility task, defines every term it shows (leakage,
-utility, CAS, the Pareto area, each sampler family), plots leakage against utility with every
-point labelled by its epsilon or setting, and tables each sampler's scores with their confidence
-intervals, the rows each score used and the classifiers. It is rendered from the
-:class:`~attrpriv.sanitize.tradeoff.SweepResult` alone, which holds aggregates only.
+The page names the sensitive column and the utility task, defines every term it shows (leakage
+by the strongest of two boosted adversaries, utility on real held-out rows, the Pareto area,
+each family and each simple baseline), plots leakage AUC against utility AUC with every point
+labelled by its epsilon or setting and the baselines marked apart, and tables every method's
+scores with their confidence intervals, the rows each score used and the models. It is rendered
+from the :class:`~attrpriv.sanitize.tradeoff.SweepResult` alone, which holds aggregates only.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -26,6 +26,7 @@ __all__ = ["render_sweep_html", "write_sweep_html"]
 
 TEMPLATE = "sanitize_sweep.html.j2"
 _EPSILON = re.compile(r"\beps=(\S+)$")
+_MARKERS = ("D", "v", "^", "P", "X", "*")
 
 # What each sampler family of ``attrpriv sanitize evaluate`` is, and the name of its knob.
 FAMILIES: dict[str, tuple[str, str]] = {
@@ -62,6 +63,13 @@ FAMILIES: dict[str, tuple[str, str]] = {
         "the data as given.",
         "",
     ),
+    "baseline": (
+        "the simple releases a sanitizer must beat, measured the same way: 'drop sensitive' "
+        "(the sensitive column removed), 'drop sensitive + top k proxies' (also the k columns "
+        "that alone predict it best on the auxiliary data), 'marginal draw' (the sensitive "
+        "column replaced by draws from its auxiliary-data marginal). No formal guarantee.",
+        "",
+    ),
 }
 
 
@@ -70,7 +78,7 @@ def setting(point: SweepPoint) -> str:
     found = _EPSILON.search(point.name)
     if found:
         return f"\u03b5 = {found.group(1)}"
-    if point.family == "reference":
+    if point.family in ("reference", "baseline"):
         return point.name
     for prefix in (point.family, point.family.replace("-", " ")):
         if point.name.startswith(prefix):
@@ -81,30 +89,45 @@ def setting(point: SweepPoint) -> str:
 
 
 def sweep_figure(result: SweepResult) -> Figure:
-    """Leakage (x, with its CI) against utility (y), one line per family, each point labelled."""
+    """Leakage AUC (x) against utility AUC (y), both with their CIs: one line per family, the
+    reference rows as squares and each simple baseline as its own marker, every point labelled."""
     figure = Figure(figsize=(9, 5.5))
     axes = figure.add_subplot()
     for family in sorted({p.family for p in result.points}):
         points = [p for p in result.points if p.family == family]
-        cis = [_get(p.parts, "leakage_parts", "score", "ci") for p in points]
-        err = [
-            [p.leakage - ci[0] if ci else 0.0 for p, ci in zip(points, cis, strict=True)],
-            [ci[1] - p.leakage if ci else 0.0 for p, ci in zip(points, cis, strict=True)],
-        ]
         reference = family == "reference"
-        axes.errorbar([p.leakage for p in points], [p.utility for p in points], xerr=err,
-                      fmt="s" if reference else "o-", ms=7 if reference else 5, capsize=2,
-                      label=family)  # fmt: skip
-        for point in (p for p in points if setting(p) != "-"):
-            axes.annotate(setting(point), (point.leakage, point.utility), fontsize=7,
-                          xytext=(4, 4), textcoords="offset points")  # fmt: skip
-    axes.axvline(0.0, color="grey", linewidth=0.8)
-    axes.set_xlabel("leakage: adversary accuracy - prior (bars: its CI)")
-    axes.set_ylabel("utility: task accuracy on sanitized data")
+        _errorbar(axes, points, fmt="s" if reference else "o-", ms=7 if reference else 5,
+                  label=family)  # fmt: skip
+    for marker, point in zip(_MARKERS * 4, result.baselines, strict=False):
+        _errorbar(axes, [point], fmt=marker, ms=8, label=f"baseline: {point.name}", color="k",
+                  mfc="none", annotate=False)  # fmt: skip
+    axes.axvline(0.5, color="grey", linewidth=0.8)
+    axes.set_xlabel("leakage: the strongest adversary's AUC for y_S (0.5 = chance; bars: CI)")
+    axes.set_ylabel("utility: task AUC on real held-out rows (bars: CI)")
     axes.grid(alpha=0.3)
     axes.legend(fontsize="small")
     figure.tight_layout()
     return figure
+
+
+def _errorbar(axes: Any, points: list[SweepPoint], *, annotate: bool = True, **style: Any) -> None:
+    """Points with both intervals as error bars; each labelled with its setting."""
+    xs, ys = [p.leakage_auc for p in points], [p.utility for p in points]
+    xci = [_ci(p, "leakage_parts") or (x, x) for p, x in zip(points, xs, strict=True)]
+    yci = [_ci(p, "utility_parts") or (y, y) for p, y in zip(points, ys, strict=True)]
+    xerr = [[max(0.0, x - c[0]) for x, c in zip(xs, xci, strict=True)],
+            [max(0.0, c[1] - x) for x, c in zip(xs, xci, strict=True)]]  # fmt: skip
+    yerr = [[max(0.0, y - c[0]) for y, c in zip(ys, yci, strict=True)],
+            [max(0.0, c[1] - y) for y, c in zip(ys, yci, strict=True)]]  # fmt: skip
+    axes.errorbar(xs, ys, xerr=xerr, yerr=yerr, capsize=2, **style)
+    for point in (p for p in points if annotate and setting(p) != "-"):
+        axes.annotate(setting(point), (point.leakage_auc, point.utility), fontsize=7,
+                      xytext=(4, 4), textcoords="offset points")  # fmt: skip
+
+
+def _ci(point: SweepPoint, key: str) -> tuple[float, float] | None:
+    ci = (point.parts.get(key) or {}).get("auc_ci")
+    return None if ci is None else (float(ci[0]), float(ci[1]))
 
 
 def render_sweep_html(
@@ -129,11 +152,13 @@ def render_sweep_html(
     -------
     str
         The page: the terms defined, the leakage-utility plot inlined as PNG, and each
-        sampler's scores with their confidence intervals.
+        method's scores (samplers, simple baselines, reference rows) with their confidence
+        intervals.
     """
-    rows = [_row(p) for p in result.points]
+    everything = (*result.points, *result.baselines)
+    rows = [_row(p) for p in everything]
     families = {p.family: FAMILIES.get(p.family, ("a sampler family of this sweep.", ""))[0]
-                for p in result.points}  # fmt: skip
+                for p in everything}  # fmt: skip
     confidences = sorted({r["confidence"] for r in rows if r["confidence"] is not None})
     return render(
         TEMPLATE,
@@ -146,6 +171,9 @@ def render_sweep_html(
         confidence=", ".join(f"{100 * c:g}%" for c in confidences) or "-",
         methods=", ".join(sorted({r["method"] for r in rows if r["method"]})) or "-",
         max_leakage=result.to_dict()["pareto_max_leakage"],
+        settings=result.settings,
+        leak_form=", ".join(sorted({r["auc_form"] for r in rows if r["auc_form"]})) or "binary",
+        util_form=", ".join(sorted({r["util_form"] for r in rows if r["util_form"]})) or "binary",
         any_dp=any(p.family.startswith("dp-") for p in result.points),
         plot=png(sweep_figure(result), dpi=100),
     )
@@ -192,35 +220,32 @@ def _row(point: SweepPoint) -> dict[str, Any]:
     """What the page shows of one point, read from its parts (None where a part is absent)."""
     leak = point.parts.get("leakage_parts") or {}
     use = point.parts.get("utility_parts") or {}
-    score = leak.get("score") or {}
-    sanitized = use.get("on_sanitized") or {}
-    real = use.get("on_real") or {}
+    adversaries = {a.get("name"): a for a in leak.get("adversaries") or []}
+    strongest = adversaries.get(leak.get("strongest")) or {}
+    accuracy = strongest.get("accuracy") or {}
+    auc = strongest.get("auc") or {}
     return {
         "point": point,
         "setting": setting(point),
-        "leak_ci": score.get("ci"),
-        "accuracy": leak.get("accuracy"),
-        "prior": leak.get("prior"),
-        "prior_class": leak.get("prior_class"),
-        "util_gain": sanitized.get("difference"),
-        "util_ci": sanitized.get("ci"),
-        "cas_gain": real.get("difference"),
-        "cas_ci": real.get("ci"),
-        "majority": sanitized.get("baseline"),
-        "adversary_train": leak.get("n_train"),
-        "adversary_test": score.get("n"),
-        "adversary_model": leak.get("model"),
+        "leak_ci": leak.get("auc_ci"),
+        "strongest": leak.get("strongest"),
+        "raw_auc": (adversaries.get("raw-aux") or {}).get("auc", {}).get("attack"),
+        "sanitized_auc": (adversaries.get("sanitized-aux") or {}).get("auc", {}).get("attack"),
+        "acc_gain": accuracy.get("difference"),
+        "acc_ci": accuracy.get("ci"),
+        "prior": accuracy.get("baseline"),
+        "prior_class": strongest.get("prior_class"),
+        "util_ci": use.get("auc_ci"),
+        "majority": use.get("majority"),
+        "adversary_train": strongest.get("n_train"),
+        "adversary_test": auc.get("n"),
+        "adversary_model": strongest.get("model"),
         "task_train": use.get("n_train"),
-        "task_test": sanitized.get("n"),
-        "task_real": real.get("n"),
+        "task_test": use.get("n_test"),
         "task_model": use.get("model"),
-        "confidence": score.get("confidence"),
-        "method": score.get("method"),
+        "seeds": leak.get("seeds"),
+        "auc_form": leak.get("auc_form"),
+        "util_form": use.get("auc_form"),
+        "confidence": auc.get("confidence"),
+        "method": auc.get("method"),
     }
-
-
-def _get(parts: Mapping[str, Any], *keys: str) -> Any:
-    value: Any = parts
-    for key in keys:
-        value = value.get(key) if isinstance(value, Mapping) else None
-    return value

@@ -1,12 +1,23 @@
-"""Saving and loading a fitted GlobalDecoupler: JSON config + torch state dicts, never pickle."""
+"""Saving and loading a fitted GlobalDecoupler: JSON config + torch state dicts, never pickle.
+
+It also holds the fingerprint of the training rows (:class:`RowFingerprint`) that ``fit``
+stores and ``sanitize apply`` checks private rows against: a keyed hash of each training row,
+never its values.
+"""
 
 from __future__ import annotations
 
+import hashlib
 import json
+import math
+import secrets
+from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
+import pandas as pd
 import torch
 
 from attrpriv.data.schema import Schema
@@ -17,14 +28,167 @@ if TYPE_CHECKING:
     from attrpriv.sanitize.decoupler import GlobalDecoupler
 
 CONFIG_FILE, WEIGHTS_FILE, FORMAT = "decoupler.json", "weights.pt", "attrpriv-decoupler/1"
+FINGERPRINT_FILE = "fingerprint.npz"
+SCHEME = "attrpriv-rows/1"
+"""Keyed BLAKE2b (64-bit digests, a random 128-bit key per model) of each row's canonical values."""
+
+_MISSING = "\x00"  # a missing value (NaN, None, pd.NA, NaT): never the text of a present one
 
 
+# -- the fingerprint of the training rows ----------------------------------------------------
+@dataclass(frozen=True, eq=False)
+class RowFingerprint:
+    """Keyed hashes of the rows a decoupler was trained on: which rows, never their values.
+
+    ``rows`` holds, sorted and without repeats, the 64-bit keyed BLAKE2b digest of each
+    training row's canonical values over ``columns`` (a table: every column of the training
+    frame that its schema declares, ignored ones included, in schema order; images: the
+    pixels quantised to 8 bits). ``core`` holds the same over ``core_columns`` only (the
+    modelled columns and the sensitive column), for data that lacks some of ``columns``.
+    The key is random per fit, so the same row gets unrelated digests in two decouplers.
+    """
+
+    key: bytes
+    columns: tuple[str, ...]
+    core_columns: tuple[str, ...]
+    rows: np.ndarray
+    core: np.ndarray
+    n_rows: int
+
+    @classmethod
+    def of_table(
+        cls, frame: pd.DataFrame, columns: Sequence[str], core_columns: Sequence[str]
+    ) -> RowFingerprint:
+        """The fingerprint of the rows of ``frame`` over ``columns`` (and ``core_columns``)."""
+        key = secrets.token_bytes(16)
+        cells: dict[str, np.ndarray] = {}  # each column made canonical once, for both sets
+        return cls(
+            key,
+            tuple(columns),
+            tuple(core_columns),
+            np.unique(table_hashes(key, frame, columns, cells)),
+            np.unique(table_hashes(key, frame, core_columns, cells)),
+            len(frame),
+        )
+
+    @classmethod
+    def of_images(cls, images: np.ndarray) -> RowFingerprint:
+        """The fingerprint of ``images`` (float, (n, 1, h, w) in [0, 1])."""
+        key = secrets.token_bytes(16)
+        empty = np.zeros(0, dtype=np.uint64)
+        return cls(key, (), (), np.unique(image_hashes(key, images)), empty, len(images))
+
+    def match_table(self, frame: pd.DataFrame) -> tuple[np.ndarray, tuple[str, ...]]:
+        """Which rows of ``frame`` are training rows, and the columns they were compared on.
+
+        On ``columns`` when ``frame`` has them all, else on ``core_columns`` (then a row that
+        equals a training row on those columns matches, whatever its other columns).
+        """
+        present = set(map(str, frame.columns))
+        missing = [c for c in self.core_columns if c not in present]
+        if missing:
+            raise InputError(
+                f"data lacks column(s) {missing} of the decoupler's training rows: cannot tell "
+                "whether its rows were trained on"
+            )
+        if all(c in present for c in self.columns):
+            columns, known = self.columns, self.rows
+        else:
+            columns, known = self.core_columns, self.core
+        return np.isin(table_hashes(self.key, frame, columns), known), columns
+
+    def match_images(self, images: np.ndarray) -> np.ndarray:
+        """Which of ``images`` (float, (n, 1, h, w) in [0, 1]) are training images."""
+        return np.isin(image_hashes(self.key, images), self.rows)
+
+    def to_config(self) -> dict[str, Any]:
+        """What ``decoupler.json`` says about the fingerprint (the digests go to an npz)."""
+        return {
+            "scheme": SCHEME,
+            "key": self.key.hex(),
+            "columns": list(self.columns),
+            "core_columns": list(self.core_columns),
+            "rows": self.n_rows,
+            "distinct": len(self.rows),
+            "file": FINGERPRINT_FILE,
+        }
+
+
+def _digests(key: bytes, items: Any) -> np.ndarray:
+    """Little-endian uint64 keyed BLAKE2b digests of byte strings."""
+    out = b"".join(hashlib.blake2b(item, key=key, digest_size=8).digest() for item in items)
+    return np.frombuffer(out, dtype="<u8").astype(np.uint64)
+
+
+def table_hashes(
+    key: bytes,
+    frame: pd.DataFrame,
+    columns: Sequence[str],
+    cells: dict[str, np.ndarray] | None = None,
+) -> np.ndarray:
+    """One keyed digest per row of ``frame`` over ``columns`` (by name), canonical values.
+
+    A value is canonical whatever file it was read from: a missing value is one marker; a
+    number that is an integer is its digits (``3``, ``3.0`` and ``np.int64(3)`` agree, as in a
+    CSV column that gained a NaN); another number is its 15 significant digits; anything else
+    is its ``str`` (a category as written). Cells are length-prefixed, so no two rows join to
+    the same text. ``cells``: canonical cells already computed, by column (filled in).
+    """
+    cells = {} if cells is None else cells
+    labels = {str(c): c for c in frame.columns}
+    for name in columns:
+        if name not in cells:
+            cells[name] = _canonical(frame[labels[name]])
+    if not columns:
+        return _digests(key, (b"" for _ in range(len(frame))))
+    rows = zip(*(cells[name].tolist() for name in columns), strict=True)
+    return _digests(key, ("".join(row).encode("utf-8", "surrogatepass") for row in rows))
+
+
+def image_hashes(key: bytes, images: np.ndarray) -> np.ndarray:
+    """One keyed digest per image, of its pixels quantised to 8 bits (and its size)."""
+    flat = np.round(np.clip(np.asarray(images, dtype=np.float64), 0.0, 1.0) * 255).astype(np.uint8)
+    flat = flat.reshape(len(flat), -1)
+    size = str(flat.shape[1]).encode()
+    return _digests(key, (size + b":" + row.tobytes() for row in flat))
+
+
+def _canonical(series: pd.Series) -> np.ndarray:
+    """The length-prefixed canonical text of each value (each distinct value made once)."""
+    codes, uniques = pd.factorize(series, use_na_sentinel=True)
+    texts = [_cell(value) for value in list(uniques)] + [_MISSING]
+    prefixed = np.asarray([f"{len(t)}:{t}" for t in texts], dtype=object)
+    return np.asarray(prefixed[codes])  # a missing value's code -1 takes the last, the marker
+
+
+def _cell(value: Any) -> str:
+    if value is None or value is pd.NA or value is pd.NaT:
+        return _MISSING
+    if isinstance(value, (bool, np.bool_)):
+        return str(bool(value))
+    if isinstance(value, (int, np.integer)):
+        return str(int(value))
+    if isinstance(value, (float, np.floating)):
+        return _number(float(value))
+    return str(value)
+
+
+def _number(value: float) -> str:
+    if math.isnan(value):
+        return _MISSING
+    if value.is_integer() and abs(value) < 2**53:
+        return str(int(value))
+    return format(value, ".15g")
+
+
+# -- files -----------------------------------------------------------------------------------
 def _plain(value: Any) -> Any:
     return value.item() if isinstance(value, np.generic) else value
 
 
 def save_decoupler(model: GlobalDecoupler, directory: Path) -> Path:
-    """Write ``decoupler.json`` and ``weights.pt`` (a dict of state dicts) into ``directory``."""
+    """Write ``decoupler.json``, ``weights.pt`` (a dict of state dicts) and, for a decoupler
+    with a fingerprint of its training rows, ``fingerprint.npz`` into ``directory``."""
     directory.mkdir(parents=True, exist_ok=True)
     # the settings training used, defaults filled in: a later change of the defaults cannot
     # rebuild these weights into networks of another size
@@ -41,6 +205,17 @@ def save_decoupler(model: GlobalDecoupler, directory: Path) -> Path:
     if model.kind == "tabular":
         config["schema"] = model.codec_.schema.to_dict()
         config["columns"] = list(model.codec_.columns)
+        config["fill"] = {name: _plain(v) for name, v in model.codec_.fill.items()}
+        config["fit_schema"] = model.schema_.to_dict()
+    fingerprint: RowFingerprint | None = getattr(model, "fingerprint_", None)
+    if fingerprint is not None:
+        config["fingerprint"] = fingerprint.to_config()
+        tmp = directory / (FINGERPRINT_FILE + ".tmp")
+        with tmp.open("wb") as handle:
+            np.savez(handle, rows=fingerprint.rows, core=fingerprint.core)
+        tmp.replace(directory / FINGERPRINT_FILE)
+    else:  # a refit without one must not leave the earlier fit's file behind
+        (directory / FINGERPRINT_FILE).unlink(missing_ok=True)
     weights = {name: module.state_dict() for name, module in model._modules().items()}
     tmp = directory / (WEIGHTS_FILE + ".tmp")
     torch.save(weights, tmp)
@@ -65,7 +240,7 @@ def load_decoupler(cls: type[GlobalDecoupler], directory: Path) -> GlobalDecoupl
     if not isinstance(config, dict) or config.get("format") != FORMAT:
         raise InputError(f"{str(config_path)!r} is not an attrpriv decoupler config ({FORMAT})")
     try:
-        return _rebuild(cls, config, weights_path)
+        return _rebuild(cls, config, directory)
     except InputError:
         raise
     except Exception as exc:  # any failure to rebuild from disk means a damaged directory
@@ -76,7 +251,9 @@ def load_decoupler(cls: type[GlobalDecoupler], directory: Path) -> GlobalDecoupl
         ) from None
 
 
-def _rebuild(cls: type[GlobalDecoupler], config: dict[str, Any], weights: Path) -> GlobalDecoupler:
+def _rebuild(
+    cls: type[GlobalDecoupler], config: dict[str, Any], directory: Path
+) -> GlobalDecoupler:
     """The model the config describes, with its weights; strict about missing or extra keys."""
     params = dict(config["params"])
     expected = set(cls().get_params())
@@ -92,11 +269,41 @@ def _rebuild(cls: type[GlobalDecoupler], config: dict[str, Any], weights: Path) 
     column = config["sensitive_column"]
     model.sensitive_column_ = None if column is None else str(column)
     if model.kind == "tabular":
-        model.codec_ = TabularCodec(Schema.from_dict(config["schema"]), tuple(config["columns"]))
+        codec = TabularCodec(
+            Schema.from_dict(config["schema"]), tuple(config["columns"]), config.get("fill")
+        )
+        model.codec_ = codec
+        # saved before the fit schema was kept: the modelled columns' schema is all there is
+        fit_schema = config.get("fit_schema")
+        model.schema_ = codec.schema if fit_schema is None else Schema.from_dict(fit_schema)
     model._build(int(config["in_dim"]), len(model.classes_), int(config["side"]))
-    state = torch.load(weights, weights_only=True)
+    state = torch.load(directory / WEIGHTS_FILE, weights_only=True)
     for name, module in model._modules().items():
         module.load_state_dict(state[name])
         module.eval()
     model.history_ = list(config["history"])
+    model.fingerprint_ = _load_fingerprint(config.get("fingerprint"), directory)
     return model
+
+
+def _load_fingerprint(spec: Any, directory: Path) -> RowFingerprint | None:
+    """The stored fingerprint, or None for a decoupler saved without one (an older version)."""
+    if spec is None:
+        return None
+    if spec.get("scheme") != SCHEME:
+        raise InputError(
+            f"decoupler directory {str(directory)!r} has a training-row fingerprint of scheme "
+            f"{spec.get('scheme')!r}, not {SCHEME!r} (another version?)"
+        )
+    with np.load(directory / str(spec["file"]), allow_pickle=False) as arrays:
+        rows, core = arrays["rows"].astype(np.uint64), arrays["core"].astype(np.uint64)
+    if len(rows) != int(spec["distinct"]):
+        raise ValueError(f"{spec['file']} holds {len(rows)} digests, not {spec['distinct']}")
+    return RowFingerprint(
+        bytes.fromhex(spec["key"]),
+        tuple(spec["columns"]),
+        tuple(spec["core_columns"]),
+        rows,
+        core,
+        int(spec["rows"]),
+    )

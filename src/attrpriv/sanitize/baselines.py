@@ -1,4 +1,15 @@
-"""Baseline sanitizers to read the decouple-and-sample trade-off against (seed, sections 4-5).
+"""Baseline sanitizers to read the decouple-and-sample trade-off against.
+
+The simple ones, which every tabular sweep scores next to the sanitizers (issue 12: a sanitizer
+that does not beat them is not worth its complexity):
+
+- :class:`DropSensitive` -- the data with the sensitive column removed.
+- :class:`DropProxies` -- the sensitive column and its ``k`` strongest proxies removed, the
+  proxies ranked on *auxiliary* data only (:func:`rank_proxies`).
+- :class:`MarginalDraw` -- the sensitive column replaced by independent draws from its marginal
+  on the auxiliary data.
+
+And those of the seed (sections 4-5):
 
 - :class:`InputNoise` -- the "Noise" baseline (iv of section 4): Gaussian noise in the input
   space (pixels; or the public domain of each table column), no decoupler.
@@ -6,14 +17,15 @@
   latent ``z`` from its sensitive class mean to the mean of a class drawn uniformly at random,
   ``z~ = z - z_{S_i} + z_{S_j}``, and decode.
 
-Both are duck-typed like :class:`attrpriv.sanitize.sanitizer.Sanitizer` (a ``sanitize`` method
+All are duck-typed like :class:`attrpriv.sanitize.sanitizer.Sanitizer` (a ``sanitize`` method
 returning :class:`SanitizedData`), so :func:`attrpriv.sanitize.tradeoff.sweep` takes them as they
-are. Neither gives a formal privacy guarantee: their record is None, nothing is charged to a
+are. None gives a formal privacy guarantee: their record is None, nothing is charged to a
 ledger, and their randomness is a seeded numpy generator, not a DP noise sampler.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any
 
 import numpy as np
@@ -24,6 +36,7 @@ from attrpriv.data.schema import Categorical, Integer, Role, Schema
 from attrpriv.dp.ledger import BudgetLedger
 from attrpriv.errors import InputError, offending
 from attrpriv.sanitize.decoupler import GlobalDecoupler
+from attrpriv.sanitize.evaluate import auc_score
 from attrpriv.sanitize.images import as_images
 from attrpriv.sanitize.sanitizer import SanitizedData, sensitive_labels
 
@@ -54,12 +67,24 @@ class InputNoise:
         Roles and public domains; required to perturb a DataFrame, unused for images.
     seed : int, optional
         Seeds the numpy generator (an integer >= 0, checked by :meth:`sanitize`).
+    drop_sensitive : bool, optional
+        Tables: leave the sensitive column(s) out of the output instead of as they are (a
+        release that keeps the true sensitive column protects nothing; the sweep's input-noise
+        baseline drops it).
     """
 
-    def __init__(self, scale: float, *, schema: Schema | None = None, seed: int = 0) -> None:
+    def __init__(
+        self,
+        scale: float,
+        *,
+        schema: Schema | None = None,
+        seed: int = 0,
+        drop_sensitive: bool = False,
+    ) -> None:
         self.scale = scale
         self.schema = schema
         self.seed = seed
+        self.drop_sensitive = drop_sensitive
 
     def sanitize(
         self, X: Any, y_s: Any = None, *, ledger: BudgetLedger | None = None, label: str = ""
@@ -83,9 +108,10 @@ class InputNoise:
         Returns
         -------
         SanitizedData
-            The noisy copy (a DataFrame of the columns of ``X``, or float32 images of the shape
-            given), with no labels and no record; its parts name the baseline, the scale, the
-            rows, the perturbed columns (tables) and the absent guarantee.
+            The noisy copy (a DataFrame of the columns of ``X``, less the sensitive ones with
+            ``drop_sensitive``, or float32 images of the shape given), with no labels and no
+            record; its parts name the baseline, the scale, the rows, the perturbed (and
+            dropped) columns of a table and the absent guarantee.
 
         Raises
         ------
@@ -102,6 +128,11 @@ class InputNoise:
         if isinstance(X, pd.DataFrame):
             data, changed = self._table(X, scale, column, rng)
             parts["perturbed_columns"] = changed
+            if self.drop_sensitive:
+                assert self.schema is not None  # _table refuses a table without one
+                kept = {column} if column is not None else set(self.schema.sensitive)
+                parts["dropped"] = [c for c in data.columns if c in kept]
+                data = data.drop(columns=parts["dropped"])
         else:
             images = as_images(X)
             noisy = np.clip(images + rng.normal(0.0, scale, images.shape), 0.0, 1.0)
@@ -335,4 +366,342 @@ class LatentInterpolation:
         return np.asarray(codes)
 
 
-__all__ = ["NO_GUARANTEE", "InputNoise", "LatentInterpolation"]
+# ---------------------------------------------------------------------------- simple baselines
+def rank_proxies(
+    X_aux: pd.DataFrame,
+    sensitive: str,
+    *,
+    exclude: Iterable[str] = (),
+    folds: int = 5,
+    bins: int = 10,
+    seed: int = 0,
+) -> pd.Series:
+    """How well each column alone predicts the sensitive one on auxiliary data: its AUC.
+
+    Each column is cut into cells (its categories, or ``bins`` quantile bins of a numeric
+    column computed on ``X_aux``; a missing value is a cell of its own). Over ``folds``
+    seeded folds, a row's score for each class is that class's add-one smoothed share in its
+    cell on the *other* folds (cross-fitted, so a column with many cells is not rewarded for
+    memorising rows), and the column's power is the AUC of those scores
+    (:func:`attrpriv.sanitize.evaluate.auc_score`: binary, or one-vs-rest macro). Only
+    auxiliary (public) data is read.
+
+    Parameters
+    ----------
+    X_aux : pandas.DataFrame
+        The auxiliary data, with the sensitive column.
+    sensitive : str
+        The sensitive column.
+    exclude : iterable of str, optional
+        Columns not to rank (e.g. the task's target, which a release must keep).
+    folds : int, optional
+        The number of cross-fitting folds, >= 2.
+    bins : int, optional
+        Quantile bins of a numeric column, >= 2.
+    seed : int, optional
+        Seeds the fold assignment.
+
+    Returns
+    -------
+    pandas.Series
+        Column name -> AUC, strongest proxy first.
+
+    Raises
+    ------
+    InputError
+        ``sensitive`` is not a column of ``X_aux``, its labels are missing or of one class,
+        ``folds`` or ``bins`` is below 2, or there are fewer rows than folds.
+    """
+    if sensitive not in X_aux.columns:
+        raise InputError(f"sensitive column {sensitive!r} is not a column of the data")
+    k = check_positive_int(folds, "folds", minimum=2)
+    cuts = check_positive_int(bins, "bins", minimum=2)
+    labels = X_aux[sensitive].astype(object).to_numpy()
+    if pd.isna(labels).any():
+        raise InputError(f"sensitive column {sensitive!r} has missing values")
+    classes = np.array(sorted(pd.unique(labels), key=str), dtype=object)
+    if classes.size < 2 or len(X_aux) < k:
+        raise InputError(f"ranking proxies needs two classes and at least {k} rows")
+    onehot = (labels[:, None] == classes[None, :]).astype(float)
+    fold = np.random.default_rng(check_positive_int(seed, "seed", minimum=0)).permutation(
+        len(X_aux)) % k  # fmt: skip
+    skip = {sensitive, *exclude}
+    power = {}
+    for name in (c for c in X_aux.columns if c not in skip):
+        cells = _cells(X_aux[name], cuts)
+        n_cells = int(cells.max()) + 1
+        proba = np.zeros_like(onehot)
+        for f in range(k):
+            train, test = fold != f, fold == f
+            counts = np.zeros((n_cells, classes.size))
+            np.add.at(counts, cells[train], onehot[train])
+            shares = (counts + 1.0) / (counts.sum(axis=1, keepdims=True) + classes.size)
+            proba[test] = shares[cells[test]]
+        power[name] = auc_score(labels, proba, classes).attack
+    return pd.Series(power, dtype=float).sort_values(ascending=False, kind="stable")
+
+
+def _cells(series: pd.Series, bins: int) -> np.ndarray:
+    """Integer cell per row: a category or a quantile bin; a missing value is a cell of its own."""
+    if pd.api.types.is_numeric_dtype(series) and not pd.api.types.is_bool_dtype(series):
+        values = pd.to_numeric(series).to_numpy(dtype=float, na_value=np.nan)
+        finite = values[np.isfinite(values)]
+        edges = np.unique(np.quantile(finite, np.linspace(0, 1, bins + 1)[1:-1])) if finite.size \
+            else np.array([])  # fmt: skip
+        codes = np.searchsorted(edges, values, side="right")
+        return np.where(np.isfinite(values), codes, edges.size + 1).astype(np.int64)
+    codes = pd.Categorical(series.astype(object)).codes.astype(np.int64)
+    return np.where(codes < 0, codes.max(initial=0) + 1, codes)
+
+
+def _sensitive_column(X: Any, y_s: Any, what: str) -> str:
+    if not isinstance(X, pd.DataFrame):
+        raise InputError(f"{what} works on a table (a DataFrame)")
+    if not isinstance(y_s, str):
+        raise InputError(f"{what} needs y_s: the name of the sensitive column")
+    if y_s not in X.columns:
+        raise InputError(f"sensitive column {y_s!r} is not a column of the data")
+    return y_s
+
+
+class DropSensitive:
+    """Baseline: the data as given, less the sensitive column (and ``columns``, if named).
+
+    The first thing anyone would try. It leaks whatever the other columns say about the
+    sensitive one; any sanitizer should leak less, or keep more utility.
+
+    Parameters
+    ----------
+    columns : iterable of str, optional
+        Further columns to drop.
+    """
+
+    def __init__(self, columns: Iterable[str] = ()) -> None:
+        self.columns = columns
+
+    def sanitize(
+        self, X: Any, y_s: Any = None, *, ledger: BudgetLedger | None = None, label: str = ""
+    ) -> SanitizedData:
+        """``X`` without its sensitive column ``y_s`` (and ``columns``); nothing is charged.
+
+        Parameters
+        ----------
+        X : pandas.DataFrame
+            The table.
+        y_s : str
+            The name of its sensitive column.
+        ledger : BudgetLedger or None, optional
+            Ignored (no DP output).
+        label : str, optional
+            Ignored.
+
+        Returns
+        -------
+        SanitizedData
+            The remaining columns, in their order, no labels and no record; its parts name the
+            dropped columns.
+
+        Raises
+        ------
+        InputError
+            ``X`` is not a DataFrame, or ``y_s`` is not the name of one of its columns.
+        """
+        column = _sensitive_column(X, y_s, "DropSensitive")
+        dropped = [column, *(c for c in self.columns if c in X.columns and c != column)]
+        parts = {"baseline": "drop-sensitive", "dropped": dropped, "rows": len(X),
+                 "guarantee": NO_GUARANTEE}  # fmt: skip
+        return SanitizedData(X.drop(columns=dropped), None, None, parts)
+
+
+class DropProxies:
+    """Baseline: drop the sensitive column and its ``k`` strongest proxies.
+
+    ``fit`` ranks the other columns of the *auxiliary* data with :func:`rank_proxies` (each
+    column's own cross-fitted AUC for the sensitive attribute); the private data are never
+    read to choose what to drop.
+
+    Parameters
+    ----------
+    k : int, optional
+        How many proxies to drop (>= 0).
+    keep : iterable of str, optional
+        Columns never dropped (the task's target).
+    seed : int, optional
+        Seeds the ranking's folds.
+    """
+
+    def __init__(self, k: int = 3, *, keep: Iterable[str] = (), seed: int = 0) -> None:
+        self.k = k
+        self.keep = keep
+        self.seed = seed
+
+    def fit(self, X_aux: pd.DataFrame, y_s: str) -> DropProxies:
+        """Rank the proxies of ``y_s`` on the auxiliary data and pick the top ``k``.
+
+        Parameters
+        ----------
+        X_aux : pandas.DataFrame
+            The auxiliary (public) data.
+        y_s : str
+            The sensitive column.
+
+        Returns
+        -------
+        DropProxies
+            Itself, with ``sensitive_column_``, ``ranking_`` (column -> AUC, strongest
+            first) and ``proxies_`` (the ``k`` dropped) set.
+
+        Raises
+        ------
+        InputError
+            ``k`` is not an integer >= 0, or :func:`rank_proxies` refuses the data.
+        """
+        k = check_positive_int(self.k, "k", minimum=0)
+        column = _sensitive_column(X_aux, y_s, "DropProxies")
+        ranking = rank_proxies(X_aux, column, exclude=tuple(self.keep), seed=self.seed)
+        self.sensitive_column_ = column
+        self.ranking_ = ranking
+        self.proxies_ = tuple(str(c) for c in ranking.index[:k])
+        return self
+
+    def sanitize(
+        self, X: Any, y_s: Any = None, *, ledger: BudgetLedger | None = None, label: str = ""
+    ) -> SanitizedData:
+        """``X`` without the sensitive column and the fitted proxies; nothing is charged.
+
+        Parameters
+        ----------
+        X : pandas.DataFrame
+            The table.
+        y_s : str or None, optional
+            The sensitive column; ``None``: the one ``fit`` saw.
+        ledger : BudgetLedger or None, optional
+            Ignored (no DP output).
+        label : str, optional
+            Ignored.
+
+        Returns
+        -------
+        SanitizedData
+            The remaining columns, no labels and no record; its parts name the dropped columns
+            and the proxies' AUCs on the auxiliary data.
+
+        Raises
+        ------
+        InputError
+            Not fitted, ``X`` is not a DataFrame, or the sensitive column is not in ``X``.
+        """
+        if not hasattr(self, "proxies_"):
+            raise InputError("this DropProxies is not fitted: call fit(X_aux, y_s)")
+        column = _sensitive_column(X, self.sensitive_column_ if y_s is None else y_s,
+                                   "DropProxies")  # fmt: skip
+        dropped = [column, *(c for c in self.proxies_ if c in X.columns)]
+        parts = {"baseline": "drop-proxies", "dropped": dropped,
+                 "proxy_auc": {c: float(self.ranking_[c]) for c in self.proxies_},
+                 "rows": len(X), "guarantee": NO_GUARANTEE}  # fmt: skip
+        return SanitizedData(X.drop(columns=dropped), None, None, parts)
+
+
+class MarginalDraw:
+    """Baseline: the sensitive column replaced by independent draws from its marginal.
+
+    ``fit`` reads the class shares on the *auxiliary* data; ``sanitize`` draws every row's
+    value from them, independently of the row, and leaves the other columns as they are. The
+    released column then says nothing about the row's true value, but the other columns still
+    say what they say.
+
+    Parameters
+    ----------
+    seed : int, optional
+        Seeds the numpy generator of the draws (fresh on every call).
+    """
+
+    def __init__(self, *, seed: int = 0) -> None:
+        self.seed = seed
+
+    def fit(self, X_aux: pd.DataFrame, y_s: str) -> MarginalDraw:
+        """The class shares of ``y_s`` on the auxiliary data.
+
+        Parameters
+        ----------
+        X_aux : pandas.DataFrame
+            The auxiliary (public) data.
+        y_s : str
+            The sensitive column.
+
+        Returns
+        -------
+        MarginalDraw
+            Itself, with ``sensitive_column_``, ``classes_`` and ``shares_`` set.
+
+        Raises
+        ------
+        InputError
+            ``X_aux`` is not a DataFrame, ``y_s`` is not one of its columns, or the column
+            has no value.
+        """
+        column = _sensitive_column(X_aux, y_s, "MarginalDraw")
+        shares = X_aux[column].astype(object).value_counts(normalize=True, dropna=True)
+        if shares.empty:
+            raise InputError(f"sensitive column {column!r} has no value to draw from")
+        shares = shares.sort_index(key=lambda idx: idx.map(str))
+        self.sensitive_column_ = column
+        self.classes_ = np.array(shares.index, dtype=object)
+        self.shares_ = shares.to_numpy(dtype=float)
+        return self
+
+    def sanitize(
+        self, X: Any, y_s: Any = None, *, ledger: BudgetLedger | None = None, label: str = ""
+    ) -> SanitizedData:
+        """``X`` with its sensitive column drawn from the fitted marginal; nothing is charged.
+
+        Parameters
+        ----------
+        X : pandas.DataFrame
+            The table.
+        y_s : str or None, optional
+            The sensitive column; ``None``: the one ``fit`` saw.
+        ledger : BudgetLedger or None, optional
+            Ignored (no DP output).
+        label : str, optional
+            Ignored.
+
+        Returns
+        -------
+        SanitizedData
+            The table with the drawn column (its dtype kept) and the drawn labels as ``y_s``;
+            no record.
+
+        Raises
+        ------
+        InputError
+            Not fitted, ``seed`` is invalid, ``X`` is not a DataFrame, or the sensitive column
+            is not in ``X``.
+        """
+        if not hasattr(self, "shares_"):
+            raise InputError("this MarginalDraw is not fitted: call fit(X_aux, y_s)")
+        column = _sensitive_column(X, self.sensitive_column_ if y_s is None else y_s,
+                                   "MarginalDraw")  # fmt: skip
+        rng = np.random.default_rng(check_positive_int(self.seed, "seed", minimum=0))
+        drawn = self.classes_[rng.choice(len(self.classes_), size=len(X), p=self.shares_)]
+        out = X.copy()
+        out[column] = pd.Series(drawn, index=X.index).astype(X[column].dtype)
+        parts = {
+            "baseline": "marginal-draw",
+            "classes": [str(c) for c in self.classes_],
+            "shares": self.shares_.tolist(),
+            "rows": len(X),
+            "guarantee": NO_GUARANTEE,
+        }
+        return SanitizedData(out, np.asarray(drawn, dtype=object), None, parts)
+
+
+__all__ = [
+    "NO_GUARANTEE",
+    "DropProxies",
+    "DropSensitive",
+    "InputNoise",
+    "LatentInterpolation",
+    "MarginalDraw",
+    "rank_proxies",
+]

@@ -31,6 +31,7 @@ from attrpriv.data.schema import Schema
 from attrpriv.dp.mechanism import Parameters
 from attrpriv.errors import InputError, NotFittedError, SchemaError, offending
 from attrpriv.sanitize import networks as nets
+from attrpriv.sanitize._store import RowFingerprint
 from attrpriv.sanitize.defaults import ALPHAS, KIND_DEFAULTS, KINDS, LOSSES
 from attrpriv.sanitize.images import as_images, bernoulli_nll
 from attrpriv.sanitize.tabular import TabularCodec, modelled_columns
@@ -271,6 +272,15 @@ class GlobalDecoupler(Parameters):
         InputError
             A parameter or the labels are invalid, a tabular decoupler has no ``schema``, or
             there are fewer than 2 rows.
+
+        Notes
+        -----
+        Besides the networks, ``fit`` keeps what the decoupler needs to take new tables and
+        to tell its training rows apart: ``schema_`` (the schema given), the codec's
+        ``fill`` statistics of ``X`` (the median of each nullable numeric column, which
+        stands in for its missing values next to a missingness indicator the networks see;
+        the most frequent category of each categorical column) and ``fingerprint_``, a keyed
+        hash of every training row (see :meth:`training_rows`), never the rows themselves.
         """
         self._check_params()
         codes, exclude, classes = self._labels(X, y_s)
@@ -282,11 +292,22 @@ class GlobalDecoupler(Parameters):
         matrix = self._to_matrix(X, codec=codec)
         if len(matrix) < 2:
             raise InputError(f"need at least 2 rows to train, got {len(matrix)}")
+        if codec is not None and schema is not None:
+            codec = codec.learn(X)  # the fill statistics of the auxiliary data
+            matrix = codec.encode(X)
+            present = {str(c) for c in X.columns}
+            fingerprint = RowFingerprint.of_table(
+                X, [c for c in schema.names if c in present], (*codec.columns, *exclude)
+            )
+        else:
+            fingerprint = RowFingerprint.of_images(matrix)
         # every check passed: only now is learned state (re)set
         self.sensitive_column_: str | None = exclude[0] if exclude else None
         self.classes_ = classes
-        if codec is not None:
+        if codec is not None and schema is not None:
             self.codec_ = codec
+            self.schema_ = schema
+        self.fingerprint_: RowFingerprint | None = fingerprint
         side = matrix.shape[-1] if self.kind == "image" else 0
         with _deterministic(self.seed):
             self._build(int(np.prod(matrix.shape[1:])), len(self.classes_), side)
@@ -378,8 +399,9 @@ class GlobalDecoupler(Parameters):
         NotFittedError
             The decoupler is neither fitted nor loaded.
         InputError
-            ``X`` is not the decoupler's kind of data, lacks a modelled column, has missing or
-            non-finite values, or holds images of another shape or outside [0, 1].
+            ``X`` is not the decoupler's kind of data, lacks a modelled column, has missing
+            values in a column that is not nullable or non-finite numbers, or holds images of
+            another shape or outside [0, 1].
         SchemaError
             A value lies outside its column's public domain.
         """
@@ -464,6 +486,61 @@ class GlobalDecoupler(Parameters):
             logits = self.aligner_(torch.from_numpy(z_s.astype(np.float32)))
         return np.asarray(self.classes_[logits.argmax(-1).numpy()])
 
+    def training_rows(self, X: Any) -> np.ndarray:
+        """Which rows of ``X`` (or images) were among the rows this decoupler was trained on.
+
+        The decoupler must be trained on public auxiliary data only: private rows it was
+        trained on should not be sanitized with it (``attrpriv sanitize apply`` refuses them).
+        The check compares keyed hashes (``fingerprint_``), never stored values.
+
+        Parameters
+        ----------
+        X : pandas.DataFrame or numpy.ndarray
+            Data as :meth:`encode` takes it. A table is compared on every column of the
+            training rows that their schema declares (ignored ones too) when it has them all;
+            otherwise on the modelled columns and the sensitive column only, and then a row
+            equal to a training row on those columns counts, whatever its other columns
+            (identical records of two sources cannot be told apart without them). Values are
+            compared as written (``3`` and ``3.0`` agree, a category by its text); images
+            by their pixels quantised to 8 bits.
+
+        Returns
+        -------
+        numpy.ndarray
+            Bool of shape (n,): True where the row (image) is one of the training rows.
+
+        Raises
+        ------
+        NotFittedError
+            The decoupler is neither fitted nor loaded.
+        InputError
+            The decoupler was saved without a fingerprint (by an earlier attrpriv: refit it),
+            ``X`` is not the decoupler's kind of data, a table lacks one of the modelled
+            columns or the sensitive column, or images have another shape than the trained
+            ones.
+        """
+        self._require_fitted()
+        fingerprint: RowFingerprint | None = getattr(self, "fingerprint_", None)
+        if fingerprint is None:
+            raise InputError(
+                "this decoupler has no fingerprint of its training rows (saved by an earlier "
+                "attrpriv): refit it to check which rows it was trained on"
+            )
+        if self.kind == "image":
+            if isinstance(X, (pd.DataFrame, pd.Series)):
+                raise InputError(
+                    f"an image decoupler (kind='image') needs an (n, h, w) array, got a "
+                    f"{type(X).__name__} (a table)"
+                )
+            self._check_image_shape(X)
+            return fingerprint.match_images(as_images(X))
+        if not isinstance(X, pd.DataFrame):
+            raise InputError(
+                "a tabular decoupler (kind='tabular') needs a pandas DataFrame, got "
+                f"{type(X).__name__} of shape {np.shape(X)}"
+            )
+        return fingerprint.match_table(X)[0]
+
     # ----------------------------------------------------------------- files
     def save(self, directory: str | Path) -> Path:
         """Write weights (torch state dicts) and a JSON config to ``directory``; never pickle.
@@ -472,9 +549,11 @@ class GlobalDecoupler(Parameters):
         ----------
         directory : str or pathlib.Path
             Where to write ``decoupler.json`` (the settings training used, with the defaults
-            filled in, the classes, a table's schema and the training history) and
-            ``weights.pt``;
-            created with its parents if needed, and files of an earlier save replaced.
+            filled in, the classes, a table's schema and fill statistics, the training
+            history and the fingerprint's key and columns), ``weights.pt`` and
+            ``fingerprint.npz`` (the keyed hashes of the training rows, see
+            :meth:`training_rows`); created with its parents if needed, and files of an
+            earlier save replaced.
 
         Returns
         -------
@@ -503,7 +582,9 @@ class GlobalDecoupler(Parameters):
         Returns
         -------
         GlobalDecoupler
-            A fitted decoupler with the saved settings, classes, schema, history and weights.
+            A fitted decoupler with the saved settings, classes, schema, history, weights and
+            training-row fingerprint (none for a directory saved by an earlier attrpriv:
+            :meth:`training_rows` then refuses).
 
         Raises
         ------

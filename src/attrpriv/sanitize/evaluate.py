@@ -1,131 +1,429 @@
-"""Evaluate a sanitizer (section 4 of the seed): leakage, utility, privacy-utility Pareto fronts.
+"""Evaluate a sanitizer so that it cannot flatter: strong adversaries, utility on real rows.
 
-- :func:`leakage` -- the paper's data-driven attacker: a classifier trained on the *sanitized
-  auxiliary* data to recover the true ``y_S``, tested on the sanitized private data, next to the
-  uninformed adversary that always guesses the auxiliary data's majority class (the prior).
-- :func:`utility` -- accuracy of a task model trained on sanitized data, tested on sanitized data
-  and, when given, on real data (classification accuracy score, CAS).
+- :func:`leakage` -- gradient-boosting adversaries predict the true sensitive attribute of the
+  released rows: one trained on the *raw* auxiliary (public) data, one trained on the
+  *sanitized* auxiliary data (the attacker runs the public sanitizer on data it holds). The
+  stronger one (higher AUC) is the leakage. AUC is the headline (an attribute with a 90%
+  majority gives every accuracy-based leakage ~0); accuracy against the prior is kept beside it.
+- :func:`utility` -- a task model trained on the release (sanitized rows) and tested on *real*
+  held-out rows that nothing else used: AUC and accuracy against the majority class.
+- :func:`auc_score` -- AUC against 0.5 with DeLong's interval: binary, or the one-vs-rest macro
+  average for more than two classes.
 - :func:`pareto_front` / :func:`pareto_auc` -- the non-dominated (leakage, utility) points of a
-  trade-off sweep and the area under their attainable-utility step function.
+  sweep and the area under their attainable-utility step function.
 
-Scores reuse :class:`attrpriv.stats.Score` (rate, baseline rate, difference, Newcombe CI).
+Every score is fitted with several seeds (the boosted model's early-stopping split and its
+randomness) and pooled with :func:`attrpriv.stats.pool_scores` (Rubin's rules): the interval holds
+both the sampling error over the test rows (DeLong, Newcombe) and the spread over seeds.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
-from itertools import pairwise
 from typing import Any
 
 import numpy as np
 import pandas as pd
 from numpy.typing import ArrayLike
 from sklearn.base import ClassifierMixin, clone
-from sklearn.linear_model import LogisticRegression
-from sklearn.pipeline import make_pipeline
-from sklearn.preprocessing import StandardScaler
+from sklearn.dummy import DummyClassifier
+from sklearn.ensemble import HistGradientBoostingClassifier
 
 from attrpriv._checks import check_positive, check_positive_int, check_probability
 from attrpriv.errors import InputError
-from attrpriv.stats import Score, rate_difference
+from attrpriv.stats import Score, delong_auc, pool_scores, rate_difference
 
 Features = pd.DataFrame | np.ndarray
+
+__all__ = [
+    "AdversaryScore",
+    "LeakageResult",
+    "UtilityResult",
+    "auc_score",
+    "leakage",
+    "pareto_auc",
+    "pareto_front",
+    "strong_classifier",
+    "utility",
+]
+
+MAX_CATEGORIES = 255  # HistGradientBoosting's native categorical support: at most max_bins
+OVR = "one-vs-rest macro"
+MIN_CLASS_ROWS = 10  # fewer rows of a class: no early-stopping split (100 rounds instead)
+
+
+def strong_classifier(seed: int = 0) -> HistGradientBoostingClassifier:
+    """The default adversary and task model: histogram gradient boosting, early stopping.
+
+    Parameters
+    ----------
+    seed : int, optional
+        Its ``random_state`` (the early-stopping validation split).
+
+    Returns
+    -------
+    sklearn.ensemble.HistGradientBoostingClassifier
+        Up to 300 boosting rounds of learning rate 0.1, stopped after 10 rounds without
+        improvement of the loss on a 20% validation split of the training rows; categorical
+        columns are split on natively (the evaluation passes which ones they are).
+    """
+    return HistGradientBoostingClassifier(
+        max_iter=300,
+        learning_rate=0.1,
+        early_stopping=True,
+        validation_fraction=0.2,
+        n_iter_no_change=10,
+        random_state=seed,
+    )
+
+
+@dataclass(frozen=True)
+class AdversaryScore:
+    """One adversary's success on the released rows, pooled over seeds.
+
+    Parameters
+    ----------
+    name : str
+        ``"raw-aux"`` (trained on the raw auxiliary data) or ``"sanitized-aux"`` (trained on
+        the sanitized auxiliary data).
+    auc : Score
+        AUC (binary, or one-vs-rest macro) against 0.5, with its interval.
+    accuracy : Score
+        Accuracy against the prior: always guessing the training data's majority class.
+    prior_class : object
+        That majority class.
+    n_train : int
+        The rows it was trained on.
+    features : int
+        The number of columns it saw.
+    model : str
+        The classifier's name.
+    """
+
+    name: str
+    auc: Score
+    accuracy: Score
+    prior_class: Any
+    n_train: int
+    features: int
+    model: str
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready.
+
+        Returns
+        -------
+        dict of str to object
+            The fields, the scores as their ``to_dict()``.
+        """
+        return {"name": self.name, "auc": self.auc.to_dict(), "accuracy": self.accuracy.to_dict(),
+                "prior_class": _plain(self.prior_class), "n_train": self.n_train,
+                "features": self.features, "model": self.model}  # fmt: skip
 
 
 @dataclass(frozen=True)
 class LeakageResult:
-    """Adversary accuracy on the sanitized private data vs the prior, with its parts."""
+    """What the strongest adversary learns of the sensitive attribute from the release.
 
-    score: Score
-    prior_class: Any
-    n_train: int
-    model: str
+    Parameters
+    ----------
+    adversaries : tuple of AdversaryScore
+        Every adversary that was run (raw-aux first).
+    auc_form : str
+        ``"binary"`` or ``"one-vs-rest macro"`` (more than two classes).
+    seeds : int
+        The number of seeds each score was pooled over.
+    """
+
+    adversaries: tuple[AdversaryScore, ...]
+    auc_form: str
+    seeds: int
 
     @property
-    def accuracy(self) -> float:
-        return self.score.attack
+    def strongest(self) -> AdversaryScore:
+        """The adversary with the highest pooled AUC (the first on a tie)."""
+        return max(self.adversaries, key=lambda a: a.auc.attack)
 
     @property
-    def prior(self) -> float:
-        return self.score.baseline
+    def auc(self) -> float:
+        """The strongest adversary's AUC: 0.5 is chance, 1 recovers the attribute."""
+        return self.strongest.auc.attack
 
     @property
-    def difference(self) -> float:
-        """The paper's leakage: adversary accuracy minus the uninformed prior."""
-        return self.score.difference
+    def auc_ci(self) -> tuple[float, float]:
+        """The interval of :attr:`auc` (cut to [0, 1])."""
+        return _value_ci(self.strongest.auc)
+
+    @property
+    def advantage(self) -> float:
+        """``auc - 0.5``: the leakage on the privacy-utility plane (0 = nothing learnt)."""
+        return self.strongest.auc.difference
+
+    @property
+    def accuracy(self) -> Score:
+        """The strongest adversary's accuracy against the prior."""
+        return self.strongest.accuracy
 
     def to_dict(self) -> dict[str, Any]:
-        return {"leakage": self.difference, "accuracy": self.accuracy, "prior": self.prior,
-                "score": self.score.to_dict(), "prior_class": _plain(self.prior_class),
-                "n_train": self.n_train, "model": self.model}  # fmt: skip
+        """JSON-ready.
+
+        Returns
+        -------
+        dict of str to object
+            ``auc``, ``auc_ci``, ``advantage``, ``accuracy`` and ``prior`` of the strongest
+            adversary, its ``strongest`` name, ``auc_form``, ``seeds`` and every adversary.
+        """
+        return {"auc": self.auc, "auc_ci": list(self.auc_ci), "advantage": self.advantage,
+                "accuracy": self.accuracy.attack, "prior": self.accuracy.baseline,
+                "strongest": self.strongest.name, "auc_form": self.auc_form, "seeds": self.seeds,
+                "adversaries": [a.to_dict() for a in self.adversaries]}  # fmt: skip
 
 
 @dataclass(frozen=True)
 class UtilityResult:
-    """Task accuracy of a model trained on sanitized data, vs predicting the majority class."""
+    """A task model trained on the release, tested on real held-out rows, pooled over seeds.
 
-    on_sanitized: Score
-    on_real: Score | None
+    Parameters
+    ----------
+    auc : Score
+        Its AUC (binary, or one-vs-rest macro) on the real rows against 0.5.
+    accuracy : Score
+        Its accuracy on the real rows against always predicting the release's majority class
+        (the classification accuracy score, CAS).
+    majority_class : object
+        That majority class.
+    n_train : int
+        Released rows it was trained on.
+    n_test : int
+        Real rows it was tested on.
+    auc_form : str
+        ``"binary"`` or ``"one-vs-rest macro"``.
+    seeds : int
+        The number of seeds pooled.
+    model : str
+        The classifier's name.
+    """
+
+    auc: Score
+    accuracy: Score
+    majority_class: Any
     n_train: int
+    n_test: int
+    auc_form: str
+    seeds: int
     model: str
 
+    @property
+    def auc_ci(self) -> tuple[float, float]:
+        """The interval of the AUC itself (cut to [0, 1])."""
+        return _value_ci(self.auc)
+
     def to_dict(self) -> dict[str, Any]:
-        real = None if self.on_real is None else self.on_real.to_dict()
-        return {"accuracy": self.on_sanitized.attack, "cas": None if self.on_real is None
-                else self.on_real.attack, "on_sanitized": self.on_sanitized.to_dict(),
-                "on_real": real, "n_train": self.n_train, "model": self.model}  # fmt: skip
+        """JSON-ready.
+
+        Returns
+        -------
+        dict of str to object
+            ``auc`` (the value), ``auc_ci``, ``accuracy`` (the CAS), ``majority``, the two
+            scores in full, the row counts, ``auc_form``, ``seeds`` and ``model``.
+        """
+        return {"auc": self.auc.attack, "auc_ci": list(self.auc_ci),
+                "accuracy": self.accuracy.attack, "majority": self.accuracy.baseline,
+                "auc_score": self.auc.to_dict(), "accuracy_score": self.accuracy.to_dict(),
+                "majority_class": _plain(self.majority_class), "n_train": self.n_train,
+                "n_test": self.n_test, "auc_form": self.auc_form, "seeds": self.seeds,
+                "model": self.model}  # fmt: skip
+
+
+def auc_score(
+    y_true: ArrayLike, proba: ArrayLike, classes: ArrayLike, *, confidence: float = 0.95
+) -> Score:
+    """AUC against 0.5 with DeLong's interval; one-vs-rest macro for more than two classes.
+
+    Parameters
+    ----------
+    y_true : array-like
+        The true labels, shape (n,).
+    proba : array-like
+        Predicted probabilities, shape (n, len(classes)), column j for ``classes[j]``.
+    classes : array-like
+        The classes of the columns of ``proba``.
+    confidence : float, optional
+        Two-sided confidence level, in (0, 1).
+
+    Returns
+    -------
+    Score
+        Two classes: :func:`attrpriv.stats.delong_auc` of the second class's column. More: the
+        mean over the classes present in ``y_true`` of each class-vs-rest AUC (a class the
+        model never saw scores 0 everywhere, AUC 0.5), with half the interval width the mean of
+        the classes' half widths (conservative: the standard deviation of a mean is at most
+        the mean of the standard deviations); ``method`` ``"delong-ovr-macro(K)"``.
+
+    Raises
+    ------
+    InputError
+        Fewer than two classes occur in ``y_true``, or the shapes do not match.
+    """
+    level = check_probability(confidence, "confidence")
+    labels = np.asarray(y_true, dtype=object)
+    names = list(np.asarray(classes, dtype=object))
+    scores = np.asarray(proba, dtype=float)
+    if labels.ndim != 1 or scores.shape != (labels.size, len(names)):
+        raise InputError(f"proba must have shape ({labels.size}, {len(names)}), got {scores.shape}")
+    present = [c for c in pd.unique(labels)]
+    if len(present) < 2:
+        raise InputError("an AUC needs test rows of at least two classes; got one")
+    if len(names) == 2 and set(present) <= set(names):
+        return delong_auc(labels == names[1], scores[:, 1], level)
+    parts = []
+    for cls in sorted(present, key=str):
+        column = scores[:, names.index(cls)] if cls in names else np.zeros(labels.size)
+        parts.append(delong_auc(labels == cls, column, level))
+    auc = float(np.mean([p.attack for p in parts]))
+    half = float(np.mean([(p.ci[1] - p.ci[0]) / 2 for p in parts]))
+    return Score(auc, 0.5, auc - 0.5, (auc - 0.5 - half, auc - 0.5 + half),
+                 labels.size, level, f"delong-ovr-macro({len(parts)})")  # fmt: skip
 
 
 def leakage(
-    x_aux_sanitized: Features,
+    x_aux: Features,
     y_aux: ArrayLike,
-    x_private_sanitized: Features,
-    y_private: ArrayLike,
+    x_release: Features,
+    y_release: ArrayLike,
     *,
+    x_aux_sanitized: Features | None = None,
     model: ClassifierMixin | None = None,
+    seeds: int = 3,
     seed: int = 0,
     confidence: float = 0.95,
 ) -> LeakageResult:
-    """Train the adversary on sanitized auxiliary data, attack the sanitized private data."""
-    fitted, train_y, prior_class = _fit(x_aux_sanitized, y_aux, x_private_sanitized, model, seed)
-    test_y = _labels(y_private, _rows(x_private_sanitized), "y_private")
-    hits = fitted.predict(fitted.test_features) == test_y
-    prior_hits = test_y == prior_class
-    score = rate_difference(hits, prior_hits, check_probability(confidence, "confidence"))
-    return LeakageResult(score, prior_class, train_y.size, fitted.name)
+    """The strongest adversary's AUC (and accuracy) for the true ``y_release`` of the release.
+
+    Parameters
+    ----------
+    x_aux : pandas.DataFrame or numpy.ndarray
+        The raw auxiliary (public) data the first adversary is trained on. A DataFrame's
+        columns are taken from ``x_release`` to attack it: they must all be released.
+    y_aux : array-like
+        The auxiliary rows' true sensitive labels.
+    x_release : pandas.DataFrame or numpy.ndarray
+        The released (sanitized) private rows.
+    y_release : array-like
+        Their true sensitive labels (what the adversaries try to recover).
+    x_aux_sanitized : pandas.DataFrame or numpy.ndarray or None, optional
+        The auxiliary data run through the same sanitizer, with the columns of ``x_release``:
+        the second adversary is trained on it and sees every released column. ``None``: the
+        raw-aux adversary only (e.g. for the real data).
+    model : sklearn classifier or None, optional
+        The adversary (cloned, seeded through ``random_state``); ``None``:
+        :func:`strong_classifier`.
+    seeds : int, optional
+        Fit each adversary with seeds ``seed, ..., seed + seeds - 1`` and pool the scores.
+    seed : int, optional
+        The first seed (an integer >= 0).
+    confidence : float, optional
+        Two-sided confidence level of the intervals, in (0, 1).
+
+    Returns
+    -------
+    LeakageResult
+        Each adversary's pooled AUC and accuracy; ``strongest`` is the one with the higher AUC.
+
+    Raises
+    ------
+    InputError
+        Labels do not match the rows, the training labels hold one class, the test labels
+        fewer than two, the release lacks a column of ``x_aux``, or features are unusable.
+    """
+    runs = _seeds(seeds, seed)
+    level = check_probability(confidence, "confidence")
+    test_y = _labels(y_release, len(x_release), "y_release")
+    raw = fit_models(x_aux, y_aux, runs, model, "y_aux")
+    adversaries = [raw.score("raw-aux", x_release, test_y, level)]
+    if x_aux_sanitized is not None:
+        sanitized = fit_models(x_aux_sanitized, y_aux, runs, model, "y_aux")
+        adversaries.append(sanitized.score("sanitized-aux", x_release, test_y, level))
+    return LeakageResult(tuple(adversaries), _form(raw.classes, test_y), len(runs))
 
 
 def utility(
-    x_train_sanitized: Features,
-    y_train: ArrayLike,
-    x_test_sanitized: Features,
+    x_release: Features,
+    y_release: ArrayLike,
+    x_test: Features,
     y_test: ArrayLike,
     *,
-    x_real: Features | None = None,
-    y_real: ArrayLike | None = None,
     model: ClassifierMixin | None = None,
+    seeds: int = 3,
     seed: int = 0,
     confidence: float = 0.95,
 ) -> UtilityResult:
-    """Accuracy on sanitized test data and, if ``x_real``/``y_real`` are given, on real data."""
-    confidence = check_probability(confidence, "confidence")
-    if (x_real is None) != (y_real is None):
-        raise InputError("x_real and y_real must be given together (or neither)")
-    tests = [x_test_sanitized] if x_real is None else [x_test_sanitized, x_real]
-    fitted, train_y, majority = _fit(x_train_sanitized, y_train, tests, model, seed)
-    scores: list[Score] = []
-    for i, truth in enumerate([y_test] if y_real is None else [y_test, y_real]):
-        features = fitted.test_features[fitted.test_slices[i]]
-        labels = _labels(truth, features.shape[0], "y_test" if i == 0 else "y_real")
-        hits = fitted.predict(features) == labels
-        scores.append(rate_difference(hits, labels == majority, confidence))
-    return UtilityResult(scores[0], scores[1] if len(scores) > 1 else None, train_y.size,
+    """Train the task on the release, test it on real held-out rows: AUC and accuracy.
+
+    Parameters
+    ----------
+    x_release : pandas.DataFrame or numpy.ndarray
+        The released rows' features (the task's target left out).
+    y_release : array-like
+        The released task labels (passed through unchanged by default in a sweep).
+    x_test : pandas.DataFrame or numpy.ndarray
+        Real rows, never used for anything else, with the columns of ``x_release``.
+    y_test : array-like
+        Their true task labels.
+    model : sklearn classifier or None, optional
+        The task model (cloned and seeded); ``None``: :func:`strong_classifier`.
+    seeds : int, optional
+        Fit with seeds ``seed, ..., seed + seeds - 1`` and pool the scores.
+    seed : int, optional
+        The first seed (an integer >= 0).
+    confidence : float, optional
+        Two-sided confidence level of the intervals, in (0, 1).
+
+    Returns
+    -------
+    UtilityResult
+        The pooled AUC and accuracy on the real rows, each against its baseline.
+
+    Raises
+    ------
+    InputError
+        Labels do not match the rows, the test labels hold fewer than two classes, ``x_test``
+        lacks a released column, or features are unusable.
+
+    Notes
+    -----
+    A release whose labels hold one class (a sanitizer that emits its target as a constant)
+    trains nothing useful: a constant predictor stands in, which scores AUC 0.5 exactly.
+    """
+    runs = _seeds(seeds, seed)
+    level = check_probability(confidence, "confidence")
+    test_y = _labels(y_test, len(x_test), "y_test")
+    fitted = fit_models(x_release, y_release, runs, model, "y_release", one_class=True)
+    scored = fitted.score("task", x_test, test_y, level)
+    return UtilityResult(scored.auc, scored.accuracy, scored.prior_class, fitted.n_train,
+                         len(test_y), _form(fitted.classes, test_y), len(runs),
                          fitted.name)  # fmt: skip
 
 
 def pareto_front(points: ArrayLike) -> np.ndarray:
-    """The non-dominated (leakage, utility) points, sorted by leakage (lower leakage, higher
-    utility is better; of equal points one is kept)."""
+    """The non-dominated (leakage, utility) points, sorted by leakage.
+
+    Parameters
+    ----------
+    points : array-like
+        (leakage, utility) pairs, shape (n, 2): lower leakage and higher utility are better.
+
+    Returns
+    -------
+    numpy.ndarray
+        The points no other point beats on both (of equal points one is kept), by leakage.
+
+    Raises
+    ------
+    InputError
+        ``points`` is not a non-empty (n, 2) array of finite numbers.
+    """
     array = _points(points)
     order = np.lexsort((-array[:, 1], array[:, 0]))
     front: list[np.ndarray] = []
@@ -138,9 +436,27 @@ def pareto_front(points: ArrayLike) -> np.ndarray:
 def pareto_auc(points: ArrayLike, *, max_leakage: float = 1.0) -> float:
     """Mean attainable utility over leakage budgets in [0, max_leakage] (higher is better).
 
-    ``U(l) = max{u_i : l_i <= l}`` over the front (0 where no point fits the budget), and the
-    result is ``(1 / L) * integral_0^L U(l) dl`` with ``L = max_leakage``; leakages are clipped
-    into [0, L] first (an adversary below the prior counts as leakage 0).
+    ``U(l) = max{u_i : l_i <= l}`` over the front (0 where no point fits), and the result is
+    ``(1 / L) * integral_0^L U(l) dl`` with ``L = max_leakage``; leakages are clipped into
+    [0, L] first (an adversary below chance counts as leakage 0).
+
+    Parameters
+    ----------
+    points : array-like
+        (leakage, utility) pairs, shape (n, 2).
+    max_leakage : float, optional
+        L, the largest leakage budget (> 0); 0.5 for leakage = AUC - 0.5.
+
+    Returns
+    -------
+    float
+        The area, in [0, max utility].
+
+    Raises
+    ------
+    InputError
+        ``points`` is not a non-empty (n, 2) array of finite numbers, or ``max_leakage`` is
+        not > 0.
     """
     limit = check_positive(max_leakage, "max_leakage")
     front = pareto_front(points)
@@ -149,82 +465,187 @@ def pareto_auc(points: ArrayLike, *, max_leakage: float = 1.0) -> float:
     return float(np.sum(front[:, 1] * np.diff(edges)) / limit)
 
 
+# ---------------------------------------------------------------------------- models and design
 @dataclass(frozen=True)
-class _Fitted:
-    estimator: Any
-    test_features: np.ndarray
-    test_slices: list[slice]
+class _Encoder:
+    """Turns a DataFrame (or an array) into a float matrix, learnt on the training rows only.
+
+    Categorical columns become codes on the training frame's categories (its dtype's public
+    categories, else its sorted values; an unseen value is missing) and are split natively by
+    the boosted model, or one-hot encoded for a model without ``categorical_features``.
+    """
+
+    columns: tuple[Any, ...] | None
+    width: int
+    categories: dict[Any, list[Any]]
+    one_hot: bool
+
+    @classmethod
+    def fit(cls, x: Features, one_hot: bool) -> _Encoder:
+        if isinstance(x, pd.DataFrame):
+            cats = {c: _categories(x[c]) for c in x.columns if not _numeric(x[c])}
+            return cls(tuple(x.columns), x.shape[1], cats, one_hot)
+        return cls(None, _flat(x).shape[1], {}, one_hot)
+
+    @property
+    def mask(self) -> np.ndarray:
+        """Which output columns are categorical codes (for ``categorical_features``)."""
+        if self.columns is None or self.one_hot:
+            return np.zeros(self._out_width(), dtype=bool)
+        return np.array([len(self.categories.get(c, ())) in range(1, MAX_CATEGORIES + 1)
+                         for c in self.columns])  # fmt: skip
+
+    def transform(self, x: Features) -> np.ndarray:
+        if self.columns is None:
+            if isinstance(x, pd.DataFrame):
+                raise InputError("features must be all DataFrames or all arrays, not a mix")
+            matrix = _flat(x)
+            if matrix.shape[1] != self.width:
+                raise InputError("feature arrays must have the same number of features per row")
+            return matrix
+        if not isinstance(x, pd.DataFrame):
+            raise InputError("features must be all DataFrames or all arrays, not a mix")
+        missing = [c for c in self.columns if c not in x.columns]
+        if missing:
+            raise InputError(f"the rows to score lack column(s) {missing} the model was fitted on")
+        blocks = [self._column(name, x[name]) for name in self.columns]
+        return np.column_stack(blocks) if blocks else np.zeros((len(x), 0))
+
+    def _column(self, name: Any, series: pd.Series) -> np.ndarray:
+        if name not in self.categories:
+            values = pd.to_numeric(series, errors="coerce").to_numpy(dtype=float, na_value=np.nan)
+            if self.one_hot and not np.isfinite(values).all():
+                raise InputError(f"column {name!r} has missing or non-numeric values")
+            return values
+        cats = self.categories[name]
+        codes = pd.Index(cats, dtype=object).get_indexer(series.astype(object)).astype(int)
+        if self.one_hot:
+            return np.eye(len(cats) + 1)[np.where(codes < 0, len(cats), codes)][:, : len(cats)]
+        return np.where(codes < 0, np.nan, codes.astype(float))
+
+    def _out_width(self) -> int:
+        if self.columns is None:
+            return self.width
+        return sum(len(self.categories[c]) if c in self.categories and self.one_hot else 1
+                   for c in self.columns)  # fmt: skip
+
+
+@dataclass(frozen=True)
+class FittedModels:
+    """One classifier per seed on the same training rows, and how to encode rows for them."""
+
+    encoder: _Encoder
+    estimators: tuple[Any, ...]
+    classes: np.ndarray
+    prior_class: Any
+    n_train: int
     name: str
 
-    def predict(self, features: np.ndarray) -> np.ndarray:
-        return np.asarray(self.estimator.predict(features))
+    def proba(self, x: Features) -> list[np.ndarray]:
+        """Each seed's class probabilities for the rows ``x``, columns in ``classes`` order."""
+        matrix = self.encoder.transform(x)
+        return [np.asarray(e.predict_proba(matrix), dtype=float) for e in self.estimators]
+
+    def score(self, name: str, x: Features, y: np.ndarray, confidence: float) -> AdversaryScore:
+        """Pooled AUC and accuracy against the prior on the rows ``x`` with labels ``y``."""
+        aucs, accs = [], []
+        prior_hits = y == self.prior_class
+        for proba in self.proba(x):
+            aucs.append(auc_score(y, proba, self.classes, confidence=confidence))
+            hits = self.classes[np.argmax(proba, axis=1)] == y
+            accs.append(rate_difference(hits, prior_hits, confidence))
+        return AdversaryScore(name, pool_scores(aucs), pool_scores(accs), self.prior_class,
+                              self.n_train, self.encoder.width, self.name)  # fmt: skip
 
 
-def _fit(
-    x_train: Features,
-    y_train: ArrayLike,
-    x_tests: Features | list[Features],
+def fit_models(
+    x: Features,
+    y: ArrayLike,
+    seeds: Sequence[int],
     model: ClassifierMixin | None,
-    seed: int,
-) -> tuple[_Fitted, np.ndarray, Any]:
-    """Encode features consistently, fit the classifier, return it with the majority class."""
-    seed = check_positive_int(seed, "seed", minimum=0)
-    tests: list[Features] = x_tests if isinstance(x_tests, list) else [x_tests]
-    train, encoded = _design([x_train, *tests])
-    labels = _labels(y_train, train.shape[0], "y_train")
+    what: str,
+    *,
+    one_class: bool = False,
+) -> FittedModels:
+    """Fit ``model`` (default :func:`strong_classifier`) once per seed on ``x``, ``y``.
+
+    Labels of one class are refused, or with ``one_class`` (a release whose task column came
+    out constant) met by a constant predictor: it scores AUC 0.5 exactly.
+    """
+    labels = _labels(y, len(x), what)
     values, counts = np.unique(labels, return_counts=True)
+    if values.size < 2 and not one_class:
+        raise InputError(f"{what} holds a single class; need at least two to train on")
+    probe = strong_classifier() if model is None else clone(model)
     if values.size < 2:
-        raise InputError("the training labels hold a single class; need at least two")
-    estimator = _estimator(model, seed).fit(train, labels)
-    sizes = np.cumsum([0, *(t.shape[0] for t in encoded)])
-    slices = [slice(int(a), int(b)) for a, b in pairwise(sizes)]
-    name = type(model).__name__ if model is not None else "LogisticRegression"
-    fitted = _Fitted(estimator, np.vstack(encoded), slices, name)
-    return fitted, labels, values[np.argmax(counts)]
+        model = probe = DummyClassifier(strategy="prior")
+    encoder = _Encoder.fit(x, one_hot="categorical_features" not in probe.get_params())
+    matrix = encoder.transform(x)
+    if encoder.one_hot is False and np.isinf(matrix).any():
+        raise InputError("features have infinite values")
+    mask = encoder.mask
+    fitted = []
+    for run in seeds:
+        estimator = strong_classifier(run) if model is None else clone(model)
+        if model is None and counts.min() < MIN_CLASS_ROWS:  # too few for a stratified split
+            estimator.set_params(early_stopping=False, max_iter=100)
+        params = estimator.get_params()
+        if "random_state" in params:
+            estimator.set_params(random_state=run)
+        if "categorical_features" in params:
+            estimator.set_params(categorical_features=mask if mask.any() else None)
+        fitted.append(estimator.fit(matrix, labels))
+    classes = np.asarray(fitted[0].classes_, dtype=object)
+    name = type(probe).__name__
+    return FittedModels(encoder, tuple(fitted), classes, values[np.argmax(counts)], labels.size,
+                        name)  # fmt: skip
 
 
-def _estimator(model: ClassifierMixin | None, seed: int) -> Any:
-    if model is None:
-        return make_pipeline(StandardScaler(), LogisticRegression(max_iter=1000, random_state=seed))
-    estimator = clone(model)
-    if "random_state" in estimator.get_params():
-        estimator.set_params(random_state=seed)
-    return estimator
+def _form(classes: np.ndarray, y: np.ndarray) -> str:
+    return "binary" if len(set(classes) | set(pd.unique(y))) == 2 else OVR
 
 
-def _design(blocks: list[Features]) -> tuple[np.ndarray, list[np.ndarray]]:
-    """Numeric design matrices: DataFrames one-hot encoded together, arrays flattened per row."""
-    if all(isinstance(b, pd.DataFrame) for b in blocks):
-        frames = [b for b in blocks if isinstance(b, pd.DataFrame)]
-        columns = list(frames[0].columns)
-        for frame in frames[1:]:
-            if list(frame.columns) != columns:
-                raise InputError("sanitized frames must have the same columns in the same order")
-        joined = pd.get_dummies(pd.concat(frames, ignore_index=True), dtype=float)
-        matrix = joined.to_numpy(dtype=float)
-    elif any(isinstance(b, pd.DataFrame) for b in blocks):
-        raise InputError("features must be all DataFrames or all arrays, not a mix")
-    else:
-        arrays = [np.asarray(b, dtype=float).reshape(len(b), -1) for b in blocks]
-        if len({a.shape[1] for a in arrays}) != 1:
-            raise InputError("feature arrays must have the same number of features per row")
-        matrix = np.vstack(arrays)
+def _seeds(seeds: int, seed: int) -> list[int]:
+    first = check_positive_int(seed, "seed", minimum=0)
+    return list(range(first, first + check_positive_int(seeds, "seeds")))
+
+
+def _numeric(series: pd.Series) -> bool:
+    return bool(pd.api.types.is_numeric_dtype(series) or pd.api.types.is_bool_dtype(series))
+
+
+def _categories(series: pd.Series) -> list[Any]:
+    if isinstance(series.dtype, pd.CategoricalDtype):
+        return list(series.dtype.categories)
+    return sorted(pd.unique(series.dropna().astype(object)), key=str)
+
+
+def _flat(x: Any) -> np.ndarray:
+    try:
+        matrix = np.asarray(x, dtype=float)
+    except (TypeError, ValueError):
+        raise InputError("feature arrays must hold numbers") from None
+    matrix = matrix.reshape(len(matrix), -1)
     if not np.isfinite(matrix).all():
         raise InputError("features have NaN or infinite values; expected finite numbers")
-    sizes = np.cumsum([0, *(_rows(b) for b in blocks)])
-    parts = [matrix[a:b] for a, b in pairwise(sizes)]
-    return parts[0], parts[1:]
-
-
-def _rows(block: Features) -> int:
-    return len(block)
+    return matrix
 
 
 def _labels(values: ArrayLike, n: int, name: str) -> np.ndarray:
     labels = np.asarray(values)
     if labels.ndim != 1 or labels.size != n:
         raise InputError(f"{name} must hold one label per row ({n}), got shape {labels.shape}")
+    if labels.dtype == object:  # numbers held as objects: scikit-learn wants their own dtype
+        labels = pd.Series(labels, dtype=object).infer_objects().to_numpy()
+    if pd.isna(labels).any():
+        raise InputError(f"{name} has missing labels")
     return labels
+
+
+def _value_ci(score: Score) -> tuple[float, float]:
+    """The interval of the metric itself (an AUC or a rate), cut to [0, 1]."""
+    low, high = score.ci[0] + score.baseline, score.ci[1] + score.baseline
+    return (min(max(low, 0.0), 1.0), min(max(high, 0.0), 1.0))
 
 
 def _points(points: ArrayLike) -> np.ndarray:
@@ -241,6 +662,3 @@ def _points(points: ArrayLike) -> np.ndarray:
 
 def _plain(value: Any) -> Any:
     return value.item() if isinstance(value, np.generic) else value
-
-
-__all__ = ["LeakageResult", "UtilityResult", "leakage", "pareto_auc", "pareto_front", "utility"]

@@ -7,19 +7,25 @@ latents z_NS pass through unchanged: the record's guarantee covers z_S and y_S o
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass, field
 from typing import Any, NoReturn, Protocol
 
 import numpy as np
 import pandas as pd
 
+from attrpriv._checks import check_choice
 from attrpriv._display import html_pairs
 from attrpriv._io import to_jsonable
+from attrpriv.data.schema import Role, Schema
 from attrpriv.dp.ledger import BudgetLedger
 from attrpriv.dp.record import PrivacyRecord
 from attrpriv.errors import InputError
 from attrpriv.sanitize.decoupler import GlobalDecoupler
 from attrpriv.sanitize.samplers import SampledLatents
+
+OUT_OF_DOMAIN = ("clip", "refuse")
+TRAINING_ROWS = ("allow", "warn", "refuse")
 
 
 class LatentSampler(Protocol):
@@ -46,8 +52,10 @@ class SanitizedData:
         The sampler's DP record, covering z_S and y_S only; ``None`` for suppression and the
         baselines (no DP claim).
     parts : dict of str to object, optional
-        Details of the run (the number of rows, the sampler's name, its parts); empty by
-        default.
+        Details of the run (the number of rows, the sampler's name, its parts; for a table,
+        ``columns``: what became of each input column, ``clipped``: the values brought into
+        their public domain per column, and ``training_rows``: how many rows were training
+        rows, when checked); empty by default.
     """
 
     data: pd.DataFrame | np.ndarray
@@ -147,7 +155,16 @@ class Sanitizer:
         self.sampler = sampler
 
     def sanitize(
-        self, X: Any, y_s: Any = None, *, ledger: BudgetLedger | None = None, label: str = ""
+        self,
+        X: Any,
+        y_s: Any = None,
+        *,
+        ledger: BudgetLedger | None = None,
+        label: str = "",
+        schema: Schema | None = None,
+        out_of_domain: str = "clip",
+        keep_ignored: bool = True,
+        training_rows: str = "allow",
     ) -> SanitizedData:
         """Sanitize private data ``X`` whose sensitive labels are ``y_s`` (or its column).
 
@@ -166,14 +183,36 @@ class Sanitizer:
             Passed to the sampler, which charges it with its record before drawing.
         label : str, optional
             A free-text name for the release in the ledger.
+        schema : Schema or None, optional
+            The roles of a table's columns that the decoupler does not model (which ones are
+            ``ignore``); default: the schema the decoupler was fitted with.
+        out_of_domain : {"clip", "refuse"}, optional
+            A table's values outside their public domain: ``"clip"`` (default) brings them in
+            (numbers clipped to their bounds, integers rounded, an unknown category replaced
+            by the training data's most frequent one) and counts them in
+            ``parts["clipped"]``; ``"refuse"`` raises :class:`SchemaError` naming the column
+            and row.
+        keep_ignored : bool, optional
+            Pass a table's columns of role ``ignore`` through unchanged (default), or drop
+            them (listed in ``parts["columns"]["dropped"]``).
+        training_rows : {"allow", "warn", "refuse"}, optional
+            Rows that were among the decoupler's training rows
+            (:meth:`GlobalDecoupler.training_rows`): ``"refuse"`` raises, ``"warn"`` warns
+            (``UserWarning``), both before the sampler runs, and count them in
+            ``parts["training_rows"]``; ``"allow"`` (default) does not check, as the
+            evaluation sanitizes the auxiliary data on purpose (what an attacker can do).
 
         Returns
         -------
         SanitizedData
             The decoded data with the sampler's z_S and the unchanged z_NS; its ``y_s`` and
-            ``record`` are the sampler's. When the labels came from a column of a DataFrame
-            and the sampler drew synthetic labels, they fill that column, in the column order
-            of ``X``; otherwise a table holds the decoupler's modelled columns only.
+            ``record`` are the sampler's. A table keeps the input's column order with each
+            column accounted for in ``parts["columns"]``: ``sanitized`` (the modelled
+            columns, decoded), ``synthetic`` (the sensitive column, filled with the sampler's
+            synthetic labels when it draws them), ``passed_through`` (role ``ignore``,
+            unchanged) and ``dropped`` (column -> reason: the sensitive column when the
+            sampler draws no labels, a column the decoupler does not model, a column outside
+            the schema, ignored columns with ``keep_ignored=False``).
 
         Raises
         ------
@@ -181,28 +220,96 @@ class Sanitizer:
             The decoupler is neither fitted nor loaded.
         InputError
             ``X`` does not fit the decoupler, the labels (or their column) are missing or do not
-            have one label per row, or the sampler refuses its input.
+            have one label per row, an option is not one of its choices, rows were training
+            rows under ``training_rows="refuse"`` (or cannot be checked), or the sampler
+            refuses its input.
+        SchemaError
+            A value lies outside its public domain under ``out_of_domain="refuse"``.
         BudgetExceededError
             The sampler's release does not fit the ledger's budget.
         """
-        z_s, z_ns = self.decoupler.encode(X)  # first: data of another schema says so
+        check_choice(out_of_domain, "out_of_domain", OUT_OF_DOMAIN)
+        check_choice(training_rows, "training_rows", TRAINING_ROWS)
+        table = isinstance(X, pd.DataFrame) and self.decoupler.kind == "tabular"
+        clipped: dict[str, int] = {}
+        encoded = X
+        if table and out_of_domain == "clip" and hasattr(self.decoupler, "codec_"):
+            encoded, clipped = self.decoupler.codec_.conform(X)
+        z_s, z_ns = self.decoupler.encode(encoded)  # first: data of another schema says so
         labels, column = sensitive_labels(self.decoupler, X, y_s)
+        parts: dict[str, Any] = {"rows": len(z_s), "sampler": type(self.sampler).__name__}
+        if training_rows != "allow":
+            parts["training_rows"] = self._check_training_rows(X, training_rows)
         drawn = self.sampler.sample(z_s, labels, ledger=ledger, label=label)
         data = self.decoupler.decode(drawn.z_s, z_ns)
-        if isinstance(data, pd.DataFrame) and column is not None and drawn.y_s is not None:
-            data = self._with_labels(X, data, column, drawn.y_s)
-        parts = {"rows": len(z_s), "sampler": type(self.sampler).__name__}
+        if table:
+            assert isinstance(data, pd.DataFrame)
+            fitted = getattr(self.decoupler, "schema_", self.decoupler.codec_.schema)
+            roles = schema if schema is not None else fitted
+            data, parts["columns"] = self._assemble(
+                X, data, column or self.decoupler.sensitive_column_, drawn.y_s, roles,
+                keep_ignored,
+            )  # fmt: skip
+            parts["clipped"] = clipped
         if drawn.parts:
             parts["sampler_parts"] = {k: v for k, v in drawn.parts.items() if k != "means"}
         return SanitizedData(data, drawn.y_s, drawn.record, parts)
 
-    @staticmethod
-    def _with_labels(
-        X: pd.DataFrame, data: pd.DataFrame, column: str, y: np.ndarray
-    ) -> pd.DataFrame:
-        """Put the synthetic labels in the sensitive column, keeping the input's column order."""
-        out = data.copy()
-        dtype = X[column].dtype
-        out[column] = pd.Series(y, index=out.index).astype(dtype)
-        order = [c for c in X.columns if c in out.columns]
-        return out[order]
+    def _check_training_rows(self, X: Any, mode: str) -> int:
+        """How many rows of ``X`` were training rows; raises (``refuse``) or warns on any."""
+        matched = int(np.count_nonzero(self.decoupler.training_rows(X)))
+        if matched:
+            message = (
+                f"{matched} of {len(X)} rows equal one of the decoupler's training rows: it must "
+                "be trained on public data only, so sanitize rows it was not trained on"
+            )
+            if mode == "refuse":
+                raise InputError(f"{message} (training_rows='allow' overrides)")
+            warnings.warn(message, UserWarning, stacklevel=3)
+        return matched
+
+    def _assemble(
+        self,
+        X: pd.DataFrame,
+        data: pd.DataFrame,
+        sensitive: str | None,
+        y: np.ndarray | None,
+        roles: Schema,
+        keep_ignored: bool,
+    ) -> tuple[pd.DataFrame, dict[str, Any]]:
+        """The output table in the input's column order, and what became of each column."""
+        modelled = set(self.decoupler.codec_.columns)
+        sampler = type(self.sampler).__name__
+        out: dict[str, Any] = {}
+        report: dict[str, Any] = {"sanitized": [], "synthetic": [], "passed_through": [],
+                                  "dropped": {}}  # fmt: skip
+        for label in X.columns:
+            name = str(label)
+            if name in modelled:
+                out[name] = data[name]
+                report["sanitized"].append(name)
+            elif name == sensitive:
+                if y is None:
+                    report["dropped"][name] = (
+                        f"the sensitive column: {sampler} draws no synthetic labels, so it is "
+                        "not released"
+                    )
+                    continue
+                out[name] = pd.Series(y, index=data.index).astype(X[label].dtype)
+                report["synthetic"].append(name)
+            elif name in roles and roles[name].role is Role.IGNORE:
+                if not keep_ignored:
+                    report["dropped"][name] = "role 'ignore': dropped on request"
+                    continue
+                out[name] = X[label].set_axis(data.index)
+                report["passed_through"].append(name)
+            elif name in roles:
+                report["dropped"][name] = (
+                    f"role {roles[name].role.value!r}, but the decoupler does not model it "
+                    "(not a column of the schema it was trained on)"
+                )
+            else:
+                report["dropped"][name] = (
+                    "not in the schema; declare it with role 'ignore' to pass it through"
+                )
+        return pd.DataFrame(out, index=data.index), report

@@ -1,12 +1,16 @@
 """Tabular data <-> tensors for the decoupler, built from the schema's public domains.
 
 Numeric and integer columns are scaled to [0, 1] with their *public* bounds (Gaussian head,
-squared error); categorical columns are one-hot (softmax head, cross-entropy), with one extra
-slot for missing values when the column is nullable. Nothing is read off the data but the values.
+squared error); a nullable one gets a second slot, its missingness indicator (Bernoulli head),
+and its missing values are imputed with a statistic of the training (auxiliary) data recorded in
+``fill`` (the median). Categorical columns are one-hot (softmax head, cross-entropy), with one
+extra slot for missing values when the column is nullable. Nothing is read off the data but the
+values and, at fit time, the fill statistics of the auxiliary data.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -16,17 +20,22 @@ import torch
 from torch.nn import functional
 
 from attrpriv.data.schema import Categorical, Column, Integer, Role, Schema
-from attrpriv.errors import InputError, offending
+from attrpriv.errors import InputError, offending, plain
 
 
 @dataclass(frozen=True)
 class Block:
-    """Where one column lives in the encoded row: kind, slice start and width."""
+    """Where one column lives in the encoded row: kind, slice start and width.
+
+    A numeric block of width 2 (``missing``) holds the scaled value and its missingness
+    indicator.
+    """
 
     name: str
     kind: str  # "numeric" | "categorical"
     start: int
     width: int
+    missing: bool = False
 
 
 def modelled_columns(schema: Schema, exclude: tuple[str, ...]) -> tuple[str, ...]:
@@ -39,9 +48,17 @@ def modelled_columns(schema: Schema, exclude: tuple[str, ...]) -> tuple[str, ...
 
 
 class TabularCodec:
-    """Encodes a DataFrame to a float matrix and decodes network outputs back to the schema."""
+    """Encodes a DataFrame to a float matrix and decodes network outputs back to the schema.
 
-    def __init__(self, schema: Schema, columns: tuple[str, ...]) -> None:
+    ``fill`` maps a column to the value that stands in for a missing value (nullable numeric
+    columns) or a value outside the domain (:meth:`conform`); a column left out takes a value
+    of its public domain (the midpoint, the first category). :meth:`learn` sets it from the
+    training data.
+    """
+
+    def __init__(
+        self, schema: Schema, columns: tuple[str, ...], fill: Mapping[str, Any] | None = None
+    ) -> None:
         if not columns:
             raise InputError("schema has no column with a public domain for the decoupler to model")
         self.schema = schema.select(columns)
@@ -51,13 +68,91 @@ class TabularCodec:
             col = self.schema[name]
             width = _width(col)
             kind = "categorical" if isinstance(col.domain, Categorical) else "numeric"
-            blocks.append(Block(name, kind, start, width))
+            blocks.append(Block(name, kind, start, width, kind == "numeric" and col.nullable))
             start += width
         self.blocks = tuple(blocks)
         self.dim = start
+        given = dict(fill or {})
+        unknown = sorted(set(given) - set(columns))
+        if unknown:
+            raise InputError(f"fill names column(s) {unknown} that the codec does not model")
+        self.fill: dict[str, Any] = {n: given.get(n, _domain_fill(self.schema[n])) for n in columns}
 
+    # ----------------------------------------------------------------- fitting
+    def learn(self, frame: pd.DataFrame) -> TabularCodec:
+        """A codec like this one with ``fill`` read off ``frame`` (the training data).
+
+        Numbers: the median of the present values (rounded for integers); categories: the most
+        frequent one (the first in domain order on a tie). A column without a present value
+        keeps its domain's fill.
+        """
+        fill: dict[str, Any] = {}
+        for name in self.columns:
+            col, series = self.schema[name], frame[name]
+            if isinstance(col.domain, Categorical):
+                cats = list(col.domain.categories)
+                counts = pd.Categorical(series, categories=cats).value_counts().to_numpy()
+                fill[name] = plain(cats[int(np.argmax(counts))] if counts.sum() else cats[0])
+                continue
+            values = pd.to_numeric(series, errors="coerce").to_numpy(dtype=float, na_value=np.nan)
+            values = values[np.isfinite(values)]
+            if len(values) == 0:
+                fill[name] = _domain_fill(col)
+                continue
+            median = float(np.median(values))
+            fill[name] = round(median) if isinstance(col.domain, Integer) else median
+        return TabularCodec(self.schema, self.columns, fill)
+
+    def conform(self, frame: pd.DataFrame) -> tuple[pd.DataFrame, dict[str, int]]:
+        """Bring values outside their public domain into it, and count them per column.
+
+        Numbers are clipped to their bounds (integers also rounded); a category outside the
+        domain becomes the column's ``fill`` category (the training data's most frequent one).
+        Missing values, columns not modelled and values of the wrong type are left as they are
+        (the schema check refuses the last). ``frame`` is not changed.
+
+        Returns the conformed frame (a copy when anything changed) and the number of values
+        changed per column, for the columns where any was.
+        """
+        changed: dict[str, pd.Series] = {}
+        counts: dict[str, int] = {}
+        for name in self.columns:
+            if name not in frame.columns:
+                continue
+            col, series = self.schema[name], frame[name]
+            domain = col.domain
+            assert domain is not None
+            if isinstance(domain, Categorical):
+                bad = domain.outside(series)
+                if bad.any():
+                    fixed = series.astype(object).copy()
+                    fixed[bad] = self.fill[name]
+                    changed[name] = fixed
+            elif pd.api.types.is_numeric_dtype(series) and not pd.api.types.is_bool_dtype(series):
+                bad = domain.outside(series)
+                if bad.any():
+                    numbers = series.to_numpy(dtype=float, na_value=np.nan)
+                    clipped = np.clip(numbers, domain.lower, domain.upper)
+                    if isinstance(domain, Integer):
+                        clipped = np.round(clipped)
+                    changed[name] = pd.Series(
+                        np.where(bad, clipped, numbers), index=series.index, name=name
+                    )
+            else:
+                continue
+            if name in changed:
+                counts[name] = int(bad.sum())
+        if not changed:
+            return frame, {}
+        out = frame.copy()
+        for name, series in changed.items():
+            out[name] = series
+        return out, counts
+
+    # ----------------------------------------------------------------- encoding
     def encode(self, frame: pd.DataFrame) -> np.ndarray:
-        """Float32 matrix (n, dim); raises :class:`InputError` on missing or non-finite values."""
+        """Float32 matrix (n, dim); raises :class:`InputError` on missing or non-finite values
+        (missing values are fine in nullable columns)."""
         missing = [c for c in self.columns if c not in frame.columns]
         if missing:
             raise InputError(f"data lacks column(s) {missing} that the decoupler models")
@@ -65,17 +160,27 @@ class TabularCodec:
         for block in self.blocks:
             series = frame[block.name]
             if block.kind == "numeric":
-                out[:, block.start] = self._scale(block.name, series)
+                scaled, absent = self._scale(block.name, series)
+                out[:, block.start] = scaled
+                if block.missing:
+                    out[:, block.start + 1] = absent
             else:
                 out[:, block.start : block.start + block.width] = self._one_hot(block.name, series)
         return out
 
-    def _scale(self, name: str, series: pd.Series) -> np.ndarray:
+    def _scale(self, name: str, series: pd.Series) -> tuple[np.ndarray, np.ndarray]:
+        """Values scaled to [0, 1] (missing ones imputed with ``fill``) and the missing mask."""
+        col = self.schema[name]
         values = pd.to_numeric(series, errors="coerce").to_numpy(dtype=float, na_value=np.nan)
-        if not np.all(np.isfinite(values)):
+        absent = np.isnan(values)
+        if col.nullable:
+            if np.isinf(values).any():
+                raise InputError(f"column {name!r} has non-finite values; expected numbers")
+            values = np.where(absent, float(self.fill[name]), values)
+        elif not np.all(np.isfinite(values)):
             raise InputError(f"column {name!r} has missing or non-finite values; expected numbers")
-        lo, hi = _bounds(self.schema[name])
-        return np.clip((values - lo) / (hi - lo), 0.0, 1.0)
+        lo, hi = _bounds(col)
+        return np.clip((values - lo) / (hi - lo), 0.0, 1.0), absent.astype(np.float32)
 
     def _one_hot(self, name: str, series: pd.Series) -> np.ndarray:
         col = self.schema[name]
@@ -94,27 +199,49 @@ class TabularCodec:
         return np.asarray(np.eye(_width(col), dtype=np.float32)[codes])
 
     def reconstruction_loss(self, out: torch.Tensor, target: torch.Tensor) -> torch.Tensor:
-        """Negative log-likelihood per row: 0.5 * squared error + cross-entropy per column."""
+        """Negative log-likelihood per row: 0.5 * squared error + cross-entropy per column.
+
+        A nullable numeric column adds the binary cross-entropy of its missingness indicator;
+        its value's error counts only where the value is present.
+        """
         total = torch.zeros(out.shape[0], dtype=out.dtype)
         for b in self.blocks:
             pred, true = out[:, b.start : b.start + b.width], target[:, b.start : b.start + b.width]
             if b.kind == "numeric":
-                total = total + 0.5 * ((pred - true) ** 2).sum(-1) / 0.01
+                error = 0.5 * (pred[:, 0] - true[:, 0]) ** 2 / 0.01
+                if b.missing:
+                    absent = true[:, 1]
+                    error = error * (1.0 - absent) + functional.binary_cross_entropy_with_logits(
+                        pred[:, 1], absent, reduction="none"
+                    )
+                total = total + error
             else:
                 total = total + functional.cross_entropy(pred, true.argmax(-1), reduction="none")
         return total
 
     def decode(self, out: np.ndarray) -> pd.DataFrame:
-        """Network outputs -> DataFrame with the schema's columns, dtypes and domains."""
+        """Network outputs -> DataFrame with the schema's columns, dtypes and domains.
+
+        A nullable numeric column is missing where its indicator's logit is positive: float
+        with NaN, or pandas' nullable ``Int64`` for an integer domain.
+        """
         data: dict[str, Any] = {}
         for b in self.blocks:
             col, block = self.schema[b.name], out[:, b.start : b.start + b.width]
             if b.kind == "numeric":
                 lo, hi = _bounds(col)
                 values = lo + np.clip(block[:, 0], 0.0, 1.0) * (hi - lo)
-                data[b.name] = (
-                    np.round(values).astype(np.int64) if isinstance(col.domain, Integer) else values
-                )
+                integer = isinstance(col.domain, Integer)
+                if b.missing:
+                    absent = block[:, 1] > 0.0
+                    if integer:
+                        ints = pd.array(np.round(values).astype(np.int64), dtype="Int64")
+                        ints[absent] = pd.NA
+                        data[b.name] = ints
+                    else:
+                        data[b.name] = np.where(absent, np.nan, values)
+                else:
+                    data[b.name] = np.round(values).astype(np.int64) if integer else values
             else:
                 assert isinstance(col.domain, Categorical)
                 cats = pd.Index(list(col.domain.categories))
@@ -128,10 +255,20 @@ class TabularCodec:
 def _width(col: Column) -> int:
     if isinstance(col.domain, Categorical):
         return col.domain.size + (1 if col.nullable else 0)
-    return 1
+    return 2 if col.nullable else 1
 
 
 def _bounds(col: Column) -> tuple[float, float]:
     domain = col.domain
     assert domain is not None and not isinstance(domain, Categorical)
     return float(domain.lower), float(domain.upper)
+
+
+def _domain_fill(col: Column) -> Any:
+    """A value of the public domain: the midpoint of a range, the first category."""
+    domain = col.domain
+    assert domain is not None
+    if isinstance(domain, Categorical):
+        return plain(domain.categories[0])
+    middle = (float(domain.lower) + float(domain.upper)) / 2
+    return round(middle) if isinstance(domain, Integer) else middle

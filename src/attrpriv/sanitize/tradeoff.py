@@ -1,38 +1,83 @@
-"""Privacy-utility sweep of a fitted decoupler over local samplers (the seed's section 4).
+"""Privacy-utility sweep of a fitted decoupler over local samplers, against simple baselines.
 
-For each sampler: sanitize the auxiliary data (what the attacker can do: the decoupler and the
-sampler are public) and the private data; leakage = adversary trained on the sanitized auxiliary
-data to recover the true y_S, tested on the sanitized private data, minus the prior; utility =
-a task model trained on half of the sanitized private data, tested on the other half sanitized
-and real (CAS). Uses :mod:`attrpriv.sanitize.evaluate` for the scores. :func:`sweep` takes
-tables, :func:`sweep_images` images (flattened to pixel vectors); both take local samplers and
-baselines (:mod:`attrpriv.sanitize.baselines`) alike and share one scoring path.
+Every method -- each sampler, each baseline, the reference rows -- is measured the same way
+(:mod:`attrpriv.sanitize.evaluate`; the threat model in ``docs/sanitize/evaluation.md``):
+
+- the private rows are split once into the *release* (sanitized) and a *real test* part that
+  nothing but the utility test reads (or a separate test table is given);
+- leakage: gradient-boosting adversaries trained on the raw auxiliary data and on the sanitized
+  auxiliary data predict the true sensitive value of each released row; the stronger one's AUC
+  is the leakage (its advantage AUC - 0.5 on the plane);
+- utility: a task model trained on the release, tested on the real test rows (AUC; accuracy
+  beside it). The task's target column is passed through unchanged by default: the decoupler's
+  decoded target (a function of the same latent as the decoded features) would flatter it.
+
+Tables also get the three simple baselines (drop the sensitive column; drop it and its top
+proxies ranked on auxiliary data; draw it from its marginal), always. :func:`sweep` takes
+tables, :func:`sweep_images` images (flattened to pixel vectors).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass
-from functools import partial
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from typing import Any, Protocol, cast
 
 import numpy as np
 import pandas as pd
+from sklearn.base import ClassifierMixin
 from sklearn.linear_model import LogisticRegression
 
+from attrpriv._checks import check_positive_int, check_probability
 from attrpriv._progress import progress
 from attrpriv.dp.ledger import BudgetLedger
 from attrpriv.errors import InputError
+from attrpriv.sanitize.baselines import DropProxies, DropSensitive, MarginalDraw
 from attrpriv.sanitize.decoupler import GlobalDecoupler
-from attrpriv.sanitize.evaluate import Features, _labels, leakage, pareto_auc, utility
+from attrpriv.sanitize.evaluate import (
+    FittedModels,
+    LeakageResult,
+    UtilityResult,
+    _form,
+    _labels,
+    _seeds,
+    fit_models,
+    pareto_auc,
+    utility,
+)
 from attrpriv.sanitize.images import as_images
 from attrpriv.sanitize.samplers import SampledLatents
 from attrpriv.sanitize.sanitizer import LatentSampler, SanitizedData, Sanitizer
 
+MAX_LEAKAGE = 0.5  # leakage = AUC - 0.5 lies in [-0.5, 0.5]: the Pareto budgets are [0, 0.5]
+BASELINE = "baseline"
+
 
 @dataclass(frozen=True)
 class SweepPoint:
-    """One sampler's leakage and utility, with their parts."""
+    """One method's leakage and utility, with the typed results behind them.
+
+    Parameters
+    ----------
+    name : str
+        The method's name.
+    family : str
+        Its family (one Pareto front per family; ``"baseline"`` and ``"reference"`` rows are
+        single points).
+    leakage : float
+        The strongest adversary's AUC minus 0.5 (0: chance).
+    utility : float
+        The task model's AUC on the real test rows (trained on the release).
+    cas : float
+        Its accuracy on the real test rows (the classification accuracy score).
+    parts : dict of str to object
+        ``leakage_parts`` and ``utility_parts`` (the results' ``to_dict()``), and what was
+        released (``released_columns``).
+    leakage_result : LeakageResult or None, optional
+        The leakage in full (every adversary, pooled over seeds).
+    utility_result : UtilityResult or None, optional
+        The utility in full.
+    """
 
     name: str
     family: str
@@ -40,22 +85,66 @@ class SweepPoint:
     utility: float
     cas: float
     parts: dict[str, Any]
+    leakage_result: LeakageResult | None = None
+    utility_result: UtilityResult | None = None
+
+    @property
+    def leakage_auc(self) -> float:
+        """The strongest adversary's AUC (``leakage + 0.5``)."""
+        return self.leakage + 0.5
 
     def to_dict(self) -> dict[str, Any]:
+        """JSON-ready.
+
+        Returns
+        -------
+        dict of str to object
+            ``name``, ``family``, ``leakage``, ``leakage_auc``, ``utility``, ``cas`` and the
+            parts.
+        """
         return {"name": self.name, "family": self.family, "leakage": self.leakage,
-                "utility": self.utility, "cas": self.cas, **self.parts}  # fmt: skip
+                "leakage_auc": self.leakage_auc, "utility": self.utility, "cas": self.cas,
+                **self.parts}  # fmt: skip
 
 
 @dataclass(frozen=True)
 class SweepResult:
-    """All points, and the area under each family's Pareto front (leakage budget [0, 0.5])."""
+    """All points, the simple baselines, and the area under each Pareto front.
+
+    Parameters
+    ----------
+    points : tuple of SweepPoint
+        The samplers' points, then the reference rows.
+    pareto_auc : dict of str to float
+        Each sampler family's Pareto area (leakage budgets [0, 0.5]).
+    baselines : tuple of SweepPoint, optional
+        The simple baselines (tables), measured like the samplers.
+    baseline_pareto_auc : dict of str to float, optional
+        Each baseline's Pareto area (of its single point), by name.
+    settings : dict of str to object, optional
+        How the sweep measured: seeds, rows of each part, models, the target's treatment.
+    """
 
     points: tuple[SweepPoint, ...]
     pareto_auc: dict[str, float]
+    baselines: tuple[SweepPoint, ...] = ()
+    baseline_pareto_auc: dict[str, float] = field(default_factory=dict)
+    settings: dict[str, Any] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
+        """JSON-ready.
+
+        Returns
+        -------
+        dict of str to object
+            ``points``, ``pareto_auc``, ``pareto_max_leakage``, ``baselines``,
+            ``baseline_pareto_auc`` and ``settings``.
+        """
         return {"points": [p.to_dict() for p in self.points], "pareto_auc": dict(self.pareto_auc),
-                "pareto_max_leakage": 0.5}  # fmt: skip
+                "pareto_max_leakage": MAX_LEAKAGE,
+                "baselines": [p.to_dict() for p in self.baselines],
+                "baseline_pareto_auc": dict(self.baseline_pareto_auc),
+                "settings": dict(self.settings)}  # fmt: skip
 
 
 class KeepLatents:
@@ -79,28 +168,6 @@ class SanitizerLike(Protocol):
 Samplers = Mapping[str, tuple[str, LatentSampler | SanitizerLike]]
 
 
-@dataclass(frozen=True)
-class _Task:
-    """One sweep's data: what is sanitized, the true labels, and how outputs become features.
-
-    ``y_s_aux`` / ``y_s_private`` are handed to ``sanitize`` (a column name for tables, labels
-    for images); ``features`` turns sanitized (or real) data into the task model's inputs, and
-    ``leak_features`` (default: the same) into the adversary's: every released column but the
-    sensitive one, the task's target included.
-    """
-
-    aux: Any
-    private: Any
-    y_s_aux: Any
-    y_s_private: Any
-    aux_sensitive: np.ndarray
-    private_sensitive: np.ndarray
-    private_target: np.ndarray
-    features: Callable[[Any], Features]
-    model: Any = None  # the adversary's and the task's classifier (None: evaluate's default)
-    leak_features: Callable[[Any], Features] | None = None
-
-
 def as_pipeline(
     decoupler: GlobalDecoupler, sampler: LatentSampler | SanitizerLike
 ) -> SanitizerLike:
@@ -110,6 +177,107 @@ def as_pipeline(
     return Sanitizer(decoupler, cast(LatentSampler, sampler))
 
 
+@dataclass
+class _Task:
+    """One sweep's data and how each method's output is scored.
+
+    ``aux`` / ``release`` / ``test``: raw tables (restricted to the evaluated columns) or
+    images. ``y_s_aux`` / ``y_s_release`` go to ``sanitize`` (a column name, or labels).
+    """
+
+    aux: Any
+    release: Any
+    test: Any
+    y_s_aux: Any
+    y_s_release: Any
+    aux_sensitive: np.ndarray
+    release_sensitive: np.ndarray
+    release_target: np.ndarray
+    test_target: np.ndarray
+    seeds: list[int]
+    model: ClassifierMixin | None
+    task_model: ClassifierMixin | None
+    sensitive: str | None = None
+    target: str | None = None
+    decoded_target: bool = False
+    confidence: float = 0.95
+    cache: dict[Any, FittedModels] = field(default_factory=dict)
+
+    @property
+    def table(self) -> bool:
+        return self.sensitive is not None
+
+    def released(self, data: Any, raw: Any) -> Any:
+        """What a method releases, as scored: a table's evaluated columns, its target passed
+        through from ``raw`` unless ``decoded_target``; images as pixel vectors."""
+        if not self.table:
+            return _pixels(data)
+        if not isinstance(data, pd.DataFrame) or len(data) != len(raw):
+            raise InputError("a sanitizer must return a DataFrame with one row per input row")
+        out = data.reset_index(drop=True)
+        out = out[[c for c in out.columns if c in self.aux.columns]].copy()
+        if not self.decoded_target:
+            out[self.target] = raw[self.target].reset_index(drop=True)
+        elif self.target not in out.columns:
+            raise InputError(f"the release lacks the target column {self.target!r}")
+        return out
+
+    def adversary(self, key: Any, x: Any, y: np.ndarray) -> FittedModels:
+        if key not in self.cache:
+            self.cache[key] = fit_models(x, y, self.seeds, self.model, "y_aux")
+        return self.cache[key]
+
+    def leakage(self, release: Any, aux_out: Any | None) -> LeakageResult:
+        """Raw-aux and sanitized-aux adversaries; the second is skipped when it would repeat the
+        first (the sanitized auxiliary data are the raw ones, and no sensitive column is out)."""
+        y, level = self.release_sensitive, self.confidence
+        if self.table:
+            seen = [c for c in release.columns if c != self.sensitive]
+            raw = self.adversary(tuple(seen), self.aux[seen], self.aux_sensitive)
+            scores = [raw.score("raw-aux", release[seen], y, level)]
+            same = aux_out is not None and aux_out.equals(self.aux[list(aux_out.columns)])
+            if aux_out is not None and not (same and self.sensitive not in release.columns):
+                if list(aux_out.columns) != list(release.columns):
+                    raise InputError("the sanitizer released other columns for the auxiliary "
+                                     "data than for the private data")  # fmt: skip
+                fitted = fit_models(aux_out, self.aux_sensitive, self.seeds, self.model, "y_aux")
+                scores.append(fitted.score("sanitized-aux", release, y, level))
+        else:
+            raw = self.adversary("pixels", self.aux, self.aux_sensitive)
+            scores = [raw.score("raw-aux", release, y, level)]
+            if aux_out is not None and not np.array_equal(aux_out, _pixels(self.aux)):
+                fitted = fit_models(aux_out, self.aux_sensitive, self.seeds, self.model, "y_aux")
+                scores.append(fitted.score("sanitized-aux", release, y, level))
+        return LeakageResult(tuple(scores), _form(raw.classes, y), len(self.seeds))
+
+    def utility(self, release: Any) -> UtilityResult:
+        """Trained on the release, tested on the real test rows."""
+        if self.table:
+            features = [c for c in release.columns if c != self.target]
+            x_train, y_train = release[features], release[self.target].astype(str).to_numpy()
+            x_test = self.test[features]
+        else:
+            x_train, y_train, x_test = release, self.release_target, self.test
+        return utility(x_train, y_train, x_test, self.test_target, model=self.task_model,
+                       seeds=len(self.seeds), seed=self.seeds[0],
+                       confidence=self.confidence)  # fmt: skip
+
+    def point(self, method: SanitizerLike | None, name: str, family: str) -> SweepPoint:
+        """Sanitize the auxiliary and the release rows with ``method`` (None: the real data)."""
+        if method is None:
+            release, aux_out = self.released(self.release, self.release), None
+        else:
+            out = method.sanitize(self.release, self.y_s_release)
+            release = self.released(out.data, self.release)
+            aux_out = self.released(method.sanitize(self.aux, self.y_s_aux).data, self.aux)
+        leak, use = self.leakage(release, aux_out), self.utility(release)
+        parts: dict[str, Any] = {"leakage_parts": leak.to_dict(), "utility_parts": use.to_dict()}
+        if self.table:
+            parts["released_columns"] = [str(c) for c in release.columns]
+        return SweepPoint(name, family, leak.advantage, use.auc.attack, use.accuracy.attack,
+                          parts, leak, use)  # fmt: skip
+
+
 def sweep(
     decoupler: GlobalDecoupler,
     aux: pd.DataFrame,
@@ -117,63 +285,84 @@ def sweep(
     samplers: Samplers,
     *,
     target: str,
+    test: pd.DataFrame | None = None,
+    test_share: float = 0.3,
     seed: int = 0,
+    seeds: int = 3,
+    proxies: int = 3,
+    decoded_target: bool = False,
+    model: ClassifierMixin | None = None,
     reference: bool = True,
     progress: bool = False,
 ) -> SweepResult:
-    """Evaluate every ``name -> (family, sampler)``; ``target`` is the utility task's column.
+    """Leakage and utility of every ``name -> (family, sampler)`` and of the simple baselines.
 
     A sampler is a local latent sampler (wrapped in ``Sanitizer(decoupler, sampler)``) or any
-    object with a ``sanitize`` method (a baseline), used as it is. The features of every row are
-    the decoupler's modelled columns but the sensitive and target ones for the task, and all but
-    the sensitive one for the adversary (it sees everything released). With ``reference``, two
-    rows of family "reference" (left out of the Pareto AUC) are added: the decoupler's plain
-    reconstruction (z_S kept) and the real data, to read the others against. ``progress``
-    reports each sampler on stderr as it is scored.
+    object with a ``sanitize`` method (a baseline), used as it is. The columns evaluated are
+    the decoupler's modelled columns with the sensitive and target ones; every method releases
+    a subset of them. The adversaries see every released column (the target too); the task
+    model every released column but the target. Leakage is the stronger adversary's AUC - 0.5
+    (raw-aux and sanitized-aux), utility the task model's AUC on real held-out rows.
 
     Parameters
     ----------
     decoupler : GlobalDecoupler
         A fitted tabular decoupler whose ``y_s`` was a named column (``sensitive_column_``).
     aux : pandas.DataFrame
-        The auxiliary (public) data, with the sensitive and ``target`` columns: sanitized to
-        train the adversary, whose labels are its true sensitive values.
+        The auxiliary (public) data, with the sensitive and ``target`` columns: the
+        adversaries' training data (raw, and sanitized), and where the baselines learn their
+        proxies and marginal.
     private : pandas.DataFrame
-        The private data, with the sensitive and ``target`` columns: sanitized to test the
-        adversary, and to train (first half of the rows) and test (second half) the task
-        model; its real second half gives the CAS.
+        The private data, with the sensitive and ``target`` columns: the rows released.
+        Without ``test``, a seeded ``test_share`` of them is held out as the real test rows
+        instead (neither sanitized nor released).
     samplers : Mapping of str to tuple of (str, LatentSampler or SanitizerLike)
-        ``name -> (family, sampler)``, the sampler a local latent sampler or an object with a
-        ``sanitize`` method; each family's points make one Pareto front (a family named
-        "reference" is left out of the Pareto AUC).
+        ``name -> (family, sampler)``; each family's points make one Pareto front (a family
+        named "reference" is left out of the Pareto areas).
     target : str
-        The column of the utility task, not the sensitive one; its true values are the task's
-        labels.
+        The column of the utility task, not the sensitive one.
+    test : pandas.DataFrame or None, optional
+        Real held-out rows for the utility test, disjoint from ``aux`` and ``private``.
+    test_share : float, optional
+        The share of ``private`` held out when ``test`` is not given, in (0, 1).
     seed : int, optional
-        Seeds the adversary's and the task model's classifiers (an integer >= 0); the
+        The first seed of the models and of the held-out split (an integer >= 0); the
         samplers draw with their own seeds.
+    seeds : int, optional
+        Every model is fitted with ``seeds`` consecutive seeds, the scores pooled.
+    proxies : int, optional
+        How many proxies the "drop proxies" baseline drops (ranked on ``aux``).
+    decoded_target : bool, optional
+        Release (and train the task on) the sanitizer's own target column instead of passing
+        the real one through.
+    model : sklearn classifier or None, optional
+        The adversaries' and the task's classifier (cloned, seeded); ``None``:
+        :func:`attrpriv.sanitize.evaluate.strong_classifier`.
     reference : bool, optional
-        Add the two reference rows.
+        Add the two reference rows: the decoupler's reconstruction with z_S kept, and the
+        real data.
     progress : bool, optional
-        Report each sampler on stderr as it is scored.
+        Report each method on stderr as it is scored.
 
     Returns
     -------
     SweepResult
-        One point per sampler (in the order of ``samplers``, then the reference rows) and the
-        area under each family's Pareto front over leakage budgets [0, 0.5].
+        One point per sampler (in the order of ``samplers``, then the reference rows), the
+        three baselines, each family's and each baseline's Pareto area over leakage budgets
+        [0, 0.5], and the settings.
 
     Raises
     ------
     InputError
-        The decoupler was not fitted on a named sensitive column, ``aux`` or ``private`` lacks
-        the sensitive or the target column, ``target`` is the sensitive column, or a sampler,
-        a sanitized output or a classifier refuses its input.
+        The decoupler was not fitted on a named sensitive column, a table lacks the sensitive
+        or the target column, ``target`` is the sensitive column, a split is too small, or a
+        sampler, a sanitized output or a classifier refuses its input.
     """
     sensitive = decoupler.sensitive_column_
     if sensitive is None:
         raise InputError("the decoupler was not fitted on a named sensitive column")
-    for frame, what in ((aux, "auxiliary"), (private, "private")):
+    frames = {"auxiliary": aux, "private": private} | ({} if test is None else {"test": test})
+    for what, frame in frames.items():
         for column in (sensitive, target):
             if column not in frame.columns:
                 raise InputError(f"{what} data lacks column {column!r}")
@@ -181,13 +370,27 @@ def sweep(
         raise InputError(
             f"target {target!r} is the sensitive column: pick another column as the utility task"
         )
-    kept = [c for c in decoupler.codec_.columns if c not in (sensitive, target)]
-    released = [c for c in decoupler.codec_.columns if c != sensitive]
-    task = _Task(aux, private, sensitive, sensitive, aux[sensitive].astype(str).to_numpy(),
-                 private[sensitive].astype(str).to_numpy(),
-                 private[target].astype(str).to_numpy(), partial(_columns, kept=kept),
-                 leak_features=partial(_columns, kept=released))  # fmt: skip
-    return _run(decoupler, samplers, task, seed, reference, progress)
+    evaluated = {*decoupler.codec_.columns, sensitive, target}
+    columns = [c for c in aux.columns if c in evaluated]
+    aux = aux[columns].reset_index(drop=True)
+    for what, frame in frames.items():
+        missing = [c for c in columns if c not in frame.columns]
+        if missing:
+            raise InputError(f"{what} data lacks column(s) {missing} the decoupler models")
+    release, held = _split(private, test, test_share, seed)
+    release, held = release[columns].reset_index(drop=True), held.reset_index(drop=True)
+    task = _Task(aux, release, held, sensitive, sensitive, _strings(aux[sensitive]),
+                 _strings(release[sensitive]), _strings(release[target]),
+                 _strings(held[target]), _seeds(seeds, seed), model, model, sensitive, target,
+                 decoded_target)  # fmt: skip
+    k = check_positive_int(proxies, "proxies", minimum=0)
+    baselines: dict[str, SanitizerLike] = {
+        "drop sensitive": DropSensitive(),
+        f"drop sensitive + top {k} proxies": DropProxies(k, keep=[target], seed=seed).fit(
+            aux, sensitive),
+        "marginal draw": MarginalDraw(seed=seed).fit(aux, sensitive),
+    }  # fmt: skip
+    return _run(decoupler, samplers, task, baselines, reference, progress)
 
 
 def sweep_images(
@@ -199,16 +402,24 @@ def sweep_images(
     private_target: Any,
     samplers: Samplers,
     *,
+    test_images: Any = None,
+    test_target: Any = None,
+    test_share: float = 0.3,
     seed: int = 0,
+    seeds: int = 3,
+    model: ClassifierMixin | None = None,
+    task_model: ClassifierMixin | None = None,
     reference: bool = True,
     progress: bool = False,
 ) -> SweepResult:
     """:func:`sweep` for an image decoupler; images are flattened to pixel vectors for scoring.
 
-    Leakage: adversary trained on the sanitized auxiliary images with their true ``y_S``, tested
-    on the sanitized private images. Utility: the ``private_target`` task (e.g. the digit)
-    trained on the first half of the sanitized private images, tested on the second half
-    sanitized and real (CAS). The true labels are handed to every ``sanitize``.
+    Leakage: the raw-aux adversary (trained on the real auxiliary images) and the
+    sanitized-aux adversary (on the sanitized auxiliary images), each with the true
+    ``y_S``, predict the true ``y_S`` of the sanitized private images; the stronger AUC counts.
+    Utility: the ``private_target`` task (e.g. the digit) trained on the sanitized private
+    images, tested on real held-out images. The sensitive label is not part of an image, so the
+    tabular baselines do not apply: the reference rows (the real images) play their part.
 
     Parameters
     ----------
@@ -226,9 +437,23 @@ def sweep_images(
         Their utility task's labels (e.g. the digit), shape (n,).
     samplers : Mapping of str to tuple of (str, LatentSampler or SanitizerLike)
         ``name -> (family, sampler)``, as for :func:`sweep`.
+    test_images : array-like or None, optional
+        Real held-out images for the utility test; ``None``: a seeded ``test_share`` of the
+        private images is held out.
+    test_target : array-like or None, optional
+        Their task labels (required with ``test_images``).
+    test_share : float, optional
+        The share of the private images held out without ``test_images``, in (0, 1).
     seed : int, optional
-        Seeds the adversary's and the task model's classifiers (an integer >= 0); the
-        samplers draw with their own seeds.
+        The first seed of the models and of the held-out split (an integer >= 0).
+    seeds : int, optional
+        Every model is fitted with ``seeds`` consecutive seeds, the scores pooled.
+    model : sklearn classifier or None, optional
+        The adversaries' classifier; ``None``:
+        :func:`attrpriv.sanitize.evaluate.strong_classifier`.
+    task_model : sklearn classifier or None, optional
+        The task's classifier; ``None``: a logistic regression on the pixels
+        (``PIXEL_MODEL``, much faster than boosting on ten digit classes).
     reference : bool, optional
         Add the two reference rows (reconstruction with z_S kept, and the real images).
     progress : bool, optional
@@ -237,24 +462,35 @@ def sweep_images(
     Returns
     -------
     SweepResult
-        One point per sampler (then the reference rows) and each family's Pareto AUC over
-        leakage budgets [0, 0.5].
+        One point per sampler (then the reference rows), each family's Pareto area over
+        leakage budgets [0, 0.5], and the settings; no baselines.
 
     Raises
     ------
     InputError
         The decoupler is not an image decoupler, the images are not valid images in [0, 1],
-        a label array does not have one label per image, or a sampler, a sanitized output or
-        a classifier refuses its input.
+        a label array does not have one label per image, ``test_images`` comes without
+        ``test_target``, or a sampler, a sanitized output or a classifier refuses its input.
     """
     if getattr(decoupler, "kind", None) != "image":
         raise InputError("sweep_images needs an image decoupler (kind='image'); use sweep()")
+    if (test_images is None) != (test_target is None):
+        raise InputError("test_images and test_target must be given together (or neither)")
     aux, private = as_images(aux_images), as_images(private_images)
     y_aux = _labels(aux_sensitive, len(aux), "aux_sensitive")
     y_priv = _labels(private_sensitive, len(private), "private_sensitive")
     y_task = _labels(private_target, len(private), "private_target")
-    task = _Task(aux, private, y_aux, y_priv, y_aux, y_priv, y_task, _pixels, PIXEL_MODEL)
-    return _run(decoupler, samplers, task, seed, reference, progress)
+    order = np.arange(len(private))
+    if test_images is None:
+        kept, held = _split(order, None, test_share, seed)
+        test, y_test = private[held], y_task[held]
+    else:
+        kept, test = order, as_images(test_images)
+        y_test = _labels(test_target, len(test), "test_target")
+    task = _Task(aux, private[kept], _pixels(test), y_aux, y_priv[kept], y_aux, y_priv[kept],
+                 y_task[kept], y_test, _seeds(seeds, seed), model,
+                 PIXEL_MODEL if task_model is None else task_model)  # fmt: skip
+    return _run(decoupler, samplers, task, {}, reference, progress)
 
 
 # Pixels (already in [0, 1]): a logistic regression on the raw values. Standardising would blow
@@ -263,11 +499,24 @@ def sweep_images(
 PIXEL_MODEL = LogisticRegression(C=0.1, max_iter=1000)
 
 
-def _columns(frame: pd.DataFrame, kept: list[str]) -> pd.DataFrame:
-    missing = [c for c in kept if c not in frame.columns]
-    if missing:
-        raise InputError(f"sanitized data lacks column(s) {missing}")
-    return frame[kept]
+def _split(private: Any, test: Any, share: float, seed: int) -> tuple[Any, Any]:
+    """(released rows, real test rows): ``test`` as given, else a seeded ``share`` held out."""
+    if test is not None:
+        return private, test
+    share = check_probability(share, "test_share")
+    n = len(private)
+    n_test = round(share * n)
+    if n_test < 2 or n - n_test < 2:
+        raise InputError(f"{n} private rows are too few to hold out a test share of {share:g}")
+    order = np.random.default_rng(check_positive_int(seed, "seed", minimum=0)).permutation(n)
+    held, kept = np.sort(order[:n_test]), np.sort(order[n_test:])
+    if isinstance(private, pd.DataFrame):
+        return private.iloc[kept], private.iloc[held]
+    return kept, held
+
+
+def _strings(series: pd.Series) -> np.ndarray:
+    return np.asarray(series.astype(str).to_numpy(), dtype=object)
 
 
 def _pixels(images: Any) -> np.ndarray:
@@ -279,51 +528,45 @@ def _run(
     decoupler: GlobalDecoupler,
     samplers: Samplers,
     task: _Task,
-    seed: int,
+    baselines: Mapping[str, SanitizerLike],
     reference: bool,
     shown: bool = False,
 ) -> SweepResult:
-    """Score every sampler (and the reference rows), then each family's Pareto AUC."""
-    points = []
-    with progress("scoring samplers", len(samplers), enabled=shown) as advance:
+    """Score every sampler, baseline and reference row, then the Pareto areas."""
+    points, simple = [], []
+    total = len(samplers) + len(baselines) + (2 if reference else 0)
+    with progress("scoring methods", total, enabled=shown) as advance:
         for name, (family, sampler) in samplers.items():
-            points.append(_point(as_pipeline(decoupler, sampler), name, family, task, seed))
+            points.append(task.point(as_pipeline(decoupler, sampler), name, family))
             advance(detail=name)
-    if reference:
-        points.append(_point(Sanitizer(decoupler, KeepLatents()), "reconstruction (z_S kept)",
-                             "reference", task, seed))  # fmt: skip
-        points.append(_point(None, "real data", "reference", task, seed))
+        for name, method in baselines.items():
+            simple.append(task.point(method, name, BASELINE))
+            advance(detail=name)
+        if reference:
+            keep = Sanitizer(decoupler, KeepLatents())
+            points.append(task.point(keep, "reconstruction (z_S kept)", "reference"))
+            advance(detail="reconstruction")
+            points.append(task.point(None, "real data", "reference"))
+            advance(detail="real data")
     aucs = {}
     for family in sorted({p.family for p in points} - {"reference"}):
         pts = np.array([[p.leakage, p.utility] for p in points if p.family == family])
-        aucs[family] = pareto_auc(pts, max_leakage=0.5)
-    return SweepResult(tuple(points), aucs)
-
-
-def _point(
-    pipeline: SanitizerLike | None, name: str, family: str, task: _Task, seed: int
-) -> SweepPoint:
-    """Leakage and utility of one sanitizer (None: the real data)."""
-    clean_aux, clean_priv = task.aux, task.private
-    if pipeline is not None:
-        clean_aux = pipeline.sanitize(task.aux, task.y_s_aux).data
-        clean_priv = pipeline.sanitize(task.private, task.y_s_private).data
-    x_priv = task.features(clean_priv)
-    real = task.features(task.private)
-    seen = task.leak_features or task.features
-    leak = leakage(
-        seen(clean_aux), task.aux_sensitive, seen(clean_priv), task.private_sensitive,
-        model=task.model, seed=seed,
-    )  # fmt: skip
-    half, y = len(task.private_target) // 2, task.private_target
-    use = utility(
-        _rows(x_priv, slice(0, half)), y[:half], _rows(x_priv, slice(half, None)), y[half:],
-        x_real=_rows(real, slice(half, None)), y_real=y[half:], model=task.model, seed=seed,
-    )  # fmt: skip
-    cas = use.on_real.attack if use.on_real is not None else float("nan")
-    parts = {"leakage_parts": leak.to_dict(), "utility_parts": use.to_dict()}
-    return SweepPoint(name, family, leak.difference, use.on_sanitized.attack, cas, parts)
-
-
-def _rows(block: Features, rows: slice) -> Features:
-    return block.iloc[rows] if isinstance(block, pd.DataFrame) else block[rows]
+        aucs[family] = pareto_auc(pts, max_leakage=MAX_LEAKAGE)
+    simple_aucs = {p.name: pareto_auc([[p.leakage, p.utility]], max_leakage=MAX_LEAKAGE)
+                   for p in simple}  # fmt: skip
+    settings = {
+        "seeds": len(task.seeds),
+        "aux_rows": len(task.aux),
+        "release_rows": len(task.release),
+        "test_rows": len(task.test),
+        "adversaries": ["raw-aux", "sanitized-aux"],
+        "adversary_model": "HistGradientBoostingClassifier" if task.model is None
+        else type(task.model).__name__,
+        "task_model": "HistGradientBoostingClassifier" if task.task_model is None
+        else type(task.task_model).__name__,
+        "target": None if not task.table else (
+            "decoded by the sanitizer" if task.decoded_target else "passed through unchanged"),
+        "leakage": "strongest adversary's AUC - 0.5",
+        "utility": "task AUC on real held-out rows",
+    }  # fmt: skip
+    return SweepResult(tuple(points), aucs, tuple(simple), simple_aucs, settings)
