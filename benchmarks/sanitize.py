@@ -48,8 +48,16 @@ from attrpriv.sanitize.baselines import InputNoise, LatentInterpolation
 from attrpriv.sanitize.decoupler import GlobalDecoupler
 from attrpriv.sanitize.evaluate import utility
 from attrpriv.sanitize.images import mnist_images, thickness_labels
+from attrpriv.sanitize.resample.evaluation import ResamplingSanitizer
 from attrpriv.sanitize.samplers import DPObfuscation, DPSampling, Suppression
-from attrpriv.sanitize.tradeoff import KeepLatents, SweepResult, as_pipeline, sweep, sweep_images
+from attrpriv.sanitize.tradeoff import (
+    KeepLatents,
+    SweepResult,
+    as_pipeline,
+    evaluated_columns,
+    sweep,
+    sweep_images,
+)
 
 NOISE = OpenDPNoise(k=-40)
 
@@ -215,6 +223,13 @@ def methods(task: Task, decoupler: GlobalDecoupler, bvae: GlobalDecoupler) -> di
     for t in STRENGTHS:
         interpolate = LatentInterpolation(bvae, t).fit(task.aux, task.y_aux())
         found[f"beta-VAE interpolation x{t:g}"] = ("beta-VAE interpolation", interpolate)
+    if not task.images:  # the tabular method of issue 12, on the same plane
+        columns = evaluated_columns(decoupler, task.aux, task.target)
+        pair = ResamplingSanitizer.fitted(task.aux, task.private, task.sensitive,
+                                          target=task.target, epsilon=EPSILONS[0],
+                                          columns=columns)  # fmt: skip
+        for e in EPSILONS:
+            found[f"proxy-resampling eps={e:g}"] = ("proxy-resampling", pair.at(e))
     print(f"DP bounds from the auxiliary latents: box {box:.3g}, ball {ball:.3g}")
     return found
 

@@ -174,11 +174,12 @@ def test_cli_evaluate(cli_decoupler: Path, tmp_path: Path) -> None:
     assert [p["name"] for p in result["points"]] == [
         "suppression", "dp-obfuscation eps=1", "dp-sampling eps=1", "dp-obfuscation eps=4",
         "dp-sampling eps=4", "input noise 0.2", "beta-VAE interpolation x1",
+        "proxy-resampling eps=1", "proxy-resampling eps=4",
         "reconstruction (z_S kept)", "real data",
     ]  # fmt: skip
     assert all(-1 <= p["leakage"] <= 1 and 0 <= p["utility"] <= 1 for p in result["points"])
     families = {"suppression", "dp-obfuscation", "dp-sampling", "input-noise",
-                "beta-VAE interpolation"}  # fmt: skip
+                "beta-VAE interpolation", "proxy-resampling"}  # fmt: skip
     assert set(result["pareto_auc"]) == families
     html = page.read_text()
     assert "data:image/png;base64," in html and "Sensitive column (y_S): <b>sex</b>" in html

@@ -38,6 +38,7 @@ from attrpriv.sanitize.defaults import ALPHAS, KIND_DEFAULTS, LOSSES
 
 if TYPE_CHECKING:
     import numpy as np
+    import pandas as pd
 
     from attrpriv.sanitize.decoupler import GlobalDecoupler
     from attrpriv.sanitize.samplers import DPObfuscation, DPSampling, Suppression
@@ -823,6 +824,8 @@ def evaluate(
                 frame = frame.sample(rows, random_state=seed + offset)
             frames.append(frame.reset_index(drop=True))
         samplers |= _interpolations(model, frames[0], model.sensitive_column_, strengths, seed)
+        samplers |= _resampling(model, frames[0], frames[1], target,
+                                _positives(epsilons, "--epsilons"), k, seed)  # fmt: skip
         result = sweep(
             model, frames[0], frames[1], samplers, target=target,
             test=frames[2] if test is not None else None, test_share=share, seed=seed,
@@ -841,6 +844,26 @@ def evaluate(
             "--html": None if page is None else text_writer(page),
         },
     )
+
+
+def _resampling(
+    decoupler: GlobalDecoupler,
+    aux: pd.DataFrame,
+    private: pd.DataFrame,
+    target: str,
+    epsilons: list[float],
+    proxies: int,
+    seed: int,
+) -> dict[str, tuple[str, Any]]:
+    """Proxy resampling at each epsilon, on the same plane (tables only)."""
+    from attrpriv.sanitize.resample.evaluation import ResamplingSanitizer
+    from attrpriv.sanitize.tradeoff import evaluated_columns
+
+    pair = ResamplingSanitizer.fitted(
+        aux, private, str(decoupler.sensitive_column_), target=target, epsilon=epsilons[0],
+        n_proxies=proxies, columns=evaluated_columns(decoupler, aux, target), seed=seed,
+    )  # fmt: skip
+    return {f"proxy-resampling eps={e:g}": ("proxy-resampling", pair.at(e)) for e in epsilons}
 
 
 def _print_sweep(result: Any) -> None:

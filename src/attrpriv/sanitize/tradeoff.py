@@ -278,6 +278,27 @@ class _Task:
                           parts, leak, use)  # fmt: skip
 
 
+def evaluated_columns(decoupler: GlobalDecoupler, aux: pd.DataFrame, target: str) -> list[str]:
+    """The columns a table sweep evaluates: the decoupler's, the sensitive and the target ones.
+
+    Parameters
+    ----------
+    decoupler : GlobalDecoupler
+        A fitted tabular decoupler.
+    aux : pandas.DataFrame
+        The auxiliary data (its column order is kept).
+    target : str
+        The task's column.
+
+    Returns
+    -------
+    list of str
+        Those columns of ``aux``, in its order.
+    """
+    evaluated = {*decoupler.codec_.columns, decoupler.sensitive_column_, target}
+    return [c for c in aux.columns if c in evaluated]
+
+
 def sweep(
     decoupler: GlobalDecoupler,
     aux: pd.DataFrame,
@@ -370,8 +391,7 @@ def sweep(
         raise InputError(
             f"target {target!r} is the sensitive column: pick another column as the utility task"
         )
-    evaluated = {*decoupler.codec_.columns, sensitive, target}
-    columns = [c for c in aux.columns if c in evaluated]
+    columns = evaluated_columns(decoupler, aux, target)
     aux = aux[columns].reset_index(drop=True)
     for what, frame in frames.items():
         missing = [c for c in columns if c not in frame.columns]

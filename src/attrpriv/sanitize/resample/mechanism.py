@@ -430,7 +430,7 @@ class ProxyResampler(Mechanism[PrivateRows, ResamplePlan]):
             if name not in frame.columns:
                 raise InputError(f"the private data has no column {name!r} (it was fitted with it)")
         if self.context_:  # released columns only: the check itself reveals nothing more
-            found = np.isin(_hashes(frame[list(self.context_)]), self.fingerprint_).mean()
+            found = self._repeated_share(frame)
             if found > self.overlap_limit_:
                 raise InputError(
                     f"{found:.0%} of the private rows repeat auxiliary rows the resampler was "
@@ -442,6 +442,37 @@ class ProxyResampler(Mechanism[PrivateRows, ResamplePlan]):
         counts = np.bincount(codes, minlength=len(self.domain_)).astype(np.int64)
         public = frame.drop(columns=[self.sensitive, *self.proxies_]).reset_index(drop=True)
         return PrivateRows(counts, public, tuple(frame.columns), frame.index)
+
+    def repeats_training_rows(self, data: pd.DataFrame) -> bool:
+        """Whether ``data`` repeats the auxiliary rows this resampler was fitted on (and a
+        release of it would be refused), judged on the released context columns only.
+
+        Parameters
+        ----------
+        data : pandas.DataFrame
+            Rows with the context columns (``context_``).
+
+        Returns
+        -------
+        bool
+            True when more of its rows repeat auxiliary rows than chance would make.
+
+        Raises
+        ------
+        NotFittedError
+            The resampler is not fitted.
+        InputError
+            ``data`` is not a DataFrame or lacks a context column.
+        """
+        self._check_fitted()
+        frame = data_frame(data, "the data")
+        missing = [c for c in self.context_ if c not in frame.columns]
+        if missing:
+            raise InputError(f"the data has no column {missing[0]!r} (it was fitted with it)")
+        return bool(self.context_) and self._repeated_share(frame) > self.overlap_limit_
+
+    def _repeated_share(self, frame: pd.DataFrame) -> float:
+        return float(np.isin(_hashes(frame[list(self.context_)]), self.fingerprint_).mean())
 
     def _calibrate(self, measured: PrivateRows, sampler: NoiseSampler) -> ResamplePlan:
         return self._plan(sampler)
