@@ -11,6 +11,7 @@ from attrpriv.assess.assessor import FeatureRiskAssessor
 from attrpriv.assess.models import make_model
 from attrpriv.assess.report import RiskReport
 from attrpriv.data.schema import Role
+from attrpriv.report import render_html
 
 
 def planted(n: int, seed: int = 1) -> tuple[pd.DataFrame, pd.Series]:
@@ -49,6 +50,9 @@ def test_a_planted_copy_ranks_first_as_a_proxy(sensitive_input: bool) -> None:
     assert ("sex" in [r.label for r in report.feature_sets]) is sensitive_input
     again = RiskReport.from_json(report.to_json())
     assert again.sensitive == report.sensitive
+    page = render_html(report)
+    assert "<h2>Sensitive attribute sex</h2>" in page and "inference drop" in page
+    assert ("not a model input" in page) is not sensitive_input
 
 
 def test_bad_sensitive_columns_are_refused() -> None:
