@@ -92,3 +92,18 @@ def test_the_check_catches_an_undocumented_parameter() -> None:
     finally:
         del module.scale  # type: ignore[attr-defined]
     assert "PR01" in codes
+
+
+@pytest.mark.parametrize("package", ["stats", "dp", "data", "release", "assess", "sanitize"])
+def test_the_api_page_lists_every_public_name(package: str) -> None:
+    """docs/api/<package>.md renders the names of ``__all__`` one by one: none may be missing."""
+    from pathlib import Path
+
+    page = (Path(__file__).parents[1] / "docs" / "api" / f"{package}.md").read_text()
+    module = importlib.import_module(f"attrpriv.{package}")
+    missing = [
+        name
+        for name in module.__all__
+        if f"- {name}\n" not in page and f".{name}\n" not in page and f".{name} " not in page
+    ]
+    assert not missing, f"docs/api/{package}.md does not list {missing}"

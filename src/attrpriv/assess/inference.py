@@ -251,8 +251,8 @@ def attack_learner(name: str, task: str, seed: int, *, early_stop: bool = False)
     inflate every gain: 8 leaves at rate 0.05 match sklearn's GradientBoostingClassifier
     (ART's attack model) as a features-only baseline (docs/assess/attacks.md). With
     ``early_stop`` boosting stops when the loss on a held-out fifth of the learning rows has not
-    improved for 10 rounds (at most 100), at rate 0.1: on Adult's categorical features this
-    judges within 0.013 of 100 rounds at rate 0.05, in 29-38 rounds (docs/assess/attacks.md).
+    improved for 5 rounds (at most 100), at rate 0.1: on Adult's categorical features this
+    judges within 0.012 of 100 rounds at rate 0.05, in 24-33 rounds (docs/assess/attacks.md).
     """
     learner = make_model(name, task=task, seed=seed)
     if name == "hgb":
@@ -261,7 +261,7 @@ def attack_learner(name: str, task: str, seed: int, *, early_stop: bool = False)
             model__learning_rate=0.1 if early_stop else 0.05,
             model__early_stopping=early_stop,
             model__validation_fraction=0.2,
-            model__n_iter_no_change=10,
+            model__n_iter_no_change=5,
         )
     return learner
 
@@ -332,16 +332,18 @@ def _query_guess(
 ) -> np.ndarray:
     """Fredrikson et al.'s MAP guess: ``argmax_v P_model(true label | others, v) P(v | others)``.
 
-    The model is queried once per candidate value with the feature set to it; ``prior`` is the
-    features-only attacker's belief, so this attacker knows what that baseline knows, plus the
-    label and query access to the model.
+    The model is queried with the feature set to each candidate value (one batch of
+    ``len(rows) * len(candidates)`` queries); ``prior`` is the features-only attacker's belief,
+    so this attacker knows what that baseline knows, plus the label and query access to the model.
     """
     originals = {str(v): v for v in rows[feature].tolist()}
     columns = class_columns(model, labels)
-    likelihood = np.empty((len(rows), len(candidates)))
-    for j, value in enumerate(candidates.tolist()):
-        queried = _with_value(rows, feature, originals.get(value, value))
-        likelihood[:, j] = predict_outputs(model, queried)[np.arange(len(rows)), columns]
+    queried = pd.concat(
+        [_with_value(rows, feature, originals.get(v, v)) for v in candidates.tolist()],
+        ignore_index=True,
+    )
+    outputs = predict_outputs(model, queried).reshape(len(candidates), len(rows), -1)
+    likelihood = outputs[:, np.arange(len(rows)), columns].T
     log_post = np.log(np.clip(likelihood, 1e-12, 1.0)) + np.log(np.clip(prior, 1e-12, 1.0))
     return np.asarray(candidates[np.argmax(log_post, axis=1)])
 
