@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import warnings
 from pathlib import Path
 from typing import Any
@@ -22,6 +23,7 @@ from attrpriv.sanitize.samplers import (
     Suppression,
     with_latent_bound,
 )
+from attrpriv.sanitize.sanitizer import Sanitizer
 
 SMALL: dict[str, Any] = {"epochs": 10, "hidden": 64, "latent_dim": 6, "sensitive_dim": 2,
                          "batch_size": 64, "progress": False}  # fmt: skip
@@ -80,29 +82,26 @@ def test_a_collapsing_setting_is_retuned_by_default(adult: tuple[pd.DataFrame, A
     assert model.validation_["aligner_logloss"] <= best + 1e-9
 
 
-def test_early_stopping_restores_the_best_epoch(adult: tuple[pd.DataFrame, Any]) -> None:
+def test_early_stopping_picks_the_best_epoch_then_refits_on_every_row(
+    adult: tuple[pd.DataFrame, Any],
+) -> None:
     frame, schema = adult
     # a learning rate too high for the model: the validation objective soon stops improving
     params = {"epochs": 30, "lr": 3e-2, "patience": 2, "on_collapse": "warn"}
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UserWarning)
         model = GlobalDecoupler(**(SMALL | params)).fit(frame, "sex", schema=schema)
+        # the final networks: trained again on every row, for the best epoch count
+        plain = GlobalDecoupler(**(SMALL | params | {"validation_share": 0.0}))
+        plain.set_params(epochs=model.best_epoch_).fit(frame, "sex", schema=schema)
     scores = [row["validation"] for row in model.history_]
     best = int(np.argmin(scores)) + 1
     assert model.best_epoch_ == best and len(scores) == best + 2 < 30
-    # the kept weights are the best epoch's: their validation objective is the best one
-    x = model._to_matrix(frame, trained=True)
-    _, val = model._split(len(frame))
-    import torch
-
-    labels = torch.from_numpy(
-        pd.Categorical(frame["sex"].astype(object), categories=list(model.classes_)).codes
-    ).long()
-    alphas = tuple(float(a) for a in model.alphas)
-    again = model._validation_objective(
-        torch.from_numpy(x[val]), labels[val], float(model.settings()["beta"]), alphas
-    )
-    assert again == pytest.approx(scores[best - 1], rel=1e-5)
+    assert model.refit_ is not None
+    assert (model.refit_["rows"], model.refit_["epochs"]) == (len(frame), best)
+    assert plain.refit_ is None and "validation" not in plain.history_[0]
+    for ours, theirs in zip(model.encode(frame), plain.encode(frame), strict=True):
+        np.testing.assert_array_equal(ours, theirs)
 
 
 def test_latent_bound_is_learned_from_the_aux_data_and_used_by_default(
@@ -170,3 +169,43 @@ def test_no_split_on_a_tiny_table(adult: tuple[pd.DataFrame, Any]) -> None:
         GlobalDecoupler(on_collapse="ignore").fit(frame, "sex", schema=schema)
     with pytest.raises(InputError, match="validation_share"):
         GlobalDecoupler(validation_share=1.0).fit(frame, "sex", schema=schema)
+
+
+def test_a_folder_saved_before_the_new_parameters_loads(
+    fitted: GlobalDecoupler, adult: tuple[pd.DataFrame, Any], tmp_path: Path
+) -> None:
+    frame, _ = adult
+    directory = fitted.save(tmp_path / "old")
+    config_path = directory / "decoupler.json"
+    config = json.loads(config_path.read_text())
+    for name in ("validation_share", "patience", "on_collapse"):  # the earlier format
+        del config["params"][name]
+    del config["diagnostics"]
+    config_path.write_text(json.dumps(config))
+    loaded = GlobalDecoupler.load(directory)
+    defaults = GlobalDecoupler().get_params()
+    for name in ("validation_share", "patience", "on_collapse"):
+        assert loaded.get_params()[name] == defaults[name]
+    assert loaded.validation_["status"] == "unchecked" and loaded.latent_bound_ is None
+    for ours, theirs in zip(loaded.encode(frame), fitted.encode(frame), strict=True):
+        np.testing.assert_array_equal(ours, theirs)
+    # a saved sampler bound still works; one left at None refuses without a learned bound
+    z_s = loaded.encode(frame.iloc[:5])[0]
+    assert with_latent_bound(DPObfuscation(1.0), loaded).bound is None
+    assert DPObfuscation(1.0, bound=3.0).sample(z_s).z_s.shape == z_s.shape
+
+
+def test_sanitizer_takes_the_learned_bound_for_a_sampler_without_one(
+    adult: tuple[pd.DataFrame, Any], fitted: GlobalDecoupler
+) -> None:
+    frame, _ = adult
+    bound = fitted.latent_bound_
+    assert bound is not None
+    private = frame.iloc[:50]
+    for sampler in (DPObfuscation(1.0), DPSampling(1.0, classes=list(fitted.classes_))):
+        out = Sanitizer(fitted, sampler).sanitize(private, "sex")
+        assert out.record is not None and sampler.bound is None  # the sampler is not changed
+        assert any("public parameter" in a for a in out.record.assumptions)
+        given = Sanitizer(fitted, type(sampler)(**(sampler.get_params() | {"bound": 3.0})))
+        record = given.sanitize(private, "sex").record
+        assert record is not None and record.to_dict() != out.record.to_dict()

@@ -106,11 +106,13 @@ class GlobalDecoupler(Parameters):
     validation_share : float, optional
         Share of the auxiliary rows held out (seeded) from training, for early stopping, the
         collapse check and the fidelity table (default 0.2; 0: train on every row, check
-        nothing). No split below 50 rows.
+        nothing). No split below 50 rows. Once the checks are done, the networks are trained
+        again on every row for the best epoch count (``refit_``).
     patience : int or None, optional
-        Early stopping: stop after this many epochs without a better validation objective and
-        restore the best epoch's weights (default 3); ``epochs`` is then the maximum.
-        ``None``: train every epoch (the last weights are kept).
+        Early stopping: stop after this many epochs without a better validation objective;
+        the best epoch (``best_epoch_``, default patience 3) is the epoch count of the final
+        training on every row, and ``epochs`` is the maximum. ``None``: the validated run
+        trains every epoch.
     on_collapse : {"retune", "raise", "warn"}, optional
         What ``fit`` does when z_S has collapsed (the aligner predicts y_S on the validation
         split no better than the prior, while the modelled columns do): ``"retune"``
@@ -124,7 +126,13 @@ class GlobalDecoupler(Parameters):
         Per epoch run: the mean training losses and, with a validation split, the validation
         objective (``validation``).
     best_epoch_ : int
-        The epoch whose weights were kept (the last one without a validation split).
+        The epoch with the best validation objective (the last one without a validation
+        split).
+    refit_ : dict or None
+        With a validation split: the final networks are trained again from fresh weights on
+        every auxiliary row for ``best_epoch_`` epochs with the kept settings (``rows``,
+        ``epochs``, ``beta``, ``alphas`` and the ``last`` epoch's training losses); the other
+        diagnostics are those of the validated run. ``None`` without a split.
     validation_ : dict
         The collapse check on the validation split: its ``rows``, the aligner's, the prior's
         and a logistic regression on the modelled columns' (``features_``) log-loss and
@@ -388,19 +396,24 @@ class GlobalDecoupler(Parameters):
                 self.schema_ = schema
             self.fingerprint_: RowFingerprint | None = fingerprint
             side = matrix.shape[-1] if self.kind == "image" else 0
+            x, y = torch.from_numpy(matrix), torch.from_numpy(codes)
             with _deterministic(self.seed):
                 self._build(int(np.prod(matrix.shape[1:])), len(self.classes_), side)
-                self._fit_networks(torch.from_numpy(matrix), torch.from_numpy(codes), train, val)
+                self._fit_networks(x, y, train, val)
         except InputError:  # a refused collapse: leave a fitted decoupler as it was
             self.__dict__.clear()
             self.__dict__.update(previous)
             raise
-        self.latent_bound_: LatentBound | None = self._latent_bound(X)
         rows = val if len(val) else train
         self.fidelity_: pd.DataFrame | None = None
-        if self.kind == "tabular":
+        if self.kind == "tabular":  # on the validated weights, before the refit sees these rows
             self.fidelity_ = self._fidelity(X.iloc[rows])
         self.validation_["fidelity_rows"] = "validation" if len(val) else "training"
+        self.refit_: dict[str, Any] | None = None
+        if len(val):
+            with _deterministic(self.seed):
+                self._refit(x, y)
+        self.latent_bound_: LatentBound | None = self._latent_bound(X)
         return self
 
     # ----------------------------------------------------------------- defaults that work
@@ -510,6 +523,29 @@ class GlobalDecoupler(Parameters):
         self._load_state(state)
         self.history_, self.best_epoch_, self.validation_ = history, epoch, check
         record.update(beta=cand_beta, alphas=list(cand_alphas), epochs=len(history))
+
+    def _kept_settings(self) -> tuple[float, tuple[float, ...]]:
+        """The (beta, alphas) of the kept weights: the retuned ones if retuning found any."""
+        found = self.retuned_
+        if found is not None and found.get("beta") is not None:
+            return float(found["beta"]), tuple(float(a) for a in found["alphas"])
+        return float(self.settings()["beta"]), tuple(float(a) for a in self.alphas)
+
+    def _refit(self, x: torch.Tensor, y: torch.Tensor) -> None:
+        """Train again from fresh weights on every row, for the validated ``best_epoch_``.
+
+        The validation split chose the settings and the number of epochs; the rows it held
+        out then join the training, so that the kept networks have seen all the auxiliary
+        data. The diagnostics (``history_``, ``validation_``, ``fidelity_``) stay those of
+        the validated run.
+        """
+        beta, alphas = self._kept_settings()
+        epochs = max(1, int(self.best_epoch_))
+        torch.manual_seed(int(self.seed))
+        self._build(self.in_dim_, self.n_classes_, int(self.side_))
+        history, _ = self._train(x, y, None, beta, alphas, epochs)
+        self.refit_ = {"rows": len(x), "epochs": epochs, "beta": beta, "alphas": list(alphas),
+                       "last": {k: v for k, v in history[-1].items() if k != "epoch"}}  # fmt: skip
 
     def _state(self) -> dict[str, dict[str, torch.Tensor]]:
         modules = self._modules().items()
@@ -928,6 +964,7 @@ class GlobalDecoupler(Parameters):
             "collapsed": getattr(self, "collapsed_", None),
             "retuned": _jsonable(getattr(self, "retuned_", None)),
             "best_epoch": getattr(self, "best_epoch_", None),
+            "refit": _jsonable(getattr(self, "refit_", None)),
             "latent_bound": None if bound is None else bound.to_dict(),
             "fidelity": records,
         }
@@ -942,6 +979,7 @@ class GlobalDecoupler(Parameters):
         self.collapsed_ = found.get("collapsed")
         self.retuned_ = found.get("retuned")
         self.best_epoch_ = found.get("best_epoch", len(self.history_))
+        self.refit_ = found.get("refit")
         bound = found.get("latent_bound")
         self.latent_bound_ = None if bound is None else LatentBound.from_dict(bound)
         rows = found.get("fidelity")
