@@ -127,6 +127,31 @@ def test_cli_fit_and_apply(
     )
 
 
+def test_cli_fit_reports_validation_and_apply_takes_the_learned_bound(
+    cli_decoupler: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    capsys.readouterr()
+    code = main(["sanitize", "fit", "adult", "--sensitive", "sex", "--where", "split=train",
+                 "--rows", "300", "--epochs", "2", "--hidden", "16",
+                 "--out", str(tmp_path / "d")])  # fmt: skip
+    text = capsys.readouterr().out
+    assert code == 0 and "best epoch" in text and "validation on 60 held-out rows: z_S" in text
+    assert "log-loss of y_S: aligner (z_S)" in text and "retun" in text  # 2 epochs collapse
+    assert "then trained on all 300 rows" in text and "latent bound from the auxiliary" in text
+    records = {}
+    for given in ([], ["--bound", "3"]):
+        rec = tmp_path / f"r{len(given)}.json"
+        code = main(["sanitize", "apply", "adult", "--decoupler", str(cli_decoupler), "--where",
+                     "split=test", "--rows", "50", "--mechanism", "dp-obfuscation", "--epsilon",
+                     "1", "--out", str(tmp_path / f"s{len(given)}.parquet"), "--record",
+                     str(rec), *given])  # fmt: skip
+        assert code == 0
+        records[len(given)] = json.loads(rec.read_text())["record"]
+    assert any("latent bound from the auxiliary" in a for a in records[0]["assumptions"])
+    assert not any("latent bound" in a for a in records[2]["assumptions"])
+    assert "[-3, 3]" in json.dumps(records[2]) and "[-3, 3]" not in json.dumps(records[0])
+
+
 def test_cli_apply_refuses_the_training_rows(
     cli_decoupler: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

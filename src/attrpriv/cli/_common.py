@@ -115,7 +115,12 @@ DecouplerOption = Annotated[
     Path, typer.Option("--decoupler", help="Directory written by 'sanitize fit'.")
 ]
 BoundOption = Annotated[
-    float, typer.Option("--bound", help="Public clipping bound of the latents.")
+    float | None,
+    typer.Option(
+        "--bound",
+        help="Public clipping bound of the latents (default: the decoupler's latent bound, "
+        "the 95th percentile of |z_S| on its auxiliary data).",
+    ),
 ]
 RowsOption = Annotated[
     int | None,

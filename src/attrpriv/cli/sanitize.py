@@ -281,6 +281,50 @@ def _fit_summary(model: GlobalDecoupler, frame: Any, sensitive: str) -> list[str
     return lines
 
 
+def _validation_lines(model: GlobalDecoupler) -> list[str]:
+    """What ``fit`` found on its validation split: z_S's status, any retune, fidelity flags."""
+    check = model.validation_
+    if check["status"] == "unchecked" and "aligner_logloss" not in check:
+        lines = [f"validation: unchecked ({check.get('reason', 'no validation split')})"]
+    else:
+        why = f" ({check['reason']})" if check.get("reason") else ""
+        lines = [
+            f"validation on {check['rows']} held-out rows: z_S {check['status']}{why}; "
+            f"log-loss of y_S: aligner (z_S) {check['aligner_logloss']:.3g}, prior "
+            f"{check['prior_logloss']:.3g}, columns {check['features_logloss']:.3g}"
+        ]
+    retuned = model.retuned_
+    if retuned is not None:
+        start = retuned["from"]
+        was = f"beta {start['beta']:g}, alphas {','.join(f'{a:g}' for a in start['alphas'])}"
+        if retuned["beta"] is None:
+            lines.append(
+                f"z_S collapsed with {was}; retuning tried {len(retuned['tried'])} settings, "
+                "none worked: kept the collapsed model"
+            )
+        else:
+            now = ",".join(f"{a:g}" for a in retuned["alphas"])
+            lines.append(
+                f"z_S collapsed with {was}: retuned to beta {retuned['beta']:g}, alphas {now} "
+                f"(best of {len(retuned['tried'])} settings tried)"
+            )
+    refit = model.refit_
+    if refit is not None:
+        lines.append(f"then trained on all {refit['rows']} rows for {refit['epochs']} epochs")
+    fidelity = model.fidelity_
+    if fidelity is not None:
+        where = check.get("fidelity_rows", "validation")
+        for item in fidelity[fidelity["flag"] != ""].itertuples():
+            lines.append(
+                f"fidelity ({where} rows): {item.column} {item.flag}, decoded with "
+                f"{item.decoded_distinct} distinct value(s) where the source has "
+                f"{item.source_distinct}"
+            )
+    if model.latent_bound_ is not None:
+        lines.append(model.latent_bound_.describe())
+    return lines
+
+
 def _fingerprint_line(model: GlobalDecoupler) -> str:
     fingerprint = model.fingerprint_
     assert fingerprint is not None
@@ -379,12 +423,13 @@ def fit(
                 "(--infer-schema), every column a feature: declare roles ('ignore' for ids) "
                 "and public domains in a schema file instead (attrpriv schema draft)"
             )
-    last = model.history_[-1]
+    best = min(max(int(model.best_epoch_), 1), len(model.history_))
+    row = model.history_[best - 1]
     console.print(
-        f"decoupler trained on {size} ({sensitive!r} as y_S): "
-        + ", ".join(f"{key} {last[key]:.3g}" for key in LOSSES)
+        f"decoupler trained on {size} ({sensitive!r} as y_S), best epoch {best} of "
+        f"{len(model.history_)}: " + ", ".join(f"{key} {row[key]:.3g}" for key in LOSSES)
     )
-    for line in [*notes, _fingerprint_line(model)]:
+    for line in [*_validation_lines(model), *notes, _fingerprint_line(model)]:
         console.print(line, markup=False, highlight=False, soft_wrap=True)
 
     def save(folder: Path) -> None:
@@ -396,13 +441,20 @@ def fit(
 def _sampler(
     mechanism: str,
     epsilon: float | None,
-    bound: float,
+    bound: float | None,
     projection_dim: int | None,
     seed: int,
     classes: list[Any],
+    model: GlobalDecoupler | None = None,
 ) -> Suppression | DPObfuscation | DPSampling:
+    """The sampler of ``--mechanism``; ``bound`` ``None``: the decoupler's learned bound."""
     from attrpriv._checks import check_epsilon
-    from attrpriv.sanitize.samplers import DPObfuscation, DPSampling, Suppression
+    from attrpriv.sanitize.samplers import (
+        DPObfuscation,
+        DPSampling,
+        Suppression,
+        with_latent_bound,
+    )
 
     if mechanism not in MECHANISMS:
         raise InputError(f"--mechanism must be one of {list(MECHANISMS)}, got {mechanism!r}")
@@ -411,9 +463,20 @@ def _sampler(
     if epsilon is None:
         raise InputError(f"--epsilon is required by mechanism {mechanism!r}")
     check_epsilon(epsilon, "--epsilon")
+    sampler: DPObfuscation | DPSampling
     if mechanism == "dp-obfuscation":
-        return DPObfuscation(epsilon, bound)
-    return DPSampling(epsilon, bound, projection_dim=projection_dim, classes=classes, seed=seed)
+        sampler = DPObfuscation(epsilon, bound)
+    else:
+        sampler = DPSampling(
+            epsilon, bound, projection_dim=projection_dim, classes=classes, seed=seed
+        )
+    filled: DPObfuscation | DPSampling = with_latent_bound(sampler, model)
+    if filled.bound is None:
+        raise InputError(
+            "the decoupler has no learned latent bound (saved by an earlier attrpriv): pass "
+            "--bound (a public number) or refit it"
+        )
+    return filled
 
 
 def _check_out(out: Path, images: bool) -> None:
@@ -455,7 +518,7 @@ def apply(
         str, typer.Option(help=f"One of {', '.join(MECHANISMS)}.")
     ] = "dp-sampling",
     epsilon: Annotated[float | None, typer.Option(help="Privacy loss of the sampler.")] = None,
-    bound: BoundOption = 3.0,
+    bound: BoundOption = None,
     projection_dim: Annotated[int | None, typer.Option(help="RON-Gauss projection p.")] = None,
     schema: Annotated[
         Path | None,
@@ -515,7 +578,7 @@ def apply(
     outputs.add("--record", record)
     model = GlobalDecoupler.load(decoupler)
     _check_kind(model, decoupler, data)
-    sampler = _sampler(mechanism, epsilon, bound, projection_dim, seed, list(model.classes_))
+    sampler = _sampler(mechanism, epsilon, bound, projection_dim, seed, list(model.classes_), model)
     book = BudgetLedger(ledger, create=False) if ledger is not None else None
     label = f"sanitize {data}"
     notes: list[str] = []
@@ -711,7 +774,7 @@ def evaluate(
         ),
     ],
     epsilons: Annotated[str, typer.Option(help="Comma-separated epsilons of the sweep.")] = "1",
-    bound: BoundOption = 3.0,
+    bound: BoundOption = None,
     schema: SchemaOption = None,
     rows: RowsOption = None,
     test: Annotated[
@@ -786,12 +849,12 @@ def evaluate(
     )
     classes = list(model.classes_)
     samplers: dict[str, tuple[str, Any]] = {"suppression": ("suppression", _sampler(
-        "suppression", None, bound, None, seed, classes))}  # fmt: skip
+        "suppression", None, bound, None, seed, classes, model))}  # fmt: skip
     for eps in _positives(epsilons, "--epsilons"):
         for mech in ("dp-obfuscation", "dp-sampling"):
             samplers[f"{mech} eps={eps:g}"] = (
                 mech,
-                _sampler(mech, eps, bound, None, seed, classes),
+                _sampler(mech, eps, bound, None, seed, classes, model),
             )
     if noise_scales is not None:
         from attrpriv.sanitize.baselines import InputNoise

@@ -251,12 +251,22 @@ def load_decoupler(cls: type[GlobalDecoupler], directory: Path) -> GlobalDecoupl
         ) from None
 
 
+# parameters newer than the first saved decouplers (issue 12: the defaults that work)
+ADDED_PARAMS = ("validation_share", "patience", "on_collapse")
+
+
 def _rebuild(
     cls: type[GlobalDecoupler], config: dict[str, Any], directory: Path
 ) -> GlobalDecoupler:
-    """The model the config describes, with its weights; strict about missing or extra keys."""
+    """The model the config describes, with its weights; strict about missing or extra keys.
+
+    Only the parameters added after decouplers were first saved (``ADDED_PARAMS``) may be
+    missing: a folder saved before them gets their defaults.
+    """
     params = dict(config["params"])
-    expected = set(cls().get_params())
+    defaults = cls().get_params()
+    params = {k: defaults[k] for k in ADDED_PARAMS if k in defaults and k not in params} | params
+    expected = set(defaults)
     if set(params) != expected:
         raise InputError(
             f"decoupler config params {sorted(params)} are not the parameters "

@@ -15,6 +15,9 @@ Trained on auxiliary (public) data only; it gives no formal guarantee by itself.
 
 from __future__ import annotations
 
+import copy
+import json
+import warnings
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -25,15 +28,35 @@ import pandas as pd
 import torch
 from torch import nn
 
-from attrpriv._checks import check_choice, check_non_negative, check_positive, check_positive_int
+from attrpriv._checks import (
+    check_choice,
+    check_non_negative,
+    check_positive,
+    check_positive_int,
+    check_probability,
+)
 from attrpriv._progress import progress
 from attrpriv.data.schema import Schema
 from attrpriv.dp.mechanism import Parameters
 from attrpriv.errors import InputError, NotFittedError, SchemaError, offending
 from attrpriv.sanitize import networks as nets
 from attrpriv.sanitize._store import RowFingerprint
-from attrpriv.sanitize.defaults import ALPHAS, KIND_DEFAULTS, KINDS, LOSSES
+from attrpriv.sanitize.defaults import (
+    ALPHAS,
+    BOUND_QUANTILE,
+    COLLAPSE_TOLERANCE,
+    KIND_DEFAULTS,
+    KINDS,
+    LOSSES,
+    MIN_SPLIT_ROWS,
+    ON_COLLAPSE,
+    PATIENCE,
+    RETUNE_EPOCHS,
+    RETUNE_GRID,
+    VALIDATION_SHARE,
+)
 from attrpriv.sanitize.images import as_images, bernoulli_nll
+from attrpriv.sanitize.samplers import LatentBound
 from attrpriv.sanitize.tabular import TabularCodec, modelled_columns
 
 
@@ -76,9 +99,59 @@ class GlobalDecoupler(Parameters):
     lr : float or None, optional
         Adam training: the learning rate.
     seed : int, optional
-        Seeds the weights, the batch order and the reparameterisation noise.
+        Seeds the weights, the batch order, the reparameterisation noise and the validation
+        split.
     progress : bool, optional
         Report each epoch's losses on stderr.
+    validation_share : float, optional
+        Share of the auxiliary rows held out (seeded) from training, for early stopping, the
+        collapse check and the fidelity table (default 0.2; 0: train on every row, check
+        nothing). No split below 50 rows. Once the checks are done, the networks are trained
+        again on every row for the best epoch count (``refit_``).
+    patience : int or None, optional
+        Early stopping: stop after this many epochs without a better validation objective;
+        the best epoch (``best_epoch_``, default patience 3) is the epoch count of the final
+        training on every row, and ``epochs`` is the maximum. ``None``: the validated run
+        trains every epoch.
+    on_collapse : {"retune", "raise", "warn"}, optional
+        What ``fit`` does when z_S has collapsed (the aligner predicts y_S on the validation
+        split no better than the prior, while the modelled columns do): ``"retune"``
+        (default) tries a few settings of beta and the alphas on the auxiliary data and keeps
+        the best that does not collapse; ``"raise"`` refuses with an :class:`InputError`;
+        ``"warn"`` keeps the collapsed model with a ``UserWarning``.
+
+    Attributes
+    ----------
+    history_ : list of dict
+        Per epoch run: the mean training losses and, with a validation split, the validation
+        objective (``validation``).
+    best_epoch_ : int
+        The epoch with the best validation objective (the last one without a validation
+        split).
+    refit_ : dict or None
+        With a validation split: the final networks are trained again from fresh weights on
+        every auxiliary row for ``best_epoch_`` epochs with the kept settings (``rows``,
+        ``epochs``, ``beta``, ``alphas`` and the ``last`` epoch's training losses); the other
+        diagnostics are those of the validated run. ``None`` without a split.
+    validation_ : dict
+        The collapse check on the validation split: its ``rows``, the aligner's, the prior's
+        and a logistic regression on the modelled columns' (``features_``) log-loss and
+        accuracy, ``status`` (``"ok"``, ``"collapsed"``, ``"uninformative"``: the columns do
+        not predict y_S either, so z_S has nothing to carry; ``"unchecked"``, with a
+        ``reason``).
+    collapsed_ : bool or None
+        Whether the kept z_S is collapsed (``None``: not checked).
+    retuned_ : dict or None
+        The retuning search when it ran: the settings tried with their validation numbers,
+        and the ``beta`` / ``alphas`` kept (``None`` there if none worked).
+    latent_bound_ : LatentBound
+        The public bound of the sensitive latents, from the auxiliary data (see
+        :class:`~attrpriv.sanitize.samplers.LatentBound`); DP-obfuscation and DP-sampling use
+        it when their ``bound`` is left at ``None``.
+    fidelity_ : pandas.DataFrame or None
+        Tables: one row per modelled column, its reconstruction on the validation split
+        (numbers: correlation; categories: agreement, against the majority share) and
+        ``flag`` (``"constant"``: the decoded column is constant where its source is not).
 
     Notes
     -----
@@ -107,6 +180,9 @@ class GlobalDecoupler(Parameters):
         lr: float | None = None,
         seed: int = 0,
         progress: bool = True,
+        validation_share: float = VALIDATION_SHARE,
+        patience: int | None = PATIENCE,
+        on_collapse: str = "retune",
     ) -> None:
         self.kind = kind
         self.latent_dim = latent_dim
@@ -119,6 +195,9 @@ class GlobalDecoupler(Parameters):
         self.lr = lr
         self.seed = seed
         self.progress = progress
+        self.validation_share = validation_share
+        self.patience = patience
+        self.on_collapse = on_collapse
 
     def settings(self) -> dict[str, Any]:
         """The parameters as training uses them: ``None`` ones filled from the kind's defaults.
@@ -153,6 +232,11 @@ class GlobalDecoupler(Parameters):
         check_positive_int(settings["batch_size"], "batch_size", minimum=2)
         check_positive(settings["lr"], "lr")
         check_positive_int(self.seed, "seed", minimum=0)
+        if check_probability(self.validation_share, "validation_share", open_interval=False) == 1:
+            raise InputError(f"validation_share must be < 1, got {self.validation_share!r}")
+        if self.patience is not None:
+            check_positive_int(self.patience, "patience")
+        check_choice(self.on_collapse, "on_collapse", ON_COLLAPSE)
 
     # ----------------------------------------------------------------- data
     def _labels(self, X: Any, y_s: Any) -> tuple[np.ndarray, tuple[str, ...], np.ndarray]:
@@ -301,44 +385,334 @@ class GlobalDecoupler(Parameters):
             )
         else:
             fingerprint = RowFingerprint.of_images(matrix)
-        # every check passed: only now is learned state (re)set
-        self.sensitive_column_: str | None = exclude[0] if exclude else None
-        self.classes_ = classes
-        if codec is not None and schema is not None:
-            self.codec_ = codec
-            self.schema_ = schema
-        self.fingerprint_: RowFingerprint | None = fingerprint
-        side = matrix.shape[-1] if self.kind == "image" else 0
-        with _deterministic(self.seed):
-            self._build(int(np.prod(matrix.shape[1:])), len(self.classes_), side)
-            self.history_ = self._train(torch.from_numpy(matrix), torch.from_numpy(codes))
+        train, val = self._split(len(matrix))
+        previous = dict(self.__dict__)
+        try:
+            # every check passed: only now is learned state (re)set
+            self.sensitive_column_: str | None = exclude[0] if exclude else None
+            self.classes_ = classes
+            if codec is not None and schema is not None:
+                self.codec_ = codec
+                self.schema_ = schema
+            self.fingerprint_: RowFingerprint | None = fingerprint
+            side = matrix.shape[-1] if self.kind == "image" else 0
+            x, y = torch.from_numpy(matrix), torch.from_numpy(codes)
+            with _deterministic(self.seed):
+                self._build(int(np.prod(matrix.shape[1:])), len(self.classes_), side)
+                self._fit_networks(x, y, train, val)
+        except InputError:  # a refused collapse: leave a fitted decoupler as it was
+            self.__dict__.clear()
+            self.__dict__.update(previous)
+            raise
+        rows = val if len(val) else train
+        self.fidelity_: pd.DataFrame | None = None
+        if self.kind == "tabular":  # on the validated weights, before the refit sees these rows
+            self.fidelity_ = self._fidelity(X.iloc[rows])
+        self.validation_["fidelity_rows"] = "validation" if len(val) else "training"
+        self.refit_: dict[str, Any] | None = None
+        if len(val):
+            with _deterministic(self.seed):
+                self._refit(x, y)
+        self.latent_bound_: LatentBound | None = self._latent_bound(X)
         return self
 
-    def _train(self, x: torch.Tensor, y: torch.Tensor) -> list[dict[str, float]]:
+    # ----------------------------------------------------------------- defaults that work
+    def _split(self, n: int) -> tuple[np.ndarray, np.ndarray]:
+        """Seeded (training, validation) row indices; no validation rows for a small table."""
+        share = float(self.validation_share)
+        everything = np.arange(n)
+        if share == 0.0 or n < MIN_SPLIT_ROWS:
+            return everything, everything[:0]
+        held = min(n - 2, max(10, round(share * n)))
+        order = np.random.default_rng(int(self.seed)).permutation(n)
+        return np.sort(order[held:]), np.sort(order[:held])
+
+    def _fit_networks(
+        self, x: torch.Tensor, y: torch.Tensor, train: np.ndarray, val: np.ndarray
+    ) -> None:
+        """Train, check z_S for collapse on the validation rows, retune or refuse."""
         settings = self.settings()
-        lr, epochs, batch = float(settings["lr"]), int(settings["epochs"]), settings["batch_size"]
-        beta = float(settings["beta"])
+        beta, alphas = float(settings["beta"]), tuple(float(a) for a in self.alphas)
+        epochs = int(settings["epochs"])
+        xt, yt = x[train], y[train]
+        held = (x[val], y[val]) if len(val) else None
+        self.history_, self.best_epoch_ = self._train(xt, yt, held, beta, alphas, epochs)
+        self.validation_: dict[str, Any] = self._check(xt, yt, held, alphas)
+        self.retuned_: dict[str, Any] | None = None
+        if self.validation_["status"] == "collapsed":
+            message = self._collapse_message(self.validation_, beta, alphas)
+            if self.on_collapse == "raise":
+                raise InputError(message)
+            if self.on_collapse == "retune":
+                assert held is not None
+                self._retune(xt, yt, held, beta, alphas, epochs)
+            if self.validation_["status"] == "collapsed":
+                tried = (
+                    ""
+                    if self.retuned_ is None
+                    else (f"; retuning tried {len(self.retuned_['tried'])} settings, none worked")
+                )
+                warnings.warn(message + tried, UserWarning, stacklevel=4)  # fmt: skip
+        elif self.validation_["status"] == "uninformative":
+            warnings.warn(
+                "the modelled columns predict y_S on the validation split no better than its "
+                f"prior (log-loss {self.validation_['features_logloss']:.3g} vs "
+                f"{self.validation_['prior_logloss']:.3g}): z_S has nothing to carry, and "
+                "sanitizing changes little",
+                UserWarning,
+                stacklevel=4,
+            )
+        self.collapsed_: bool | None = (
+            None if held is None else bool(self.validation_["aligner_collapsed"])
+        )
+
+    def _retune(
+        self,
+        xt: torch.Tensor,
+        yt: torch.Tensor,
+        held: tuple[torch.Tensor, torch.Tensor],
+        beta: float,
+        alphas: tuple[float, ...],
+        epochs: int,
+    ) -> None:
+        """Search (beta, alphas) on the auxiliary data; keep the best non-collapsed z_S.
+
+        Each candidate trains from fresh weights (the same seed) for at most
+        ``RETUNE_EPOCHS`` epochs with early stopping; the winner (lowest validation aligner
+        log-loss) is then trained with the decoupler's own ``epochs`` when they are more,
+        and the better of the two runs is kept. Nothing changes if no candidate works.
+        """
+        side = int(self.side_)
+        original = (self._state(), self.history_, self.best_epoch_, self.validation_)
+        search = min(epochs, RETUNE_EPOCHS)
+        tried: list[dict[str, Any]] = []
+        best: tuple[float, Any] | None = None
+        for cand_beta, cand_alphas in RETUNE_GRID:
+            if (cand_beta, tuple(cand_alphas)) == (beta, alphas):
+                continue
+            torch.manual_seed(int(self.seed))
+            self._build(self.in_dim_, self.n_classes_, side)
+            history, epoch = self._train(xt, yt, held, cand_beta, cand_alphas, search)
+            check = self._check(xt, yt, held, cand_alphas)
+            tried.append({"beta": cand_beta, "alphas": list(cand_alphas), "epochs": len(history),
+                          **{k: check[k] for k in ("aligner_logloss", "aligner_accuracy",
+                                                   "status")}})  # fmt: skip
+            if check["status"] != "collapsed" and (
+                best is None or check["aligner_logloss"] < best[0]
+            ):
+                best = (check["aligner_logloss"],
+                        (self._state(), history, epoch, check, cand_beta, cand_alphas))  # fmt: skip
+        record: dict[str, Any] = {"from": {"beta": beta, "alphas": list(alphas)},
+                                  "search_epochs": search, "tried": tried,
+                                  "beta": None, "alphas": None}  # fmt: skip
+        self.retuned_ = record
+        if best is None:
+            self._load_state(original[0])
+            self.history_, self.best_epoch_, self.validation_ = original[1:]
+            return
+        state, history, epoch, check, cand_beta, cand_alphas = best[1]
+        if epochs > search:  # the winner with the full budget, if that does better
+            torch.manual_seed(int(self.seed))
+            self._build(self.in_dim_, self.n_classes_, side)
+            full = self._train(xt, yt, held, cand_beta, cand_alphas, epochs)
+            full_check = self._check(xt, yt, held, cand_alphas)
+            if full_check["status"] != "collapsed" and (
+                full_check["aligner_logloss"] <= check["aligner_logloss"]
+            ):
+                state, (history, epoch), check = self._state(), full, full_check
+        self._load_state(state)
+        self.history_, self.best_epoch_, self.validation_ = history, epoch, check
+        record.update(beta=cand_beta, alphas=list(cand_alphas), epochs=len(history))
+
+    def _kept_settings(self) -> tuple[float, tuple[float, ...]]:
+        """The (beta, alphas) of the kept weights: the retuned ones if retuning found any."""
+        found = self.retuned_
+        if found is not None and found.get("beta") is not None:
+            return float(found["beta"]), tuple(float(a) for a in found["alphas"])
+        return float(self.settings()["beta"]), tuple(float(a) for a in self.alphas)
+
+    def _refit(self, x: torch.Tensor, y: torch.Tensor) -> None:
+        """Train again from fresh weights on every row, for the validated ``best_epoch_``.
+
+        The validation split chose the settings and the number of epochs; the rows it held
+        out then join the training, so that the kept networks have seen all the auxiliary
+        data. The diagnostics (``history_``, ``validation_``, ``fidelity_``) stay those of
+        the validated run.
+        """
+        beta, alphas = self._kept_settings()
+        epochs = max(1, int(self.best_epoch_))
+        torch.manual_seed(int(self.seed))
+        self._build(self.in_dim_, self.n_classes_, int(self.side_))
+        history, _ = self._train(x, y, None, beta, alphas, epochs)
+        self.refit_ = {"rows": len(x), "epochs": epochs, "beta": beta, "alphas": list(alphas),
+                       "last": {k: v for k, v in history[-1].items() if k != "epoch"}}  # fmt: skip
+
+    def _state(self) -> dict[str, dict[str, torch.Tensor]]:
+        modules = self._modules().items()
+        return {name: copy.deepcopy(module.state_dict()) for name, module in modules}
+
+    def _load_state(self, state: dict[str, dict[str, torch.Tensor]]) -> None:
+        for name, module in self._modules().items():
+            module.load_state_dict(state[name])
+
+    def _check(
+        self,
+        xt: torch.Tensor,
+        yt: torch.Tensor,
+        held: tuple[torch.Tensor, torch.Tensor] | None,
+        alphas: tuple[float, ...],
+    ) -> dict[str, Any]:
+        """The aligner (from z_S) against the prior and the columns, on the validation rows."""
+        if held is None:
+            reason = ("validation_share=0" if float(self.validation_share) == 0.0 else
+                      f"fewer than {MIN_SPLIT_ROWS} rows")  # fmt: skip
+            return {"rows": 0, "train_rows": len(xt), "status": "unchecked",
+                    "reason": f"no validation split ({reason})"}  # fmt: skip
+        xv, yv = held
+        n_classes = int(self.n_classes_)
+        counts = np.bincount(yt.numpy(), minlength=n_classes) + 0.5
+        prior = counts / counts.sum()
+        labels = yv.numpy()
+        with torch.no_grad():
+            mu = self.encoder_(xv)[0]
+            proba = torch.softmax(self.aligner_(mu[:, : self.sensitive_dim]), -1).numpy()
+        features = _features_probabilities(xt.numpy(), yt.numpy(), xv.numpy(), n_classes)
+        out: dict[str, Any] = {"rows": len(xv), "train_rows": len(xt),
+                               "tolerance": COLLAPSE_TOLERANCE}  # fmt: skip
+        for name, p in (("aligner", proba), ("prior", np.tile(prior, (len(labels), 1))),
+                        ("features", features)):  # fmt: skip
+            out[f"{name}_logloss"] = _log_loss(p, labels)
+            out[f"{name}_accuracy"] = float(np.mean(p.argmax(1) == labels))
+        limit = COLLAPSE_TOLERANCE * out["prior_logloss"]
+        out["aligner_collapsed"] = bool(out["aligner_logloss"] >= limit)
+        if float(alphas[1]) == 0.0:
+            out.update(status="unchecked", reason="alpha2 = 0: no aligner is trained")
+        elif out["features_logloss"] >= limit:
+            out["status"] = "uninformative"
+        else:
+            out["status"] = "collapsed" if out["aligner_collapsed"] else "ok"
+        return out
+
+    def _collapse_message(
+        self, check: dict[str, Any], beta: float, alphas: tuple[float, ...]
+    ) -> str:
+        what = repr(self.sensitive_column_) if self.sensitive_column_ else "y_S"
+        return (
+            f"z_S collapsed: the aligner predicts {what} from z_S no better than its prior on "
+            f"the {check['rows']} validation rows (log-loss {check['aligner_logloss']:.3g} vs "
+            f"prior {check['prior_logloss']:.3g}, accuracy {check['aligner_accuracy']:.3g} vs "
+            f"{check['prior_accuracy']:.3g}; the columns alone reach "
+            f"{check['features_logloss']:.3g}) with beta {beta:g}, alphas "
+            f"{','.join(f'{a:g}' for a in alphas)}: try a smaller beta and a larger alpha2 "
+            "(e.g. beta=0.1, alphas=(1, 100, 100, 1); --beta 0.1 --alphas 1,100,100,1), more "
+            "epochs, or on_collapse='retune'"
+        )
+
+    def _latent_bound(self, X: Any) -> LatentBound:
+        """BOUND_QUANTILE of |z_S| (per dimension) and of ||z_S|| over the auxiliary rows."""
+        z_s, _ = self.encode(X)
+        per_dim = np.quantile(np.abs(z_s), BOUND_QUANTILE, axis=0)
+        ball = float(np.quantile(np.linalg.norm(z_s, axis=1), BOUND_QUANTILE))
+        tiny = 1e-6  # a bound must be positive, even for latents squeezed to 0
+        return LatentBound(max(float(per_dim.max()), tiny), max(ball, tiny),
+                           tuple(max(float(v), tiny) for v in per_dim), BOUND_QUANTILE,
+                           len(z_s))  # fmt: skip
+
+    def _fidelity(self, frame: pd.DataFrame) -> pd.DataFrame:
+        """Per modelled column: how its reconstruction from (z_S, z_NS) follows the source."""
+        decoded = self.decode(*self.encode(frame))
+        assert isinstance(decoded, pd.DataFrame)
+        rows = []
+        for block in self.codec_.blocks:
+            source, out = pd.Series(frame[block.name]), pd.Series(decoded[block.name])
+            src_constant = source.nunique(dropna=False) <= 1
+            out_constant = out.nunique(dropna=False) <= 1
+            if block.kind == "categorical":
+                a, b = source.astype(object).to_numpy(), out.astype(object).to_numpy()
+                same = (a == b) | (pd.isna(a) & pd.isna(b))
+                score, measure = float(np.mean(same)), "agreement"
+                baseline = float(source.astype(object).value_counts(
+                    normalize=True, dropna=False).max())  # fmt: skip
+            else:
+                a = pd.to_numeric(source, errors="coerce").to_numpy(dtype=float, na_value=np.nan)
+                b = pd.to_numeric(out, errors="coerce").to_numpy(dtype=float, na_value=np.nan)
+                both = np.isfinite(a) & np.isfinite(b)
+                score, measure, baseline = np.nan, "correlation", 0.0
+                if both.sum() > 2 and np.std(a[both]) > 0 and np.std(b[both]) > 0:
+                    score = float(np.corrcoef(a[both], b[both])[0, 1])
+            flag = "constant" if out_constant and not src_constant else ""
+            rows.append({"column": block.name, "kind": block.kind, "measure": measure,
+                         "score": score, "baseline": baseline,
+                         "decoded_distinct": int(out.nunique(dropna=False)),
+                         "source_distinct": int(source.nunique(dropna=False)),
+                         "flag": flag})  # fmt: skip
+        return pd.DataFrame(rows)
+
+    def _train(
+        self,
+        x: torch.Tensor,
+        y: torch.Tensor,
+        held: tuple[torch.Tensor, torch.Tensor] | None,
+        beta: float,
+        alphas: tuple[float, ...],
+        epochs: int,
+    ) -> tuple[list[dict[str, float]], int]:
+        """Adam on ``(x, y)``; with ``held`` rows, early stopping restoring the best epoch."""
+        settings = self.settings()
+        lr, batch = float(settings["lr"]), int(settings["batch_size"])
         main = [self.encoder_, self.decoder_, self.aligner_]
         optimizer = torch.optim.Adam([p for mod in main for p in mod.parameters()], lr=lr)
         adv_optimizer = torch.optim.Adam(self.adversary_.parameters(), lr=lr)
         gen = torch.Generator().manual_seed(int(self.seed))
         history: list[dict[str, float]] = []
+        best, best_epoch, best_state, waited = np.inf, epochs, None, 0
         with _progress(bool(self.progress), epochs) as advance:
             for epoch in range(epochs):
                 order = torch.randperm(len(x), generator=gen)
                 sums: dict[str, float] = {}
-                for start in range(0, len(x) - 1, int(batch)):
-                    idx = order[start : start + int(batch)]
-                    parts = self._step(x[idx], y[idx], gen, adv_optimizer, beta)
+                for start in range(0, len(x) - 1, batch):
+                    idx = order[start : start + batch]
+                    parts = self._step(x[idx], y[idx], gen, adv_optimizer, beta, alphas)
                     optimizer.zero_grad()
                     parts.pop("objective").backward()  # type: ignore[no-untyped-call]
                     optimizer.step()
                     for key, val in parts.items():
                         sums[key] = sums.get(key, 0.0) + float(val) * len(idx)
                 row = {key: val / len(x) for key, val in sums.items()} | {"epoch": epoch + 1}
+                if held is not None:
+                    score = self._validation_objective(*held, beta, alphas)
+                    row["validation"] = score
+                    if best_state is None or score < best - 1e-4 * abs(best):
+                        best, best_epoch, best_state, waited = score, epoch + 1, self._state(), 0
+                    else:
+                        waited += 1
                 history.append(row)
                 advance(row)
-        return history
+                if held is not None and self.patience is not None and waited >= self.patience:
+                    break
+        if best_state is not None:
+            self._load_state(best_state)
+        else:
+            best_epoch = len(history)
+        return history, best_epoch
+
+    def _validation_objective(
+        self, x: torch.Tensor, y: torch.Tensor, beta: float, alphas: tuple[float, ...]
+    ) -> float:
+        """alpha1 L1 + alpha2 L2 on held-out rows, at the posterior means.
+
+        The adversary's term is left out (it measures the adversary as much as the encoder),
+        and so is the distance correlation: a z_S squeezed to a constant minimises it, so an
+        objective with it would stop early at a collapsed z_S.
+        """
+        k = self.sensitive_dim
+        with torch.no_grad():
+            mu, logvar = self.encoder_(x)
+            recon = self._recon(self.decoder_(mu), x).mean()
+            kl = nets.kl_standard_normal(mu, logvar).mean()
+            l2 = nn.functional.cross_entropy(self.aligner_(mu[:, :k]), y)
+            a1, a2 = float(alphas[0]), float(alphas[1])
+            return float(a1 * (recon + beta * kl) + a2 * l2)
 
     def _step(
         self,
@@ -347,6 +721,7 @@ class GlobalDecoupler(Parameters):
         gen: torch.Generator,
         adv_opt: torch.optim.Optimizer,
         beta: float,
+        alphas: tuple[float, ...],
     ) -> dict[str, torch.Tensor]:
         """The four losses of equation 5 on one batch, and their weighted sum.
 
@@ -366,7 +741,7 @@ class GlobalDecoupler(Parameters):
         l2 = ce(self.aligner_(z[:, :k]), y)
         l3 = nets.distance_correlation(z[:, :k], z[:, k:])
         l4 = ce(self.adversary_(z[:, k:]), y)
-        a1, a2, a3, a4 = (float(a) for a in self.alphas)
+        a1, a2, a3, a4 = (float(a) for a in alphas)
         objective = a1 * l1 + a2 * l2 + a3 * l3 - a4 * l4
         return {"objective": objective, "reconstruction": recon.detach(), "kl": kl.detach(),
                 "aligner": l2.detach(), "dcorr": l3.detach(), "adversary": l4.detach()}  # fmt: skip
@@ -566,9 +941,49 @@ class GlobalDecoupler(Parameters):
             The decoupler is neither fitted nor loaded.
         """
         self._require_fitted()
-        from attrpriv.sanitize._store import save_decoupler
+        from attrpriv.sanitize._store import CONFIG_FILE, save_decoupler
 
-        return save_decoupler(self, Path(directory))
+        path = save_decoupler(self, Path(directory))
+        config_file = path / CONFIG_FILE  # the diagnostics of fit join the config
+        config = json.loads(config_file.read_text())
+        config["diagnostics"] = self._diagnostics()
+        tmp = path / (CONFIG_FILE + ".tmp")
+        tmp.write_text(json.dumps(config, indent=2))
+        tmp.replace(config_file)
+        return path
+
+    def _diagnostics(self) -> dict[str, Any]:
+        """What ``fit`` found (validation, collapse, retuning, bound, fidelity), JSON-ready."""
+        bound: LatentBound | None = getattr(self, "latent_bound_", None)
+        fidelity: pd.DataFrame | None = getattr(self, "fidelity_", None)
+        records = None if fidelity is None else [
+            {k: (None if isinstance(v, float) and not np.isfinite(v) else _scalar(v))
+             for k, v in row.items()} for row in fidelity.to_dict("records")]  # fmt: skip
+        return {
+            "validation": _jsonable(getattr(self, "validation_", None)),
+            "collapsed": getattr(self, "collapsed_", None),
+            "retuned": _jsonable(getattr(self, "retuned_", None)),
+            "best_epoch": getattr(self, "best_epoch_", None),
+            "refit": _jsonable(getattr(self, "refit_", None)),
+            "latent_bound": None if bound is None else bound.to_dict(),
+            "fidelity": records,
+        }
+
+    def _restore_diagnostics(self, diagnostics: dict[str, Any] | None) -> None:
+        """The learned diagnostics of a saved decoupler (``None`` for an earlier version)."""
+        found = diagnostics or {}
+        self.validation_ = found.get("validation") or {
+            "status": "unchecked",
+            "reason": "saved without diagnostics",
+        }
+        self.collapsed_ = found.get("collapsed")
+        self.retuned_ = found.get("retuned")
+        self.best_epoch_ = found.get("best_epoch", len(self.history_))
+        self.refit_ = found.get("refit")
+        bound = found.get("latent_bound")
+        self.latent_bound_ = None if bound is None else LatentBound.from_dict(bound)
+        rows = found.get("fidelity")
+        self.fidelity_ = None if rows is None else pd.DataFrame(rows).fillna({"score": np.nan})
 
     @classmethod
     def load(cls, directory: str | Path) -> GlobalDecoupler:
@@ -593,9 +1008,12 @@ class GlobalDecoupler(Parameters):
             not an attrpriv decoupler config, its parameters are not this version's or are
             invalid, or the weights do not match the config (a damaged directory).
         """
-        from attrpriv.sanitize._store import load_decoupler
+        from attrpriv.sanitize._store import CONFIG_FILE, load_decoupler
 
-        return load_decoupler(cls, Path(directory))
+        model = load_decoupler(cls, Path(directory))
+        config = json.loads((Path(directory) / CONFIG_FILE).read_text())
+        model._restore_diagnostics(config.get("diagnostics"))
+        return model
 
 
 @contextmanager
@@ -608,3 +1026,52 @@ def _progress(enabled: bool, total: int) -> Iterator[Any]:
             step(detail=" ".join(f"{key}={row[key]:.3g}" for key in LOSSES))
 
         yield advance
+
+
+def _log_loss(proba: np.ndarray, labels: np.ndarray) -> float:
+    """Mean cross-entropy of the true labels under row-wise class probabilities."""
+    p = np.clip(proba[np.arange(len(labels)), labels], 1e-12, 1.0)
+    return float(-np.mean(np.log(p)))
+
+
+def _features_probabilities(
+    xt: np.ndarray, yt: np.ndarray, xv: np.ndarray, n_classes: int
+) -> np.ndarray:
+    """A logistic regression on the network inputs: what the columns alone say about y_S.
+
+    The reference that tells a collapsed z_S (the columns predict y_S, z_S does not) from a
+    sensitive attribute the columns do not predict. At most 4000 training rows.
+    """
+    from sklearn.exceptions import ConvergenceWarning
+    from sklearn.linear_model import LogisticRegression
+
+    xt, xv = xt.reshape(len(xt), -1), xv.reshape(len(xv), -1)
+    if len(xt) > 4000:
+        pick = np.random.default_rng(0).choice(len(xt), 4000, replace=False)
+        xt, yt = xt[pick], yt[pick]
+    out = np.full((len(xv), n_classes), 1.0 / n_classes)
+    seen = np.unique(yt)
+    if len(seen) < 2:
+        return out
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        model = LogisticRegression(max_iter=300).fit(xt, yt)
+    out[:] = 1e-6
+    out[:, model.classes_] = model.predict_proba(xv)
+    return np.asarray(out / out.sum(1, keepdims=True))
+
+
+def _scalar(value: Any) -> Any:
+    return value.item() if isinstance(value, np.generic) else value
+
+
+def _jsonable(value: Any) -> Any:
+    """Plain JSON values: numpy scalars unwrapped, NaN as None, containers walked."""
+    if isinstance(value, dict):
+        return {str(k): _jsonable(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_jsonable(v) for v in value]
+    value = _scalar(value)
+    if isinstance(value, float) and not np.isfinite(value):
+        return None
+    return value

@@ -45,6 +45,138 @@ SENSITIVE_PART = PrivacyUnit("dp", "substitute:z_S,y_S")
 
 
 @dataclass(frozen=True)
+class LatentBound:
+    """A public bound on the sensitive latents, learned from auxiliary (public) data.
+
+    ``GlobalDecoupler.fit`` sets its ``latent_bound_`` to one: the ``quantile`` of |z_S| per
+    dimension (``per_dim``; ``box``, the box half-width DP-obfuscation clips to, is their
+    largest) and of ||z_S||_2 (``ball``, the radius DP-sampling clips to), over the posterior
+    means of the ``rows`` auxiliary rows ``fit`` was given. It is derived from public data
+    only, so it is a public parameter: clipping the private latents to it before the DP step
+    keeps the samplers' guarantees as they are (a private latent outside it is clipped, which
+    costs accuracy, not privacy).
+    """
+
+    box: float
+    ball: float
+    per_dim: tuple[float, ...]
+    quantile: float
+    rows: int
+
+    def for_sampler(self, sampler: Any) -> float | None:
+        """The bound a sampler clips to: ``box`` for DP-obfuscation, ``ball`` for DP-sampling.
+
+        Parameters
+        ----------
+        sampler : object
+            A local sampler.
+
+        Returns
+        -------
+        float or None
+            The bound, or ``None`` for a sampler without one (suppression, a baseline).
+        """
+        if isinstance(sampler, DPObfuscation):
+            return self.box
+        if isinstance(sampler, DPSampling):
+            return self.ball
+        return None
+
+    def describe(self) -> str:
+        """One line: what the bound is and why it is public.
+
+        Returns
+        -------
+        str
+            The numbers and their source.
+        """
+        return (
+            f"latent bound from the auxiliary (public) data: {self.quantile:g} quantile of "
+            f"|z_S| over {self.rows} rows, box {self.box:.3g} (per dimension "
+            f"{min(self.per_dim):.3g}-{max(self.per_dim):.3g}), l2 ball {self.ball:.3g}"
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready form (what a saved decoupler stores).
+
+        Returns
+        -------
+        dict of str to object
+            ``box``, ``ball``, ``per_dim`` (a list), ``quantile`` and ``rows``.
+        """
+        return {"box": self.box, "ball": self.ball, "per_dim": list(self.per_dim),
+                "quantile": self.quantile, "rows": self.rows}  # fmt: skip
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> LatentBound:
+        """The bound :meth:`to_dict` wrote.
+
+        Parameters
+        ----------
+        data : mapping
+            The output of :meth:`to_dict`.
+
+        Returns
+        -------
+        LatentBound
+            The same bound.
+        """
+        return cls(float(data["box"]), float(data["ball"]),
+                   tuple(float(v) for v in data["per_dim"]), float(data["quantile"]),
+                   int(data["rows"]))  # fmt: skip
+
+
+def with_latent_bound(sampler: Any, bound: Any) -> Any:
+    """``sampler`` with its bound filled in from a decoupler's learned latent bound.
+
+    A DP-obfuscation or DP-sampling sampler whose ``bound`` was left at ``None`` gets a copy
+    with ``bound`` set to ``bound.box`` (obfuscation) or ``bound.ball`` (sampling); its record
+    then names the bound's public source. A sampler with a bound given, or without one, is
+    returned as it is.
+
+    Parameters
+    ----------
+    sampler : object
+        A local sampler.
+    bound : LatentBound or GlobalDecoupler or None
+        The learned bound, or a fitted decoupler (its ``latent_bound_``); ``None`` changes
+        nothing.
+
+    Returns
+    -------
+    object
+        The sampler, or a copy of it with its bound set.
+    """
+    if bound is not None and not isinstance(bound, LatentBound):
+        bound = getattr(bound, "latent_bound_", None)
+    if bound is None or not isinstance(sampler, (DPObfuscation, DPSampling)):
+        return sampler
+    if sampler.bound is not None:
+        return sampler
+    value = bound.for_sampler(sampler)
+    filled: Any = type(sampler)(**(sampler.get_params() | {"bound": value}))
+    filled._bound_source = bound.describe()
+    return filled
+
+
+def _require_bound(sampler: Any) -> float:
+    if sampler.bound is None:
+        raise InputError(
+            f"{type(sampler).__name__} has no bound: pass bound= (a public number), or sanitize "
+            "through Sanitizer / with_latent_bound(sampler, decoupler), which take the "
+            "decoupler's latent_bound_ learned from its auxiliary data"
+        )
+    return float(sampler.bound)
+
+
+def _bound_assumptions(sampler: Any) -> tuple[str, ...]:
+    source = getattr(sampler, "_bound_source", None)
+    if source is None:
+        return ()
+    return (f"{source}: a public parameter, so clipping to it keeps the guarantee",)
+
+
+@dataclass(frozen=True)
 class SampledLatents:
     """Replacement sensitive latents, synthetic labels (DP-sampling only) and the DP record."""
 
@@ -130,18 +262,22 @@ class DPObfuscation(Mechanism[Latents, ObfuscationPlan]):
     Two values of one record's clipped ``z_S`` differ by at most ``2 * bound * k`` in l1 norm, so
     Laplace noise of scale ``2 * bound * k / epsilon`` on each coordinate makes the output
     epsilon-indistinguishable for any two values of that record's ``z_S`` (local DP).
+
+    ``bound`` is public. Left at ``None``, it is the decoupler's ``latent_bound_.box`` (a
+    quantile of |z_S| on its auxiliary data), filled in by :func:`with_latent_bound`; a sampler
+    whose bound is still ``None`` when it runs refuses.
     """
 
     _constraints: ClassVar[Mapping[str, Check]] = {
         "epsilon": check_epsilon,
-        "bound": check_positive,
+        "bound": optional(check_positive),
         **SAMPLER_CONSTRAINTS,
     }
 
     def __init__(
         self,
         epsilon: float,
-        bound: float,
+        bound: float | None = None,
         *,
         noise: NoiseSampler | None = None,
         allow_nonprivate: bool = False,
@@ -168,7 +304,7 @@ class DPObfuscation(Mechanism[Latents, ObfuscationPlan]):
         return self._plan(k, sampler or self._sampler())
 
     def _plan(self, k: int, sampler: NoiseSampler) -> ObfuscationPlan:
-        bound, epsilon = float(self.bound), float(self.epsilon)
+        bound, epsilon = _require_bound(self), float(self.epsilon)
         sensitivity = 2.0 * bound * k + sampler.rounding_slack(k)
         return ObfuscationPlan(epsilon, 0.0, sampler, k, bound, sensitivity, sensitivity / epsilon)
 
@@ -192,7 +328,8 @@ class DPObfuscation(Mechanism[Latents, ObfuscationPlan]):
             noise={"distribution": "laplace", "scale": plan.scale, "norm": "l1",
                    "per": "coordinate"},
             unit=SENSITIVE_LATENT,
-            assumptions=(NS_CAVEAT, "each record is obfuscated independently"),
+            assumptions=(NS_CAVEAT, "each record is obfuscated independently",
+                         *_bound_assumptions(self)),
         )  # fmt: skip
 
     def _noise(self, measured: Latents, plan: ObfuscationPlan) -> Draw:
@@ -251,8 +388,11 @@ class DPSampling(Mechanism[LabelledLatents, SamplingPlan]):
     epsilon : float
         Total privacy loss, for neighbours that differ in one private record's ``(z_S, y_S)``
         (the number of records is public: the release has one row per record).
-    bound : float
-        l2 radius to which every projected latent is clipped (public).
+    bound : float or None, optional
+        l2 radius to which every projected latent is clipped (public). ``None`` (default):
+        the decoupler's ``latent_bound_.ball``, learned from its auxiliary (public) data,
+        filled in by :func:`with_latent_bound`; a sampler whose bound is still ``None`` when
+        it runs refuses.
     projection_dim : int or None, optional
         ``p``, the dimension of the random orthonormal projection (default ``k``).
     mean_share : float, optional
@@ -274,7 +414,7 @@ class DPSampling(Mechanism[LabelledLatents, SamplingPlan]):
 
     _constraints: ClassVar[Mapping[str, Check]] = {
         "epsilon": check_epsilon,
-        "bound": check_positive,
+        "bound": optional(check_positive),
         "projection_dim": optional(check_positive_int),
         "mean_share": check_probability,
         "class_share_epsilon": optional(check_epsilon),
@@ -285,7 +425,7 @@ class DPSampling(Mechanism[LabelledLatents, SamplingPlan]):
     def __init__(
         self,
         epsilon: float,
-        bound: float,
+        bound: float | None = None,
         *,
         projection_dim: int | None = None,
         mean_share: float = 0.3,
@@ -381,7 +521,15 @@ class DPSampling(Mechanism[LabelledLatents, SamplingPlan]):
         p = self._dim(k)
         statistics = self._sensitivities(p, sampler)
         return SamplingPlan(
-            float(self.epsilon), 0.0, sampler, k, p, float(self.bound), n_classes, seen, statistics
+            float(self.epsilon),
+            0.0,
+            sampler,
+            k,
+            p,
+            _require_bound(self),
+            n_classes,
+            seen,
+            statistics,
         )
 
     def _sensitivities(self, p: int, sampler: NoiseSampler) -> rg.StatisticNoise:
@@ -390,7 +538,7 @@ class DPSampling(Mechanism[LabelledLatents, SamplingPlan]):
         Substituting one record's ``(z_S, y_S)`` removes a row from one class and adds one to
         the same or another class: twice one row's contribution to each statistic.
         """
-        bound = float(self.bound)
+        bound = _require_bound(self)
         eps_count, eps_sum, eps_scatter = self.split()
         return rg.StatisticNoise(
             eps_count,
@@ -406,7 +554,7 @@ class DPSampling(Mechanism[LabelledLatents, SamplingPlan]):
         labels, classes, seen = self._labels(y_s, latents.shape[0])
         n, k = latents.shape
         projection = rg.orthonormal_projection(k, self._dim(k), int(self.seed))
-        rows = rg.clip_rows(latents @ projection, float(self.bound))
+        rows = rg.clip_rows(latents @ projection, _require_bound(self))
         stats = rg.class_statistics(rows, labels, classes)
         return LabelledLatents(n, k, projection, stats, classes, seen)
 
@@ -458,7 +606,8 @@ class DPSampling(Mechanism[LabelledLatents, SamplingPlan]):
                    "latent_dim": plan.k,
                    "projection_dim": plan.p, "bound": plan.bound},
             unit=SENSITIVE_PART,
-            assumptions=(NS_CAVEAT, *(extra if plan.classes_seen else ())),
+            assumptions=(NS_CAVEAT, *(extra if plan.classes_seen else ()),
+                         *_bound_assumptions(self)),
         )  # fmt: skip
 
     def _dim(self, k: int) -> int:
@@ -487,4 +636,11 @@ class DPSampling(Mechanism[LabelledLatents, SamplingPlan]):
         return labels, classes, False
 
 
-__all__ = ["DPObfuscation", "DPSampling", "SampledLatents", "Suppression"]
+__all__ = [
+    "DPObfuscation",
+    "DPSampling",
+    "LatentBound",
+    "SampledLatents",
+    "Suppression",
+    "with_latent_bound",
+]

@@ -22,7 +22,7 @@ from attrpriv.dp.ledger import BudgetLedger
 from attrpriv.dp.record import PrivacyRecord
 from attrpriv.errors import InputError
 from attrpriv.sanitize.decoupler import GlobalDecoupler
-from attrpriv.sanitize.samplers import SampledLatents
+from attrpriv.sanitize.samplers import SampledLatents, with_latent_bound
 
 OUT_OF_DOMAIN = ("clip", "refuse")
 TRAINING_ROWS = ("allow", "warn", "refuse")
@@ -147,7 +147,10 @@ class Sanitizer:
     sampler : LatentSampler
         The local sampler that replaces every record's z_S: ``Suppression``,
         ``DPObfuscation`` or ``DPSampling`` of :mod:`attrpriv.sanitize.samplers`, or any
-        object with their ``sample(z_s, y_s, *, ledger, label)`` method.
+        object with their ``sample(z_s, y_s, *, ledger, label)`` method. A DP-obfuscation
+        or DP-sampling sampler whose ``bound`` is ``None`` takes the decoupler's
+        ``latent_bound_`` (learned from its auxiliary data) when sanitizing; see
+        :func:`~attrpriv.sanitize.samplers.with_latent_bound`.
     """
 
     def __init__(self, decoupler: GlobalDecoupler, sampler: LatentSampler) -> None:
@@ -240,7 +243,8 @@ class Sanitizer:
         parts: dict[str, Any] = {"rows": len(z_s), "sampler": type(self.sampler).__name__}
         if training_rows != "allow":
             parts["training_rows"] = self._check_training_rows(X, training_rows)
-        drawn = self.sampler.sample(z_s, labels, ledger=ledger, label=label)
+        sampler = with_latent_bound(self.sampler, self.decoupler)  # bound=None: the learned one
+        drawn = sampler.sample(z_s, labels, ledger=ledger, label=label)
         data = self.decoupler.decode(drawn.z_s, z_ns)
         if table:
             assert isinstance(data, pd.DataFrame)
