@@ -547,29 +547,14 @@ def pool_scores(scores: Sequence[Score], confidence: float | None = None) -> Sco
     if len(scores) == 1 and confidence is None:
         return scores[0]
     k = len(scores)
-    diffs = np.array([s.difference for s in scores])
-    z_in = np.array([_z(s.confidence) for s in scores])
-    within = float(
-        np.mean([((s.ci[1] - s.ci[0]) / 2 / z) ** 2 for s, z in zip(scores, z_in, strict=True)])
-    )
-    between = float(diffs.var(ddof=1)) if k > 1 else 0.0
+    within, between = _spread(scores)
     total = within + (1 + 1 / k) * between
     if between > 0:
         df = (k - 1) * (1 + within / ((1 + 1 / k) * between)) ** 2
         q = float(stats.t.ppf(1 - (1 - check_probability(level, "confidence")) / 2, df))
     else:
         q = _z(level)
-    mean = float(diffs.mean())
-    half = q * math.sqrt(total)
-    return Score(
-        float(np.mean([s.attack for s in scores])),
-        float(np.mean([s.baseline for s in scores])),
-        mean,
-        (max(-1.0, mean - half), min(1.0, mean + half)),
-        int(sum(s.n for s in scores)),
-        level,
-        f"rubin-pooled({k})",
-    )
+    return _pooled(scores, q * math.sqrt(total), level, f"rubin-pooled({k})")
 
 
 def pool_replicates(scores: Sequence[Score], confidence: float | None = None) -> Score:
@@ -616,13 +601,23 @@ def pool_replicates(scores: Sequence[Score], confidence: float | None = None) ->
     if len(scores) == 1 and confidence is None:
         return scores[0]
     k = len(scores)
-    diffs = np.array([s.difference for s in scores])
-    within = float(np.mean([((s.ci[1] - s.ci[0]) / 2 / _z(s.confidence)) ** 2 for s in scores]))
-    between = float(diffs.var(ddof=1)) if k > 1 else 0.0
+    within, between = _spread(scores)
     level = check_probability(level, "confidence")
     q = float(stats.t.ppf(1 - (1 - level) / 2, k - 1)) if k > 1 else _z(level)
-    mean = float(diffs.mean())
     half = q * math.sqrt(max(between, within) / k)
+    return _pooled(scores, half, level, f"random-effects({k})")
+
+
+def _spread(scores: Sequence[Score]) -> tuple[float, float]:
+    """Repeats' mean within-repeat variance (read off their CIs) and between-repeat variance."""
+    within = float(np.mean([((s.ci[1] - s.ci[0]) / 2 / _z(s.confidence)) ** 2 for s in scores]))
+    diffs = np.array([s.difference for s in scores])
+    return within, float(diffs.var(ddof=1)) if len(scores) > 1 else 0.0
+
+
+def _pooled(scores: Sequence[Score], half: float, level: float, method: str) -> Score:
+    """The repeats' mean score with the interval ``mean -+ half``, cut to [-1, 1]."""
+    mean = float(np.mean([s.difference for s in scores]))
     return Score(
         float(np.mean([s.attack for s in scores])),
         float(np.mean([s.baseline for s in scores])),
@@ -630,7 +625,7 @@ def pool_replicates(scores: Sequence[Score], confidence: float | None = None) ->
         (max(-1.0, mean - half), min(1.0, mean + half)),
         int(sum(s.n for s in scores)),
         level,
-        f"random-effects({k})",
+        method,
     )
 
 
