@@ -37,16 +37,30 @@ if TYPE_CHECKING:
 def ddp(
     data: DataArgument,
     epsilon: HistogramsEpsilon,
-    chunk_size: Annotated[int, typer.Option(help="k: the most columns per chunk.")] = 10,
+    chunk_size: Annotated[
+        int, typer.Option(help="k: the most columns per chunk before merging (a compute bound).")
+    ] = 10,
     structure: Annotated[
         str, typer.Option(help="Network structure: 'hc', 'chow-liu' or 'exact' (k <= 4).")
     ] = "hc",
     method: Annotated[
-        str, typer.Option(help="'quilt' (sound for any network) or 'pairwise' (Liu et al.).")
+        str,
+        typer.Option(
+            help="'quilt' (checked bound, sound whatever network is learned) or 'pairwise' "
+            "(the paper's Liu et al. coefficients, for comparison: not sound in general)."
+        ),
     ] = "quilt",
+    composition: Annotated[
+        str,
+        typer.Option(
+            help="'survey' (every answer against the full epsilon, chunks screened by tested "
+            "rings), 'chunks' (the paper's epsilon * k / m per chunk, chunks assumed "
+            "independent) or 'auto' (survey for quilt, chunks for pairwise)."
+        ),
+    ] = "auto",
     grouping: Annotated[
-        str, typer.Option(help="'order' (consecutive columns) or 'dependence'.")
-    ] = "order",
+        str, typer.Option(help="'dependence' (dependent columns together) or 'order'.")
+    ] = "dependence",
     aux: Annotated[
         str | None,
         typer.Option(help="Public data (bundled name or file) to learn the networks from."),
@@ -68,7 +82,8 @@ def ddp(
     out: OutFile = None,
     html: ReleaseHtml = None,
 ) -> None:
-    """Histograms of every question, hiding any one answer even through correlated answers."""
+    """Histograms of every question; protects any one answer of any respondent, also through
+    the answers that depend on it."""
     from attrpriv._progress import progress
     from attrpriv.data.read import read_data
     from attrpriv.release.ddp.mechanism import TabularDDP
@@ -83,6 +98,7 @@ def ddp(
         chunk_size,
         split_names(columns),
         method=method,
+        composition=composition,
         structure=structure,
         grouping=grouping,
         aux=public,
@@ -128,9 +144,15 @@ def _summary(mechanism: TabularDDP, parts: Mapping[str, Any]) -> None:
         f"{error['laplace_mae']:.4g} for the row-level Laplace baseline "
         f"({error['gain']:.2f}x more accurate)"
     )
+    claims = (
+        "if a chunk's ring does not screen it from the rest"
+        if parts["composition"] == "survey"
+        else "if answers in different chunks are dependent"
+    )
     console.print(
         f"networks learned from {parts['n_learning_rows']:,} rows (a sample of at most "
-        f"--max-learn-rows) of {where}; if answers in "
-        f"different chunks are dependent the loss may reach "
+        f"--max-learn-rows) of {where}; {claims} the loss may reach "
         f"{parts['epsilon_if_chunks_dependent']:.3g}"
     )
+    if parts["fallback"]:
+        console.print(f"row-level Laplace noise everywhere: {parts['fallback']}")

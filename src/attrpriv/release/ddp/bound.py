@@ -40,6 +40,10 @@ from attrpriv.release.graph.quilts import candidate_quilts, influence_of
 ALPHA = 0.01
 """The level of the independence tests: a claim with p below it is rejected."""
 
+QUILT_REACH = 2
+"""Quilts of up to ``max_quilt_size`` answers are drawn from those within this moral distance
+of the answer (farther shells are tried as whole rings)."""
+
 ROWS_PER_CELL = 5
 """A claim whose contingency table has fewer learning rows per cell is not tested, nor used."""
 
@@ -111,6 +115,8 @@ def chunk_evidence(
     codes: np.ndarray,
     n_states: Sequence[int],
     *,
+    targets: Sequence[str] | None = None,
+    ring: Sequence[str] = (),
     prior: float = 1.0,
     max_quilt_size: int | None = 3,
     alpha: float = ALPHA,
@@ -118,21 +124,34 @@ def chunk_evidence(
 ) -> Evidence:
     """Every usable candidate of every answer of a chunk, from its network and learning rows.
 
-    ``codes`` is (rows, columns) of level codes in the order of ``network.nodes``;
+    ``codes`` is (rows, columns) of level codes in the order of ``network.nodes``. ``targets``
+    are the answers to bound (default every node); the other nodes form the chunk's boundary
+    ``ring`` (:mod:`attrpriv.release.ddp.boundary`): they screen the chunk from the rest of the
+    survey, so they may sit in a quilt or behind one, never among the nearby answers, and the
+    candidate that needs no claim inside the chunk conditions on the whole ring.
     ``check=False`` skips the independence tests (a deliberately unsafe variant, for tests).
     """
     columns = network.nodes
     table = _Rows(codes, tuple(int(s) for s in n_states), prior)
+    outer = tuple(columns.index(n) for n in ring)
     found: dict[str, tuple[Candidate, ...]] = {}
     rejected = untestable = 0
-    for position, node in enumerate(columns):
-        others = tuple(p for p in range(len(columns)) if p != position)
-        kept = [_candidate(table, columns, position, (), others, "", None)]
-        for quilt in candidate_quilts(network, node, max_quilt_size=max_quilt_size):
+    chosen = tuple(columns) if targets is None else tuple(targets)
+    for node in chosen:
+        position = columns.index(node)
+        others = tuple(p for p in range(len(columns)) if p != position and p not in outer)
+        kept = [_candidate(table, columns, position, outer, others, "", None)]
+        for quilt in candidate_quilts(
+            network, node, max_quilt_size=max_quilt_size, within=QUILT_REACH
+        ):
             nearby = set(network.separates(quilt, node)) - {node}
+            if nearby & set(ring):  # the ring is never nearby
+                continue
             q = tuple(columns.index(n) for n in quilt)
             n = tuple(p for p in others if columns[p] in nearby)
-            rest = tuple(p for p in others if p not in q and p not in n)
+            rest = tuple(
+                p for p in range(len(columns)) if p != position and p not in q and p not in n
+            )
             if not rest:  # nothing behind the quilt: no claim, only its influence is paid
                 if q:
                     kept.append(_candidate(table, columns, position, q, n, "", None))
@@ -158,7 +177,7 @@ def chunk_evidence(
             else:
                 kept.append(_candidate(table, columns, position, q, n, weak, verdict, tv=False))
         found[node] = tuple(kept)
-    return Evidence(columns, found, rejected, untestable)
+    return Evidence(chosen, found, rejected, untestable)
 
 
 def _names(columns: Sequence[str], positions: Sequence[int]) -> str:
@@ -263,14 +282,34 @@ class _Rows:
         return float(stats.chi2.sf(g, dof))
 
 
-def uniform_scale(
-    evidence: Evidence, epsilon: float, sensitivity: Mapping[str, float]
-) -> tuple[float, dict[str, Candidate]]:
-    """The smallest scale, one for every histogram of the chunk, at which every answer's
-    bound is at most ``epsilon``; and the candidate that bounds each answer there.
+def joint_independence(
+    codes: np.ndarray,
+    n_states: Sequence[int],
+    side: Sequence[int],
+    given: Sequence[int],
+    rest: Sequence[int],
+) -> float | None:
+    """The p-value of a G-test of the columns ``rest`` (jointly) independent of ``side``
+    (jointly) given the joint ``given``; None when the learning rows are fewer than
+    :data:`ROWS_PER_CELL` per cell of its table."""
+    table = _Rows(codes, tuple(int(s) for s in n_states), 1.0)
+    return table.independence(tuple(side), tuple(given), tuple(rest))
 
-    The bounds decrease as the scale grows, so bisection finds it; ``sum_j Delta_j / epsilon``
-    (the no-claim candidate at ``t_j = 1``) is always feasible.
+
+def uniform_scale(
+    evidence: Evidence,
+    epsilon: float,
+    sensitivity: Mapping[str, float],
+    *,
+    ceiling: float | None = None,
+) -> tuple[float, dict[str, Candidate]] | None:
+    """The smallest scale, one for every histogram of the chunk, at which every answer's
+    bound is at most ``epsilon``; and the candidate that bounds each answer there. None when
+    no scale up to ``ceiling`` is enough (a ring's influence alone can reach epsilon).
+
+    The bounds decrease as the scale grows, so bisection finds it. Without a ring,
+    ``ceiling = sum_j Delta_j / epsilon`` (the default) is always enough: the no-claim
+    candidate at ``t_j = 1`` is exactly epsilon there.
     """
     columns = evidence.columns
 
@@ -279,7 +318,10 @@ def uniform_scale(
         return max(evidence.loss(c, scales, sensitivity)[0] for c in columns)
 
     low = max(sensitivity[c] for c in columns) / epsilon
-    high = math.fsum(sensitivity[c] for c in columns) / epsilon
+    high = math.fsum(sensitivity[c] for c in columns) / epsilon if ceiling is None else ceiling
+    high = max(high, low)
+    if worst(high) > epsilon * (1 + 1e-12):
+        return None
     if worst(low) <= epsilon:
         high = low
     while high / low - 1.0 > 1e-9:
@@ -289,4 +331,13 @@ def uniform_scale(
     return high, {c: evidence.loss(c, scales, sensitivity)[1] for c in columns}
 
 
-__all__ = ["ALPHA", "ROWS_PER_CELL", "Candidate", "Evidence", "chunk_evidence", "uniform_scale"]
+__all__ = [
+    "ALPHA",
+    "QUILT_REACH",
+    "ROWS_PER_CELL",
+    "Candidate",
+    "Evidence",
+    "chunk_evidence",
+    "joint_independence",
+    "uniform_scale",
+]

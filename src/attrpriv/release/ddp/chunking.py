@@ -3,17 +3,18 @@
 The Tabular-DDP paper chunks columns in their given order. Its guarantee assumes answers in
 different chunks independent, so putting strongly dependent columns in the same chunk makes that
 assumption closer to true (and, since dependence inside a chunk raises its sensitivity, costs
-accuracy): ``grouping="dependence"`` fills each chunk greedily with the columns sharing the most
-mutual information with it (estimated from the learning rows).
+accuracy): ``grouping="dependence"`` clusters the columns by their mutual information (estimated
+from the learning rows), up to ``k`` per chunk, merging only dependent ones.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 
 import numpy as np
 import pandas as pd
-from scipy import sparse
+from scipy import sparse, stats
 
 from attrpriv._checks import check_positive_int
 from attrpriv.errors import InputError
@@ -76,31 +77,52 @@ def mutual_information(codes: pd.DataFrame, n_states: Mapping[str, int]) -> np.n
 
 
 def dependence_chunks(
-    codes: pd.DataFrame, n_states: Mapping[str, int], k: int
+    codes: pd.DataFrame, n_states: Mapping[str, int], k: int, *, alpha: float = 0.01
 ) -> list[tuple[str, ...]]:
-    """Chunks of ``k`` columns (the last may be shorter) that keep dependent columns together.
+    """Chunks of at most ``k`` columns that keep dependent columns together.
 
-    Greedy: a chunk starts at the remaining column with the most mutual information with the
-    others, then takes, one at a time, the column sharing the most with the chunk so far.
-    Columns keep their given order inside a chunk.
+    Every column in one chunk when there are at most ``k``: inside a chunk every dependence is
+    bounded with estimation allowances, while between chunks it is tested and, when too weak
+    to detect, taken as none. Otherwise average-linkage clustering on the plug-in mutual
+    information: start with every column alone; repeatedly merge the two chunks with the
+    largest mean mutual information between their columns, among those that fit in ``k`` and
+    share at least one pair whose G-test rejects independence at level ``alpha`` (Bonferroni
+    over all pairs). Chunks are as large as the dependence makes them, not filled up with
+    unrelated columns. Columns keep their given order inside a chunk; chunks are ordered by
+    their first column.
     """
     k = check_positive_int(k, "chunk_size")
     names = [str(c) for c in codes.columns]
     if not names:
         raise InputError("no columns to release: the list of columns is empty")
+    m = len(names)
+    if m <= k:
+        return [tuple(names)]
     info = mutual_information(codes, n_states)
-    remaining = list(range(len(names)))
-    chunks: list[tuple[str, ...]] = []
-    while remaining:
-        start = remaining[int(np.argmax(info[np.ix_(remaining, remaining)].sum(axis=1)))]
-        chunk = [start]
-        remaining.remove(start)
-        while len(chunk) < k and remaining:
-            best = remaining[int(np.argmax(info[np.ix_(chunk, remaining)].sum(axis=0)))]
-            chunk.append(best)
-            remaining.remove(best)
-        chunks.append(tuple(names[i] for i in sorted(chunk)))
-    return chunks
+    sizes = np.array([int(n_states[c]) for c in names])
+    dof = np.outer(sizes - 1, sizes - 1)
+    pairs = max(m * (m - 1) // 2, 1)
+    statistic = 2.0 * len(codes) * info
+    dependent = stats.chi2.logsf(statistic, np.maximum(dof, 1)) < math.log(alpha / pairs)
+    dependent &= dof > 0
+    chunks: list[list[int]] = [[i] for i in range(m)]
+    while True:
+        best: tuple[float, int, int] | None = None
+        for a in range(len(chunks)):
+            for b in range(a + 1, len(chunks)):
+                left, right = chunks[a], chunks[b]
+                if len(left) + len(right) > k or not dependent[np.ix_(left, right)].any():
+                    continue
+                link = float(info[np.ix_(left, right)].mean())
+                if best is None or link > best[0]:
+                    best = (link, a, b)
+        if best is None:
+            break
+        _, a, b = best
+        chunks[a] = sorted(chunks[a] + chunks[b])
+        del chunks[b]
+    chunks.sort(key=lambda chunk: chunk[0])
+    return [tuple(names[i] for i in chunk) for chunk in chunks]
 
 
 __all__ = ["GROUPINGS", "check_chunks", "dependence_chunks", "mutual_information", "order_chunks"]

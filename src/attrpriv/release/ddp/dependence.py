@@ -211,22 +211,30 @@ def chunk_noise(
     evidence: Evidence | None = None,
     sensitivity: Mapping[str, float] | None = None,
     coefficients: Callable[[PairwiseDependence, float], np.ndarray] | None = None,
-) -> ChunkNoise:
+    ceiling: float | None = None,
+) -> ChunkNoise | None:
     """The scale for a chunk whose answers follow ``network``, with budget ``epsilon``.
 
     ``"quilt"`` needs the chunk's ``evidence`` (:func:`~attrpriv.release.ddp.bound.chunk_evidence`:
-    the candidates its learning rows support); ``"pairwise"`` uses the network alone.
-    ``sensitivity`` defaults to :data:`SUBSTITUTION_SENSITIVITY` for every node.
-    ``coefficients(dependence, scale)`` overrides the pairwise coefficients (for tests).
-    ``method`` and ``epsilon`` are trusted: :class:`TabularDDP` checked them.
+    the candidates its learning rows support; its answers are the chunk's columns, the other
+    nodes of ``network`` its boundary ring) and returns None when no scale up to ``ceiling``
+    bounds every answer; ``"pairwise"`` uses the network alone. ``sensitivity`` defaults to
+    :data:`SUBSTITUTION_SENSITIVITY` for every answer. ``coefficients(dependence, scale)``
+    overrides the pairwise coefficients (for tests). ``method`` and ``epsilon`` are trusted:
+    :class:`TabularDDP` checked them.
     """
-    columns = network.nodes
-    weights = dict(sensitivity or dict.fromkeys(columns, SUBSTITUTION_SENSITIVITY))
     if method == "quilt":
         if evidence is None:
             raise InputError("method 'quilt' needs the chunk's evidence (chunk_evidence)")
-        scale, chosen = uniform_scale(evidence, epsilon, weights)
+        columns = evidence.columns
+        weights = dict(sensitivity or dict.fromkeys(columns, SUBSTITUTION_SENSITIVITY))
+        found = uniform_scale(evidence, epsilon, weights, ceiling=ceiling)
+        if found is None:
+            return None
+        scale, chosen = found
         return ChunkNoise(columns, method, epsilon, scale, weights, quilts=chosen)
+    columns = network.nodes
+    weights = dict(sensitivity or dict.fromkeys(columns, SUBSTITUTION_SENSITIVITY))
     dependence = pairwise_dependence(network, weights)
     rho_of = coefficients or (lambda dep, s: dep.coefficients(s))
     scale, rho = calibrate(lambda s: rho_of(dependence, s), dependence.sensitivity, epsilon)

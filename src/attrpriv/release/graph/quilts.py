@@ -267,17 +267,26 @@ def quilt_scale(
 
 
 def candidate_quilts(
-    network: DiscreteNetwork, node: str, *, max_quilt_size: int | None = None
+    network: DiscreteNetwork,
+    node: str,
+    *,
+    max_quilt_size: int | None = None,
+    within: int | None = None,
 ) -> Iterator[tuple[str, ...]]:
     """The quilts tried for ``node``: the empty one, every subset of the other nodes of at
-    most ``max_quilt_size`` nodes (all sizes when None), then the moral-graph rings.
+    most ``max_quilt_size`` nodes (all sizes when None) among those at moral distance at most
+    ``within`` (every node when None), then the moral-graph rings.
 
     Ring d is the set of nodes at distance d from ``node`` in the moral graph: separating
     shells around it, of any size. Subsets come nearest first (by moral distance) and smallest
     first. Quilts whose joint table with ``node`` exceeds :data:`MAX_QUILT_CELLS` are skipped.
     """
     distance = moral_distances(network, node)
-    others = sorted((n for n in network.nodes if n != node), key=lambda n: distance[n])
+    reach = math.inf if within is None else within
+    others = sorted(
+        (n for n in network.nodes if n != node and distance[n] <= reach),
+        key=lambda n: distance[n],
+    )
     largest = (
         len(others)
         if max_quilt_size is None

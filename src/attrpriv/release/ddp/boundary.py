@@ -1,0 +1,190 @@
+"""The boundary of a chunk: the answers outside it that screen it from the rest of the survey.
+
+Tabular-DDP calibrates every answer against the full epsilon (docs/mechanisms/tabular-ddp.md,
+"Whole-survey calibration"). For an answer of chunk ``C`` its bound conditions on a *ring*
+``B`` of answers outside ``C`` and relies on one claim about the rest ``O`` of the survey:
+
+    X_C independent of X_O given X_B.
+
+The ring is chosen from the learning rows by forward selection: start empty; test every pair
+``(u, r)``, ``u`` in ``C`` and ``r`` in ``O``, for ``X_u`` independent of ``X_r`` given the
+*whole* ring (a G-test stratified by every observed value of ``X_B``); if any pair is rejected
+at the family-wise level ``alpha`` (Bonferroni over the pairs tested), move the answer ``r``
+with the strongest evidence into the ring and test again. The claim is *confirmed* when no pair
+is rejected; it is not when the ring would exceed ``max_size`` answers or the rows are too few
+to test a pair given the ring (fewer than :data:`~attrpriv.release.ddp.bound.ROWS_PER_CELL`
+rows per cell of the observed strata). Once every pair passes, the whole claim is tested too
+(``X_C`` jointly against ``X_O`` jointly, given the ring) when the rows are enough for its
+table; if it is rejected, a dependence that no single pair shows (an XOR, a parity), every
+other answer joins the ring, so that the chunk is merged with all of them. A survey too large
+for the joint test is checked pair by pair only: a dependence that shows in no pair given the
+ring (a parity spread over three chunks of a large survey) is outside what the tests see, and
+the record says so.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from scipy import stats
+
+from attrpriv.release.ddp.bound import ALPHA, ROWS_PER_CELL, joint_independence
+
+MAX_RING = 4
+"""The most answers a boundary ring may hold: larger rings leave too few rows per stratum."""
+
+
+@dataclass(frozen=True)
+class Boundary:
+    """The ring of one chunk and whether the learning rows confirm that it screens the chunk.
+
+    ``tests`` and ``smallest_p`` are those of the last round (the pairs tested given the final
+    ring); ``reason`` says why an unconfirmed claim was not confirmed ("" when it was).
+    """
+
+    chunk: tuple[str, ...]
+    ring: tuple[str, ...]
+    confirmed: bool
+    tests: int
+    smallest_p: float | None
+    reason: str
+
+    @property
+    def claim(self) -> str:
+        """The independence claim, in words."""
+        given = ", ".join(repr(c) for c in self.ring) or "nothing"
+        return f"the chunk's answers independent of the rest of the survey given {{{given}}}"
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "ring": list(self.ring),
+            "confirmed": self.confirmed,
+            "claim": self.claim,
+            "tests": self.tests,
+            "smallest_p": self.smallest_p,
+            "reason": self.reason,
+        }
+
+
+def pair_tests(
+    codes: np.ndarray,
+    n_states: Sequence[int],
+    inner: Sequence[int],
+    outer: Sequence[int],
+    given: Sequence[int],
+) -> np.ndarray:
+    """``-log p`` of the G-test of ``X_u`` independent of ``X_r`` given the joint ``X_given``,
+    for every ``u`` in ``inner`` (rows) and ``r`` in ``outer`` (columns); NaN where the rows
+    are too few to test (fewer than ROWS_PER_CELL per cell of the observed strata).
+
+    All pairs of one stratum come from one product of one-hot encodings; degrees of freedom
+    count the levels seen in each stratum.
+    """
+    codes = np.asarray(codes, dtype=np.int64)
+    n = len(codes)
+    if given:
+        shape = tuple(int(n_states[g]) for g in given)
+        key = np.ravel_multi_index(tuple(codes[:, g] for g in given), shape)
+        _, stratum = np.unique(key, return_inverse=True)
+    else:
+        stratum = np.zeros(n, dtype=np.int64)
+    n_strata = int(stratum.max()) + 1 if n else 0
+    left, left_at = _onehot(codes, n_states, inner)
+    right, right_at = _onehot(codes, n_states, outer)
+    g = np.zeros((len(inner), len(outer)))
+    dof = np.zeros((len(inner), len(outer)))
+    order = np.argsort(stratum, kind="stable")
+    edges = np.searchsorted(stratum[order], np.arange(n_strata + 1))
+    for s in range(n_strata):
+        rows = order[edges[s] : edges[s + 1]]
+        a, b = left[rows], right[rows]
+        joint = a.T @ b
+        row_totals, column_totals = a.sum(axis=0), b.sum(axis=0)
+        expected = np.outer(row_totals, column_totals) / len(rows)
+        seen = joint > 0
+        cells = np.zeros_like(joint)
+        cells[seen] = joint[seen] * np.log(joint[seen] / expected[seen])
+        g += 2.0 * np.add.reduceat(np.add.reduceat(cells, left_at, axis=0), right_at, axis=1)
+        seen_left = np.add.reduceat((row_totals > 0).astype(np.int64), left_at) - 1
+        seen_right = np.add.reduceat((column_totals > 0).astype(np.int64), right_at) - 1
+        dof += np.outer(np.maximum(seen_left, 0), np.maximum(seen_right, 0))
+    score = np.where(dof > 0, -stats.chi2.logsf(np.maximum(g, 0.0), np.maximum(dof, 1)), 0.0)
+    sizes = np.outer([n_states[u] for u in inner], [n_states[r] for r in outer])
+    result: np.ndarray = np.where(sizes * n_strata * ROWS_PER_CELL > n, np.nan, score)
+    return result
+
+
+def _onehot(
+    codes: np.ndarray, n_states: Sequence[int], columns: Sequence[int]
+) -> tuple[np.ndarray, np.ndarray]:
+    sizes = np.array([int(n_states[c]) for c in columns], dtype=np.int64)
+    at = np.concatenate([[0], np.cumsum(sizes)[:-1]]).astype(np.int64)
+    out = np.zeros((len(codes), int(sizes.sum())))
+    for offset, column in zip(at, columns, strict=True):
+        out[np.arange(len(codes)), offset + codes[:, column]] = 1.0
+    return out, at
+
+
+def find_boundary(
+    codes: np.ndarray,
+    n_states: Sequence[int],
+    names: Sequence[str],
+    chunk: Sequence[int],
+    *,
+    alpha: float = ALPHA,
+    max_size: int = MAX_RING,
+) -> Boundary:
+    """The ring of the chunk at positions ``chunk`` among the columns ``names`` of ``codes``,
+    by forward selection (module docstring), and whether its claim is confirmed."""
+    inside = set(chunk)
+    ring: list[int] = []
+    chunk_names = tuple(names[p] for p in chunk)
+    while True:
+        others = [p for p in range(len(names)) if p not in inside and p not in ring]
+        if not others:
+            return Boundary(chunk_names, _named(names, ring), True, 0, None, "")
+        score = pair_tests(codes, n_states, chunk, others, ring)
+        tests = score.size
+        if np.isnan(score).any():
+            reason = "too few rows to test every pair given the ring"
+            return Boundary(chunk_names, _named(names, ring), False, tests, None, reason)
+        strongest = score.max(axis=0)  # per outside answer: its most dependent chunk answer
+        smallest_p = math.exp(-float(strongest.max()))
+        if smallest_p >= alpha / tests:
+            joint = joint_independence(codes, n_states, chunk, ring, others)
+            if joint is not None and joint < alpha:  # a dependence no single pair shows
+                reason = "the rest of the survey, jointly, depends on the chunk given the ring"
+                everything = _named(names, [*ring, *others])
+                return Boundary(chunk_names, everything, False, tests + 1, joint, reason)
+            return Boundary(chunk_names, _named(names, ring), True, tests, smallest_p, "")
+        if len(ring) == max_size:
+            dependent = int((strongest > -math.log(alpha / tests)).sum())
+            reason = f"{dependent} outside answers still dependent given a ring of {max_size}"
+            return Boundary(chunk_names, _named(names, ring), False, tests, smallest_p, reason)
+        ring.append(others[int(np.argmax(strongest))])
+
+
+def merge_ring(
+    chunks: Sequence[tuple[str, ...]],
+    chunk: tuple[str, ...],
+    ring: Sequence[str],
+    order: Sequence[str],
+) -> list[tuple[str, ...]]:
+    """``chunks`` with ``chunk`` merged into the chunks that hold its ring's answers (columns
+    in the given ``order``, chunks ordered by their first column)."""
+    where = {name: p for p, name in enumerate(order)}
+    partners = [c for c in chunks if c != chunk and set(ring) & set(c)]
+    merged = tuple(sorted({*chunk, *(n for c in partners for n in c)}, key=where.__getitem__))
+    kept = [c for c in chunks if c != chunk and c not in partners]
+    return sorted([*kept, merged], key=lambda c: where[c[0]])
+
+
+def _named(names: Sequence[str], positions: Sequence[int]) -> tuple[str, ...]:
+    return tuple(names[p] for p in positions)
+
+
+__all__ = ["MAX_RING", "Boundary", "find_boundary", "merge_ring", "pair_tests"]
