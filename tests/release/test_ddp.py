@@ -279,3 +279,72 @@ def test_cli_bad_input_is_one_line_exit_2(capsys, extra: list[str], message: str
     code = main(["release", "ddp", "anes96", "--epsilon", "1", *extra])
     err = capsys.readouterr().err
     assert code == 2 and message in err and err.strip().count("\n") == 0
+
+
+# -- whole-survey calibration ---------------------------------------------------------------------
+
+
+def test_the_default_calibrates_every_answer_against_the_full_epsilon(survey) -> None:
+    """colour and likes depend on each other, age on nothing: two chunks, each at the full
+    epsilon (no share of the budget), each with a confirmed empty ring, and the record says
+    what the guarantee rests on."""
+    mechanism = seeded(1.0, 2, structure="chow-liu", max_levels=4).fit(survey, SURVEY)
+    assert mechanism.chunks_ == (("colour", "likes"), ("age",))
+    assert [b.confirmed and not b.ring for b in mechanism.boundaries_] == [True, True]
+    plan = mechanism.calibrate()
+    assert [p.epsilon for p in plan.chunks] == [1.0, 1.0]
+    assert plan.scales()["age"] == pytest.approx(2.0)  # its own histogram only
+    assert 2.0 < plan.scales()["likes"] < 4.0  # depends on colour: more, not all of it
+    record = mechanism.record(plan)
+    assert "every answer against the full epsilon" in record.noise["composition"]
+    assert any("boundary ring" in a and "parity" in a for a in record.assumptions)
+    assert mechanism.epsilon_if_chunks_dependent() == pytest.approx(
+        sum(p.row_sensitivity / p.scale for p in plan.chunks)
+    )
+
+
+def test_too_few_rows_to_test_a_ring_merge_the_chunks(survey) -> None:
+    """30 rows cannot test a pair of 4-level columns: the rings stay unconfirmed, so the
+    chunks are merged into one, which needs no ring."""
+    mechanism = seeded(1.0, 1, max_levels=4).fit(survey.iloc[:30], SURVEY)
+    assert mechanism.chunks_ == (("colour", "likes", "age"),)
+    assert [b.ring for b in mechanism.boundaries_] == [()]
+
+
+def test_a_ring_too_telling_at_a_smaller_epsilon_falls_back_to_laplace() -> None:
+    """Fitted at epsilon 1 the weak link's end is a usable ring; at 0.3 its influence alone
+    exceeds epsilon, so every histogram gets the row-level Laplace scale, and the record says
+    why."""
+    rng = np.random.default_rng(4)
+    n = 20_000
+    x0 = rng.integers(0, 2, n)
+    x1 = np.where(rng.random(n) < 0.9, x0, 1 - x0)
+    x2 = np.where(rng.random(n) < 0.6, x1, 1 - x1)  # the weak link
+    x3 = np.where(rng.random(n) < 0.9, x2, 1 - x2)
+    frame = pd.DataFrame({"x0": x0, "x1": x1, "x2": x2, "x3": x3})
+    schema = Schema(tuple(Column(c, "feature", Integer(0, 1)) for c in frame))
+    mechanism = TabularDDP(1.0, 2).fit(frame, schema)
+    assert mechanism.chunks_ == (("x0", "x1"), ("x2", "x3"))
+    assert [b.ring for b in mechanism.boundaries_] == [("x2",), ("x1",)]
+    assert not mechanism.calibrate().fallback
+    mechanism.epsilon = 0.3
+    plan = mechanism.calibrate()
+    assert "no bound below epsilon" in plan.fallback
+    assert all(v == pytest.approx(8 / 0.3) for v in plan.scales().values())
+    assert any("row-level Laplace scale" in a for a in mechanism.record(plan).assumptions)
+
+
+def test_pairwise_needs_the_papers_composition(survey) -> None:
+    with pytest.raises(InputError, match="give composition='chunks'"):
+        TabularDDP(1.0, method="pairwise", composition="survey").fit(survey, SURVEY)
+    fitted = seeded(1.0, 2, structure="chow-liu").fit(survey, SURVEY)
+    fitted.method = "pairwise"  # auto: the paper's composition, which needs its own fit
+    with pytest.raises(InputError, match="composition changed from 'survey' to 'chunks'"):
+        fitted.calibrate()
+
+
+def test_cli_help_says_what_is_protected(capsys) -> None:
+    code = main(["release", "ddp", "--help"])
+    text = " ".join(capsys.readouterr().out.split())
+    assert code == 0
+    assert "protects any one answer of any respondent, also through the answers" in text

@@ -26,9 +26,7 @@ from attrpriv.release.ddp.mechanism import TabularDDP
 from attrpriv.release.graph.network import DiscreteNetwork
 
 
-def exact_loss(
-    network: DiscreteNetwork, node: str, scale: float | Mapping[str, float]
-) -> float:
+def exact_loss(network: DiscreteNetwork, node: str, scale: float | Mapping[str, float]) -> float:
     """sup over outputs and secret pairs of the log-likelihood ratio about ``node``, when
     histogram ``j`` has discrete Laplace noise of ``scale[j]`` (or ``scale`` for all)."""
     nodes = network.nodes
@@ -261,7 +259,7 @@ def test_skipping_the_boundary_checks_is_caught(name: str, monkeypatch) -> None:
     from attrpriv.release.ddp import mechanism as ddp
     from attrpriv.release.ddp.boundary import Boundary
 
-    def no_ring(codes, n_states, names, chunk, **_: object) -> Boundary:
+    def no_ring(encoded, names, chunk, **_: object) -> Boundary:
         return Boundary(tuple(names[p] for p in chunk), (), True, 0, None, "")
 
     network, k = SPLIT[name]

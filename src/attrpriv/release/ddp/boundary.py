@@ -70,12 +70,33 @@ class Boundary:
         }
 
 
+@dataclass(frozen=True, eq=False)
+class Encoded:
+    """The learning rows as level codes and as one one-hot matrix (built once per fit)."""
+
+    codes: np.ndarray
+    n_states: tuple[int, ...]
+    onehot: np.ndarray
+    at: np.ndarray  # where each column's levels start in ``onehot``
+
+    @classmethod
+    def of(cls, codes: np.ndarray, n_states: Sequence[int]) -> Encoded:
+        table = np.asarray(codes, dtype=np.int64)
+        sizes = np.array([int(k) for k in n_states], dtype=np.int64)
+        at = np.concatenate([[0], np.cumsum(sizes)[:-1]]).astype(np.int64)
+        onehot = np.zeros((len(table), int(sizes.sum())), dtype=np.float32)
+        rows = np.arange(len(table))
+        for column, offset in enumerate(at):
+            onehot[rows, offset + table[:, column]] = 1.0
+        return cls(table, tuple(int(k) for k in sizes), onehot, at)
+
+    def levels(self, columns: Sequence[int]) -> np.ndarray:
+        """The one-hot columns of ``columns``' levels, in order."""
+        return np.concatenate([self.at[c] + np.arange(self.n_states[c]) for c in columns])
+
+
 def pair_tests(
-    codes: np.ndarray,
-    n_states: Sequence[int],
-    inner: Sequence[int],
-    outer: Sequence[int],
-    given: Sequence[int],
+    encoded: Encoded, inner: Sequence[int], outer: Sequence[int], given: Sequence[int]
 ) -> np.ndarray:
     """``-log p`` of the G-test of ``X_u`` independent of ``X_r`` given the joint ``X_given``,
     for every ``u`` in ``inner`` (rows) and ``r`` in ``outer`` (columns); NaN where the rows
@@ -84,54 +105,45 @@ def pair_tests(
     All pairs of one stratum come from one product of one-hot encodings; degrees of freedom
     count the levels seen in each stratum.
     """
-    codes = np.asarray(codes, dtype=np.int64)
+    codes, n_states = encoded.codes, encoded.n_states
     n = len(codes)
     if given:
-        shape = tuple(int(n_states[g]) for g in given)
+        shape = tuple(n_states[g] for g in given)
         key = np.ravel_multi_index(tuple(codes[:, g] for g in given), shape)
         _, stratum = np.unique(key, return_inverse=True)
     else:
         stratum = np.zeros(n, dtype=np.int64)
     n_strata = int(stratum.max()) + 1 if n else 0
-    left, left_at = _onehot(codes, n_states, inner)
-    right, right_at = _onehot(codes, n_states, outer)
-    g = np.zeros((len(inner), len(outer)))
-    dof = np.zeros((len(inner), len(outer)))
+    left = encoded.onehot[:, encoded.levels(inner)]
+    left_at = np.concatenate([[0], np.cumsum([n_states[u] for u in inner])[:-1]])
+    g = np.zeros((len(inner), len(n_states)))
+    dof = np.zeros((len(inner), len(n_states)))
     order = np.argsort(stratum, kind="stable")
     edges = np.searchsorted(stratum[order], np.arange(n_strata + 1))
     for s in range(n_strata):
         rows = order[edges[s] : edges[s + 1]]
-        a, b = left[rows], right[rows]
-        joint = a.T @ b
-        row_totals, column_totals = a.sum(axis=0), b.sum(axis=0)
+        a = left[rows]
+        b = encoded.onehot if n_strata == 1 else encoded.onehot[rows]
+        joint = (a.T @ b).astype(np.float64)
+        row_totals = a.sum(axis=0, dtype=np.float64)
+        column_totals = b.sum(axis=0, dtype=np.float64)
         expected = np.outer(row_totals, column_totals) / len(rows)
         seen = joint > 0
         cells = np.zeros_like(joint)
         cells[seen] = joint[seen] * np.log(joint[seen] / expected[seen])
-        g += 2.0 * np.add.reduceat(np.add.reduceat(cells, left_at, axis=0), right_at, axis=1)
+        g += 2.0 * np.add.reduceat(np.add.reduceat(cells, left_at, axis=0), encoded.at, axis=1)
         seen_left = np.add.reduceat((row_totals > 0).astype(np.int64), left_at) - 1
-        seen_right = np.add.reduceat((column_totals > 0).astype(np.int64), right_at) - 1
+        seen_right = np.add.reduceat((column_totals > 0).astype(np.int64), encoded.at) - 1
         dof += np.outer(np.maximum(seen_left, 0), np.maximum(seen_right, 0))
+    g, dof = g[:, list(outer)], dof[:, list(outer)]
     score = np.where(dof > 0, -stats.chi2.logsf(np.maximum(g, 0.0), np.maximum(dof, 1)), 0.0)
     sizes = np.outer([n_states[u] for u in inner], [n_states[r] for r in outer])
     result: np.ndarray = np.where(sizes * n_strata * ROWS_PER_CELL > n, np.nan, score)
     return result
 
 
-def _onehot(
-    codes: np.ndarray, n_states: Sequence[int], columns: Sequence[int]
-) -> tuple[np.ndarray, np.ndarray]:
-    sizes = np.array([int(n_states[c]) for c in columns], dtype=np.int64)
-    at = np.concatenate([[0], np.cumsum(sizes)[:-1]]).astype(np.int64)
-    out = np.zeros((len(codes), int(sizes.sum())))
-    for offset, column in zip(at, columns, strict=True):
-        out[np.arange(len(codes)), offset + codes[:, column]] = 1.0
-    return out, at
-
-
 def find_boundary(
-    codes: np.ndarray,
-    n_states: Sequence[int],
+    encoded: Encoded,
     names: Sequence[str],
     chunk: Sequence[int],
     *,
@@ -147,7 +159,7 @@ def find_boundary(
         others = [p for p in range(len(names)) if p not in inside and p not in ring]
         if not others:
             return Boundary(chunk_names, _named(names, ring), True, 0, None, "")
-        score = pair_tests(codes, n_states, chunk, others, ring)
+        score = pair_tests(encoded, chunk, others, ring)
         tests = score.size
         if np.isnan(score).any():
             reason = "too few rows to test every pair given the ring"
@@ -155,7 +167,7 @@ def find_boundary(
         strongest = score.max(axis=0)  # per outside answer: its most dependent chunk answer
         smallest_p = math.exp(-float(strongest.max()))
         if smallest_p >= alpha / tests:
-            joint = joint_independence(codes, n_states, chunk, ring, others)
+            joint = joint_independence(encoded.codes, encoded.n_states, chunk, ring, others)
             if joint is not None and joint < alpha:  # a dependence no single pair shows
                 reason = "the rest of the survey, jointly, depends on the chunk given the ring"
                 everything = _named(names, [*ring, *others])
@@ -174,10 +186,11 @@ def merge_ring(
     ring: Sequence[str],
     order: Sequence[str],
 ) -> list[tuple[str, ...]]:
-    """``chunks`` with ``chunk`` merged into the chunks that hold its ring's answers (columns
-    in the given ``order``, chunks ordered by their first column)."""
+    """``chunks`` with ``chunk`` merged into the chunks that hold its ring's answers, or into
+    every other chunk when its ring is empty (columns in the given ``order``, chunks ordered by
+    their first column). The whole survey as one chunk needs no ring."""
     where = {name: p for p, name in enumerate(order)}
-    partners = [c for c in chunks if c != chunk and set(ring) & set(c)]
+    partners = [c for c in chunks if c != chunk and (not ring or set(ring) & set(c))]
     merged = tuple(sorted({*chunk, *(n for c in partners for n in c)}, key=where.__getitem__))
     kept = [c for c in chunks if c != chunk and c not in partners]
     return sorted([*kept, merged], key=lambda c: where[c[0]])
@@ -187,4 +200,4 @@ def _named(names: Sequence[str], positions: Sequence[int]) -> tuple[str, ...]:
     return tuple(names[p] for p in positions)
 
 
-__all__ = ["MAX_RING", "Boundary", "find_boundary", "merge_ring", "pair_tests"]
+__all__ = ["MAX_RING", "Boundary", "Encoded", "find_boundary", "merge_ring", "pair_tests"]

@@ -105,22 +105,27 @@ def dependence_chunks(
     statistic = 2.0 * len(codes) * info
     dependent = stats.chi2.logsf(statistic, np.maximum(dof, 1)) < math.log(alpha / pairs)
     dependent &= dof > 0
-    chunks: list[list[int]] = [[i] for i in range(m)]
+    # cluster-level sums of mutual information and "some pair dependent", merged in place
+    total = info.copy()
+    linked = dependent.copy()
+    size = np.ones(m)
+    alive = np.ones(m, dtype=bool)
+    members: list[list[int]] = [[i] for i in range(m)]
     while True:
-        best: tuple[float, int, int] | None = None
-        for a in range(len(chunks)):
-            for b in range(a + 1, len(chunks)):
-                left, right = chunks[a], chunks[b]
-                if len(left) + len(right) > k or not dependent[np.ix_(left, right)].any():
-                    continue
-                link = float(info[np.ix_(left, right)].mean())
-                if best is None or link > best[0]:
-                    best = (link, a, b)
-        if best is None:
+        allowed = linked & np.outer(alive, alive) & (size[:, None] + size[None, :] <= k)
+        np.fill_diagonal(allowed, False)
+        if not allowed.any():
             break
-        _, a, b = best
-        chunks[a] = sorted(chunks[a] + chunks[b])
-        del chunks[b]
+        link = np.where(allowed, total / np.outer(size, size), -np.inf)
+        a, b = np.unravel_index(int(np.argmax(link)), link.shape)
+        total[a] += total[b]
+        total[:, a] = total[a]
+        linked[a] |= linked[b]
+        linked[:, a] = linked[a]
+        size[a] += size[b]
+        alive[b] = False
+        members[a] += members[b]
+    chunks = [sorted(members[i]) for i in range(m) if alive[i]]
     chunks.sort(key=lambda chunk: chunk[0])
     return [tuple(names[i] for i in chunk) for chunk in chunks]
 

@@ -52,7 +52,7 @@ from attrpriv.dp.record import PrivacyRecord, Release
 from attrpriv.dp.units import ANSWER, PrivacyUnit
 from attrpriv.errors import InputError
 from attrpriv.release.ddp.bound import ALPHA, Evidence, chunk_evidence
-from attrpriv.release.ddp.boundary import Boundary, find_boundary, merge_ring
+from attrpriv.release.ddp.boundary import Boundary, Encoded, find_boundary, merge_ring
 from attrpriv.release.ddp.chunking import GROUPINGS, check_chunks, dependence_chunks, order_chunks
 from attrpriv.release.ddp.dependence import (
     METHODS,
@@ -332,11 +332,13 @@ class TabularDDP(Mechanism[Counts, DDPPlan]):
         """Every chunk's boundary, network and evidence. For ``"survey"``, a chunk whose ring
         is not confirmed (checked before any network is learned), or that leaks at least half
         of epsilon into one of its answers whatever the quilt, is merged with the chunks
-        holding its ring and modelled again."""
+        holding its ring (every other chunk if its ring is empty) and modelled again."""
         columns = list(codes.columns)
-        table = codes.to_numpy(np.int64)
-        states = [levels[name].n_states for name in columns]
         survey = self._composition() == "survey"
+        encoded = Encoded.of(
+            codes.to_numpy(np.int64) if survey else np.zeros((0, len(columns)), np.int64),
+            [levels[name].n_states for name in columns],
+        )
         rings: dict[tuple[str, ...], Boundary] = {}
         built: dict[tuple[str, ...], _ChunkModel] = {}
         stuck: set[tuple[str, ...]] = set()
@@ -345,7 +347,7 @@ class TabularDDP(Mechanism[Counts, DDPPlan]):
                 for chunk in chunks:
                     if chunk not in rings:
                         at = [columns.index(name) for name in chunk]
-                        rings[chunk] = find_boundary(table, states, columns, at)
+                        rings[chunk] = find_boundary(encoded, columns, at)
                 grow = [c for c in chunks if c not in stuck and not rings[c].confirmed]
             if not survey or not grow:
                 for chunk in chunks:
