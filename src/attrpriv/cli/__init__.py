@@ -41,7 +41,7 @@ GROUP_MODULES: dict[str, tuple[str, ...]] = {
         "attrpriv.cli.release_ddp",
         "attrpriv.cli.release_quilt",
     ),
-    "sanitize": ("attrpriv.cli.sanitize",),
+    "sanitize": ("attrpriv.cli.sanitize", "attrpriv.cli.sanitize_resample"),
     "budget": ("attrpriv.cli.budget",),
 }
 

@@ -1,0 +1,58 @@
+"""``attrpriv sanitize resample``: the tabular sanitizer from the command line."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from attrpriv.cli import main
+
+ADULT = ["adult", "--aux", "adult", "--sensitive", "sex", "--epsilon", "1"]
+
+
+def test_resample_releases_every_private_row_and_its_record(capsys, tmp_path: Path) -> None:
+    out, record = tmp_path / "released.parquet", tmp_path / "record.json"
+    code = main(
+        [
+            "sanitize", "resample", *ADULT, "--aux-row-range", ":3000", "--row-range",
+            "40000:41000", "--proxies", "2", "--out", str(out), "--record", str(record),
+        ]
+    )  # fmt: skip
+    text = " ".join(capsys.readouterr().out.split())
+    assert code == 0 and "released 1000 rows at epsilon=1" in text and "not hidden" in text
+    released = pd.read_parquet(out)
+    assert len(released) == 1000 and "split" in released and "income" in released
+    assert set(released["sex"]) <= {"Female", "Male"}
+    payload = json.loads(record.read_text())
+    assert payload["record"]["epsilon"] == 1.0
+    assert payload["record"]["unit"].startswith("dp/substitute:sex,")
+    assert len(payload["parts"]["proxies"]) == 2 and "income" not in payload["parts"]["proxies"]
+
+
+def test_private_rows_that_repeat_the_auxiliary_rows_are_refused(capsys, tmp_path) -> None:
+    out = tmp_path / "released.parquet"
+    args = ["sanitize", "resample", *ADULT, "--rows", "2000", "--out", str(out)]
+    code = main(args)
+    err = capsys.readouterr().err
+    assert code == 2 and "repeat auxiliary rows" in err and err.strip().count("\n") == 0
+    assert not out.exists()
+
+
+@pytest.mark.parametrize(
+    ("extra", "message"),
+    [
+        (["--out", "released.txt"], "--out must end in"),
+        (["--out", "r.csv", "--proxy-columns", "height"], "height"),
+        (["--out", "r.csv", "--epsilon", "0"], "epsilon must be > 0"),
+    ],
+)
+def test_bad_input_is_one_line_exit_2(capsys, tmp_path, monkeypatch, extra, message) -> None:
+    monkeypatch.chdir(tmp_path)
+    base = ["sanitize", "resample", *ADULT, "--aux-row-range", ":2000", "--row-range", "40000:"]
+    code = main([*base, *extra])
+    err = capsys.readouterr().err
+    assert code == 2 and message in err and err.strip().count("\n") == 0
+    assert not list(tmp_path.iterdir())
