@@ -273,6 +273,8 @@ def test_cli_releases_anes_and_writes_json(capsys, tmp_path: Path) -> None:
         (["--structure", "bogus"], "structure must be one of"),
         (["--aux", "nowhere.csv"], "neither a bundled dataset nor an existing file"),
         (["--columns", "pid,colour"], "'colour' is not in the schema"),
+        (["--method", "pairwise", "--composition", "survey"], "give composition='chunks'"),
+        (["--composition", "both"], "composition must be one of"),
     ],
 )
 def test_cli_bad_input_is_one_line_exit_2(capsys, extra: list[str], message: str) -> None:
@@ -341,6 +343,16 @@ def test_pairwise_needs_the_papers_composition(survey) -> None:
     fitted.method = "pairwise"  # auto: the paper's composition, which needs its own fit
     with pytest.raises(InputError, match="composition changed from 'survey' to 'chunks'"):
         fitted.calibrate()
+
+
+def test_cli_pairwise_is_the_papers_split(capsys, tmp_path: Path) -> None:
+    out = tmp_path / "hist.json"
+    code = main(["release", "ddp", "anes96", "--epsilon", "1", "--method", "pairwise",
+                 "--grouping", "order", "--out", str(out)])  # fmt: skip
+    text = " ".join(capsys.readouterr().out.split())
+    parts = json.loads(out.read_text())["parts"]
+    assert code == 0 and parts["composition"] == "chunks" and "are dependent" in text
+    assert parts["chunks"][0]["epsilon"] == pytest.approx(10 / 11)
 
 
 def test_cli_help_says_what_is_protected(capsys) -> None:
