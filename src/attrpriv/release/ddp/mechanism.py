@@ -162,7 +162,8 @@ class TabularDDP(Mechanism[Counts, DDPPlan]):
         ``"dependence"`` (dependent columns together, default) or ``"order"`` (consecutive
         columns, the paper's).
     chunks : sequence of sequence of str, optional
-        Explicit chunks (lists of columns); replaces ``columns``, ``chunk_size``, ``grouping``.
+        Explicit chunks (lists of columns); replaces ``columns``, ``chunk_size``, ``grouping``
+        (under ``"survey"`` a chunk whose ring cannot be confirmed is still merged).
     aux : pandas.DataFrame, str or pathlib.Path, optional
         Public auxiliary data (DataFrame or CSV/Parquet path) to learn the networks from;
         default the private data itself, which the record then says.
