@@ -73,3 +73,28 @@ def test_merging_joins_the_chunks_of_the_ring_or_everything() -> None:
     order = ["a", "b", "c", "d", "e"]
     assert merge_ring(chunks, ("a", "b"), ("d",), order) == [("a", "b", "d", "e"), ("c",)]
     assert merge_ring(chunks, ("c",), (), order) == [("a", "b", "c", "d", "e")]
+
+
+def test_a_hub_with_many_neighbours_gets_smaller_quilts_not_an_error() -> None:
+    """A merged chunk learned as a tree can have a hub: C(50, 3) subsets of its leaves exceed
+    the candidate limit, so its quilts stop at two answers instead of aborting the fit."""
+    from attrpriv.release.graph.network import DiscreteNetwork
+    from attrpriv.release.graph.quilts import (
+        MAX_CANDIDATES,
+        affordable_quilt_size,
+        candidate_quilts,
+    )
+
+    leaves = [f"l{k}" for k in range(50)]
+    same = np.array([[0.8, 0.2], [0.2, 0.8]])
+    star = DiscreteNetwork(
+        {"hub": (0, 1), **dict.fromkeys(leaves, (0, 1))},
+        {"hub": (), **dict.fromkeys(leaves, ("hub",))},
+        {"hub": np.array([0.5, 0.5]), **dict.fromkeys(leaves, same)},
+    )
+    size = affordable_quilt_size(star, "hub", 3, 2)
+    assert size == 2
+    assert len(list(candidate_quilts(star, "hub", max_quilt_size=size, within=2))) <= (
+        MAX_CANDIDATES + len(leaves)
+    )
+    assert affordable_quilt_size(star, "hub", 1, 2) == 1

@@ -35,7 +35,7 @@ import numpy as np
 from scipy import stats
 
 from attrpriv.release.graph.network import DiscreteNetwork
-from attrpriv.release.graph.quilts import candidate_quilts, influence_of
+from attrpriv.release.graph.quilts import affordable_quilt_size, candidate_quilts, influence_of
 
 ALPHA = 0.01
 """The level of the independence tests: a claim with p below it is rejected."""
@@ -141,9 +141,9 @@ def chunk_evidence(
         position = columns.index(node)
         others = tuple(p for p in range(len(columns)) if p != position and p not in outer)
         kept = [_candidate(table, columns, position, outer, others, "", None)]
-        for quilt in candidate_quilts(
-            network, node, max_quilt_size=max_quilt_size, within=QUILT_REACH
-        ):
+        # a hub of a large merged chunk may have too many subsets: smaller quilts for it
+        size = affordable_quilt_size(network, node, max_quilt_size, QUILT_REACH)
+        for quilt in candidate_quilts(network, node, max_quilt_size=size, within=QUILT_REACH):
             nearby = set(network.separates(quilt, node)) - {node}
             if nearby & set(ring):  # the ring is never nearby
                 continue

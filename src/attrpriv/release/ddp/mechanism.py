@@ -175,7 +175,8 @@ class TabularDDP(Mechanism[Counts, DDPPlan]):
         Dirichlet pseudo-count per cell.
     max_quilt_size : int or None, optional
         Largest quilt tried besides the moral-graph rings (None: every subset, exponential in
-        k).
+        k); lowered for an answer whose neighbourhood has more subsets than
+        :data:`~attrpriv.release.graph.quilts.MAX_CANDIDATES` (a hub of a merged chunk).
     max_learn_rows : int, optional
         Rows sampled to learn from.
     seed : int or None, optional

@@ -282,18 +282,14 @@ def candidate_quilts(
     first. Quilts whose joint table with ``node`` exceeds :data:`MAX_QUILT_CELLS` are skipped.
     """
     distance = moral_distances(network, node)
-    reach = math.inf if within is None else within
-    others = sorted(
-        (n for n in network.nodes if n != node and distance[n] <= reach),
-        key=lambda n: distance[n],
-    )
+    others = _within(network, node, distance, within)
     largest = (
         len(others)
         if max_quilt_size is None
         else check_positive_int(max_quilt_size, "max_quilt_size")
     )
     largest = min(largest, len(others))
-    count = sum(math.comb(len(others), k) for k in range(largest + 1))
+    count = _subsets(len(others), largest)
     if count > MAX_CANDIDATES:
         raise InputError(
             f"max_quilt_size={max_quilt_size} gives {count:,} candidate quilts for node "
@@ -309,6 +305,33 @@ def candidate_quilts(
             continue
         seen.add(key)
         yield tuple(quilt)
+
+
+def affordable_quilt_size(
+    network: DiscreteNetwork, node: str, max_quilt_size: int | None, within: int | None
+) -> int:
+    """The largest quilt size up to ``max_quilt_size`` (None: any) whose subsets, drawn from
+    the nodes within moral distance ``within`` of ``node``, number at most
+    :data:`MAX_CANDIDATES` (at least 1: single nodes are always affordable in practice)."""
+    others = _within(network, node, moral_distances(network, node), within)
+    size = len(others) if max_quilt_size is None else min(max_quilt_size, len(others))
+    while size > 1 and _subsets(len(others), size) > MAX_CANDIDATES:
+        size -= 1
+    return max(size, 1)
+
+
+def _within(
+    network: DiscreteNetwork, node: str, distance: Mapping[str, float], within: int | None
+) -> list[str]:
+    reach = math.inf if within is None else within
+    return sorted(
+        (n for n in network.nodes if n != node and distance[n] <= reach),
+        key=lambda n: distance[n],
+    )
+
+
+def _subsets(n: int, largest: int) -> int:
+    return sum(math.comb(n, k) for k in range(largest + 1))
 
 
 def moral_distances(network: DiscreteNetwork, node: str) -> dict[str, float]:
@@ -358,6 +381,7 @@ __all__ = [
     "MAX_CANDIDATES",
     "MAX_QUILT_CELLS",
     "Quilt",
+    "affordable_quilt_size",
     "best_quilt",
     "candidate_quilts",
     "check_sensitivity",
