@@ -334,7 +334,7 @@ SPEED_GRID = [
 
 def audits(quick: bool) -> None:
     """The audit numbers of docs/mechanisms/tabular-ddp.md, with the tests' own helpers."""
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "release"))
     import test_ddp_dependence as t
 
     xor, star = t.xor_network(pairs=1), t.star_network(leaves=3, keep=0.95)
@@ -362,7 +362,8 @@ def audits(quick: bool) -> None:
         scale = t.fitted_scale(mechanism, network)
         rows.append([name, variant, epsilon, scale, t.audited_epsilon(network, scale)])
     table(
-        "Audits (100,000 outputs per secret, confidence 0.99; tests/test_ddp_dependence.py)",
+        "Audits (100,000 outputs per secret, confidence 0.99; "
+        "tests/release/test_ddp_dependence.py)",
         ["network", "variant", "claimed epsilon", "noise scale", "audited lower bound"],
         rows,
     )

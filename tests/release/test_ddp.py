@@ -360,3 +360,20 @@ def test_cli_help_says_what_is_protected(capsys) -> None:
     text = " ".join(capsys.readouterr().out.split())
     assert code == 0
     assert "protects any one answer of any respondent, also through the answers" in text
+
+
+def test_exact_structure_with_a_ring_beyond_four_answers_learns_a_tree() -> None:
+    """A chunk of four with a ring of one is five answers: more than the exhaustive search
+    takes, so that chunk's network is a Chow-Liu tree instead of an error."""
+    rng = np.random.default_rng(5)
+    n = 20_000
+    columns = {}
+    previous = rng.integers(0, 2, n)
+    for k in range(8):
+        keep = 0.6 if k == 4 else 0.9  # the weak link between the two chains of four
+        previous = columns[f"x{k}"] = np.where(rng.random(n) < keep, previous, 1 - previous)
+    frame = pd.DataFrame(columns)
+    schema = Schema(tuple(Column(c, "feature", Integer(0, 1)) for c in frame))
+    mechanism = TabularDDP(1.0, 4, structure="exact").fit(frame, schema)
+    assert any(len(b.ring) + len(b.chunk) > 4 for b in mechanism.boundaries_)
+    assert not mechanism.calibrate().fallback

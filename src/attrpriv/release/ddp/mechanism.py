@@ -154,10 +154,10 @@ class TabularDDP(Mechanism[Counts, DDPPlan]):
         independent) or ``"auto"`` (default: ``"survey"`` for ``"quilt"``, ``"chunks"`` for
         ``"pairwise"``).
     structure : str, optional
-        ``"hc"`` (hill climbing + BIC), ``"chow-liu"`` or ``"exact"`` (k <= 4); a chunk grown
-        by merging past ``2 * chunk_size`` answers (4 for ``"exact"``) is learned as a Chow-Liu
-        tree (the network only proposes quilts: the checks keep the bound sound whatever it
-        is).
+        ``"hc"`` (hill climbing + BIC), ``"chow-liu"`` or ``"exact"`` (k <= 4); a chunk whose
+        answers and ring number more than ``2 * chunk_size`` (4 for ``"exact"``) is learned as
+        a Chow-Liu tree (the network only proposes quilts: the checks keep the bound sound
+        whatever it is).
     grouping : str, optional
         ``"dependence"`` (dependent columns together, default) or ``"order"`` (consecutive
         columns, the paper's).
@@ -378,7 +378,7 @@ class TabularDDP(Mechanism[Counts, DDPPlan]):
         ring = boundary.ring if boundary is not None else ()
         modelled = [*chunk, *ring]
         reach = EXACT_MAX_COLUMNS if self.structure == "exact" else 2 * int(self.chunk_size)
-        large = len(chunk) > reach  # grown by merging
+        large = len(modelled) > reach  # grown by merging, or by its ring
         network = learn_network(
             codes.loc[:, modelled],
             {name: levels[name].n_states for name in modelled},
