@@ -150,7 +150,7 @@ def find_boundary(
     alpha: float = ALPHA,
     max_size: int = MAX_RING,
 ) -> Boundary:
-    """The ring of the chunk at positions ``chunk`` among the columns ``names`` of ``codes``,
+    """The ring of the chunk at positions ``chunk`` among the columns ``names`` of ``encoded``,
     by forward selection (module docstring), and whether its claim is confirmed."""
     inside = set(chunk)
     ring: list[int] = []
