@@ -109,6 +109,8 @@ IMAGE = {"kind": "image", "beta": 1.0, "lr": 1e-3, "hidden": 128, "batch_size": 
 BETA_VAE = (1.0, 0.0, 0.0, 0.0)
 EPSILONS = (0.5, 1.0, 2.0, 4.0, 8.0)
 STRENGTHS = (0.25, 0.5, 1.0, 2.0, 4.0)
+PROXY_COUNTS = (3, 8)
+"""Proxy resampling with a fixed number of proxies (the CLI's default is "auto"), at epsilon 1."""
 
 
 @dataclass(frozen=True)
@@ -227,9 +229,14 @@ def methods(task: Task, decoupler: GlobalDecoupler, bvae: GlobalDecoupler) -> di
         columns = evaluated_columns(decoupler, task.aux, task.target)
         pair = ResamplingSanitizer.fitted(task.aux, task.private, task.sensitive,
                                           target=task.target, epsilon=EPSILONS[0],
-                                          columns=columns)  # fmt: skip
-        for e in EPSILONS:
+                                          n_proxies="auto", columns=columns)  # fmt: skip
+        for e in EPSILONS:  # the CLI's default: proxies until the floor is 0.55
             found[f"proxy-resampling eps={e:g}"] = ("proxy-resampling", pair.at(e))
+        for n in PROXY_COUNTS:  # the method's own knob: fixed counts, at epsilon 1
+            more = ResamplingSanitizer.fitted(task.aux, task.private, task.sensitive,
+                                              target=task.target, epsilon=1.0, n_proxies=n,
+                                              columns=columns)  # fmt: skip
+            found[f"proxy-resampling {n} proxies eps=1"] = ("proxy-resampling", more.at(1.0))
     print(f"DP bounds from the auxiliary latents: box {box:.3g}, ball {ball:.3g}")
     return found
 

@@ -47,6 +47,8 @@ def test_private_rows_that_repeat_the_auxiliary_rows_are_refused(capsys, tmp_pat
         (["--out", "released.txt"], "--out must end in"),
         (["--out", "r.csv", "--proxy-columns", "height"], "height"),
         (["--out", "r.csv", "--epsilon", "0"], "epsilon must be > 0"),
+        (["--out", "r.csv", "--proxies", "some"], "--proxies must be a count or 'auto'"),
+        (["--out", "r.csv", "--target-auc", "0.4"], "target_auc must be an AUC in (0.5, 1]"),
     ],
 )
 def test_bad_input_is_one_line_exit_2(capsys, tmp_path, monkeypatch, extra, message) -> None:
@@ -56,3 +58,18 @@ def test_bad_input_is_one_line_exit_2(capsys, tmp_path, monkeypatch, extra, mess
     err = capsys.readouterr().err
     assert code == 2 and message in err and err.strip().count("\n") == 0
     assert not list(tmp_path.iterdir())
+
+
+def test_auto_proxies_redraw_until_the_floor_is_reached(capsys, tmp_path: Path) -> None:
+    """The default redraws proxies until the rest predicts sex with AUC at most 0.55 on the
+    auxiliary rows (or every candidate is redrawn): more than three on Adult."""
+    out, record = tmp_path / "released.parquet", tmp_path / "record.json"
+    code = main(
+        [
+            "sanitize", "resample", *ADULT, "--aux-row-range", ":3000", "--row-range",
+            "40000:41000", "--out", str(out), "--record", str(record),
+        ]
+    )  # fmt: skip
+    assert code == 0
+    parts = json.loads(record.read_text())["parts"]
+    assert len(parts["proxies"]) > 3 and "income" not in parts["proxies"]

@@ -492,3 +492,19 @@ def test_the_greedy_ranking_finds_both_copies_of_a_proxy() -> None:
     assert rank_proxies_greedy(frame, "s", 0).proxies == ()
     with pytest.raises(InputError, match="n_proxies=5 but"):
         rank_proxies_greedy(frame, "s", 5)
+
+
+def test_auto_proxies_stop_once_the_rest_hides_the_sensitive_column(split) -> None:
+    """``n_proxies="auto"`` ranks until the validation AUC of what is left is at most
+    ``target_auc``: a lenient target stops once the two proxies are redrawn, a strict one
+    takes the context column too."""
+    aux = split[0]
+    lenient = _resampler(n_proxies="auto", target_auc=0.8).fit(aux)
+    strict = _resampler(n_proxies="auto", target_auc=0.55).fit(aux)
+    assert set(lenient.proxies_) == {"copy", "level"}
+    assert strict.proxies_[:2] == lenient.proxies_ and len(strict.proxies_) == 3
+    ranking = lenient.ranking_
+    assert ranking is not None and ranking.auc_left[-1] <= 0.8
+    assert all(left > 0.8 for left in ranking.auc_left[:-1])
+    with pytest.raises(InputError, match=r"target_auc must be an AUC in \(0.5, 1\]"):
+        _resampler(n_proxies="auto", target_auc=0.5).fit(aux)

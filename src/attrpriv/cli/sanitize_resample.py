@@ -62,8 +62,16 @@ def resample(
         ),
     ],
     proxies: Annotated[
-        int, typer.Option(help="How many proxies to rank and redraw (0: the column only).")
-    ] = 3,
+        str,
+        typer.Option(
+            help="How many proxies to rank and redraw (0: the column only), or 'auto': as many "
+            "as it takes for the rest to predict the sensitive column with AUC at most "
+            "--target-auc on the auxiliary data."
+        ),
+    ] = "auto",
+    target_auc: Annotated[
+        float, typer.Option(help="The leakage floor '--proxies auto' aims at, in (0.5, 1].")
+    ] = 0.55,
     proxy_columns: Annotated[
         str | None,
         typer.Option(help="Comma-separated proxies to redraw (in this order) instead of ranking."),
@@ -106,8 +114,8 @@ def resample(
     frame = _table_rows(private.frame, row_range, where, rows, seed, data)
     chosen = split_names(proxy_columns)
     resampler = ProxyResampler(
-        sensitive, proxies="auto" if chosen is None else chosen, n_proxies=proxies,
-        epsilon=epsilon, keep=split_names(keep) or (), seed=seed,
+        sensitive, proxies="auto" if chosen is None else chosen, n_proxies=_count(proxies),
+        target_auc=target_auc, epsilon=epsilon, keep=split_names(keep) or (), seed=seed,
     )  # fmt: skip
     resampler.fit(aux_frame, private.schema)
     book = BudgetLedger(ledger, create=False) if ledger is not None else None
@@ -123,6 +131,16 @@ def resample(
     )
 
 
+def _count(text: str) -> int | str:
+    """``--proxies``: ``auto`` or a count."""
+    if text.strip() == "auto":
+        return "auto"
+    try:
+        return int(text)
+    except ValueError:
+        raise InputError(f"--proxies must be a count or 'auto', got {text!r}") from None
+
+
 def _summary(resampler: Any, parts: dict[str, Any], n_aux: int, n_private: int) -> list[str]:
     """What was resampled, what passed through, and what the release cannot hide."""
     marginal = ", ".join(f"{k} {v:.3f}" for k, v in parts["marginal"].items())
@@ -134,6 +152,7 @@ def _summary(resampler: Any, parts: dict[str, Any], n_aux: int, n_private: int) 
         f"{len(parts['passed_through'])} columns passed through unchanged: "
         f"{', '.join(parts['passed_through'])}",
         f"not hidden: the other columns predict {parts['sensitive']!r} with AUC "
-        f"{parts['leakage_floor_aux']:.3f} on the auxiliary data (more --proxies lowers it; "
+        f"{parts['leakage_floor_aux']:.3f} on the auxiliary data (more --proxies or a lower "
+        "--target-auc lowers it; "
         "'attrpriv sanitize evaluate' measures leakage and utility)",
     ]

@@ -190,8 +190,10 @@ def rank_greedy(
     design: Design,
     n_proxies: int,
     seed: int,
+    stop_at: float | None = None,
 ) -> Ranking:
-    """Pick ``n_proxies`` columns of ``design`` greedily by permutation importance (AUC drop)."""
+    """Pick ``n_proxies`` columns of ``design`` greedily by permutation importance (AUC drop),
+    fewer if the validation AUC of what is left falls to ``stop_at`` or below."""
     counts = np.bincount(codes, minlength=n_classes)
     stratify = codes if counts[counts > 0].min() >= 2 else None
     train, valid = train_test_split(
@@ -215,7 +217,7 @@ def rank_greedy(
         model.fit(x[train][:, left], codes[train])
         xv = x[valid][:, left]
         aucs.append(scorer(model, xv, codes[valid]))
-        if step == n_proxies:
+        if step == n_proxies or (stop_at is not None and aucs[-1] <= stop_at):
             break
         drop = permutation_importance(
             model, xv, codes[valid], scoring=scorer, n_repeats=3, random_state=seed

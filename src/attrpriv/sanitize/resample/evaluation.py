@@ -49,7 +49,7 @@ class ResamplingSanitizer:
         *,
         target: str,
         epsilon: float,
-        n_proxies: int = 3,
+        n_proxies: int | str = 3,
         columns: Sequence[str] | None = None,
         seed: int = 0,
     ) -> ResamplingSanitizer:
@@ -67,7 +67,7 @@ class ResamplingSanitizer:
             The task's column, kept out of the proxies.
         epsilon : float
             The privacy loss of each release, > 0.
-        n_proxies : int, default 3
+        n_proxies : int or "auto", default 3
             Proxies to redraw.
         columns : sequence of str or None, default None
             The columns the sweep evaluates (the decoupler's, with the sensitive and target

@@ -18,7 +18,14 @@ from typing import TYPE_CHECKING, Any, ClassVar
 import numpy as np
 import pandas as pd
 
-from attrpriv._checks import Check, check_epsilon, check_positive_int, one_of, optional
+from attrpriv._checks import (
+    Check,
+    check_epsilon,
+    check_positive_int,
+    check_probability,
+    one_of,
+    optional,
+)
 from attrpriv.data.schema import Schema
 from attrpriv.dp.accuracy import Accuracy
 from attrpriv.dp.mechanism import SAMPLER_CONSTRAINTS, Mechanism, NoisePlan, check_fitted
@@ -66,6 +73,13 @@ def _proxies(value: object, name: str) -> object:
             raise InputError(f"{name} must be 'auto' or a list of column names, got {value!r}")
         return value
     return _names(value, name)
+
+
+def _auc(value: object, name: str) -> float:
+    number = check_probability(value, name, open_interval=False)
+    if number <= 0.5:
+        raise InputError(f"{name} must be an AUC in (0.5, 1], got {number}")
+    return number
 
 
 def _categories(value: object, name: str) -> tuple[Hashable, ...]:
@@ -197,8 +211,12 @@ class ProxyResampler(Mechanism[PrivateRows, ResamplePlan]):
     proxies : "auto" or list of str, default "auto"
         The columns to redraw: ``"auto"`` picks the ``n_proxies`` best predictors of the
         sensitive column on the auxiliary data; a list names them (redrawn in its order).
-    n_proxies : int, default 3
-        How many proxies ``"auto"`` picks, >= 0 (0: only the sensitive column is resampled).
+    n_proxies : int or "auto", default 3
+        How many proxies ``"auto"`` picks, >= 0 (0: only the sensitive column is resampled);
+        ``"auto"``: as many as it takes for the other columns to predict the sensitive one with
+        validation AUC at most ``target_auc`` on the auxiliary data (every candidate at most).
+    target_auc : float, default 0.55
+        The leakage floor ``n_proxies="auto"`` aims at, in (0.5, 1].
     epsilon : float, default 1.0
         The privacy loss of a release, > 0.
     conditional : str, default "hgb"
@@ -237,7 +255,10 @@ class ProxyResampler(Mechanism[PrivateRows, ResamplePlan]):
     _constraints: ClassVar[Mapping[str, Check]] = {
         "sensitive": _name,
         "proxies": _proxies,
-        "n_proxies": lambda value, name: check_positive_int(value, name, minimum=0),
+        "n_proxies": lambda value, name: (
+            value if value == "auto" else check_positive_int(value, name, minimum=0)
+        ),
+        "target_auc": _auc,
         "epsilon": check_epsilon,
         "conditional": one_of(CONDITIONALS),
         "keep": _names,
@@ -251,7 +272,8 @@ class ProxyResampler(Mechanism[PrivateRows, ResamplePlan]):
         sensitive: str,
         *,
         proxies: str | Sequence[str] = "auto",
-        n_proxies: int = 3,
+        n_proxies: int | str = 3,
+        target_auc: float = 0.55,
         epsilon: float = 1.0,
         conditional: str = "hgb",
         keep: Sequence[str] = (),
@@ -263,6 +285,7 @@ class ProxyResampler(Mechanism[PrivateRows, ResamplePlan]):
         self.sensitive = sensitive
         self.proxies = proxies
         self.n_proxies = n_proxies
+        self.target_auc = target_auc
         self.epsilon = epsilon
         self.conditional = conditional
         self.keep = keep
@@ -332,13 +355,17 @@ class ProxyResampler(Mechanism[PrivateRows, ResamplePlan]):
         """The parameters that shape what ``fit`` learns (a release checks they still hold)."""
         proxies = self.proxies if isinstance(self.proxies, str) else tuple(self.proxies)
         categories = None if self.categories is None else tuple(self.categories)
-        return (self.sensitive, proxies, self.n_proxies, tuple(self.keep), categories,
-                self.conditional)  # fmt: skip
+        return (self.sensitive, proxies, self.n_proxies, self.target_auc, tuple(self.keep),
+                categories, self.conditional)  # fmt: skip
 
     def _choose(self, frame: pd.DataFrame, setup: Setup) -> tuple[Ranking | None, tuple[str, ...]]:
         """The proxies: ranked on the auxiliary data (``"auto"``), or the ones named."""
         if isinstance(self.proxies, str):
-            ranking = rank(frame, setup, int(self.n_proxies), int(self.seed))
+            if self.n_proxies == "auto":
+                count, stop_at = len(setup.candidates), float(self.target_auc)
+                ranking = rank(frame, setup, count, int(self.seed), stop_at)
+            else:
+                ranking = rank(frame, setup, int(self.n_proxies), int(self.seed))
             return ranking, ranking.proxies
         proxies = tuple(self.proxies)
         for name in proxies:

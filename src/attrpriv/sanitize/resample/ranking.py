@@ -118,15 +118,17 @@ def rank_proxies_greedy(
     return rank(frame, setup, n, seed)
 
 
-def rank(frame: pd.DataFrame, setup: Setup, n_proxies: int, seed: int) -> Ranking:
-    """:func:`rank_proxies_greedy` on a prepared frame."""
+def rank(
+    frame: pd.DataFrame, setup: Setup, n_proxies: int, seed: int, stop_at: float | None = None
+) -> Ranking:
+    """:func:`rank_proxies_greedy` on a prepared frame (stopping early at AUC ``stop_at``)."""
     if n_proxies > len(setup.candidates):
         raise InputError(
             f"n_proxies={n_proxies} but the auxiliary data has {len(setup.candidates)} "
             "candidate columns (not the sensitive one, not kept, not ignored)"
         )
     design = Design.learn(frame, setup.candidates, setup.domains)
-    return rank_greedy(frame, setup.codes, len(setup.domain), design, n_proxies, seed)
+    return rank_greedy(frame, setup.codes, len(setup.domain), design, n_proxies, seed, stop_at)
 
 
 def data_frame(data: object, what: str) -> pd.DataFrame:
