@@ -46,9 +46,11 @@ GROUP_EXAMPLES = {
                "--html report.html",),
     "release": ("attrpriv release histograms adult --columns race,sex --epsilon 1 "
                 "--html hist.html", "attrpriv release ddp anes96 --epsilon 1 --chunk-size 6"),
-    "sanitize": ("attrpriv sanitize fit adult --sensitive sex --where split=train --rows 5000 "
-                 "--out dec", "attrpriv sanitize apply adult --decoupler dec --where split=test "
-                 "--epsilon 1 --out s.parquet"),
+    "sanitize": ("attrpriv sanitize resample adult --aux adult --aux-where split=train "
+                 "--where split=test --sensitive sex --epsilon 1 --out s.parquet",
+                 "attrpriv sanitize fit mnist_5k --sensitive thickness --row-range ::2 "
+                 "--out dec", "attrpriv sanitize apply mnist_5k --decoupler dec "
+                 "--row-range 1::2 --epsilon 1 --out s.npz"),
     "budget": ("attrpriv budget set --ledger survey.ledger --epsilon 3 --delta 1e-6",
                "attrpriv budget show --ledger survey.ledger --html budget.html"),
 }  # fmt: skip
