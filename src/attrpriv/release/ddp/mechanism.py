@@ -337,21 +337,19 @@ class TabularDDP(Mechanism[Counts, DDPPlan]):
         holding its ring (every other chunk if its ring is empty) and modelled again."""
         columns = list(codes.columns)
         survey = self._composition() == "survey"
-        encoded = Encoded.of(
-            codes.to_numpy(np.int64) if survey else np.zeros((0, len(columns)), np.int64),
-            [levels[name].n_states for name in columns],
-        )
+        states = [levels[name].n_states for name in columns]
+        encoded = Encoded.of(codes.to_numpy(np.int64), states) if survey else None
         rings: dict[tuple[str, ...], Boundary] = {}
         built: dict[tuple[str, ...], _ChunkModel] = {}
         stuck: set[tuple[str, ...]] = set()
         while True:
-            if survey:
+            if encoded is not None:
                 for chunk in chunks:
                     if chunk not in rings:
                         at = [columns.index(name) for name in chunk]
                         rings[chunk] = find_boundary(encoded, columns, at)
                 grow = [c for c in chunks if c not in stuck and not rings[c].confirmed]
-            if not survey or not grow:
+            if encoded is None or not grow:
                 for chunk in chunks:
                     if chunk not in built:
                         built[chunk] = self._model(chunk, rings.get(chunk), codes, levels)
