@@ -18,10 +18,13 @@ from sklearn.preprocessing import FunctionTransformer, StandardScaler
 
 from attrpriv import InputError
 from attrpriv.assess.models import (
+    MAX_CATEGORIES,
     MODEL_CHOICES,
     align,
+    coded_columns,
     fit_without,
     load_model,
+    make_coder,
     make_model,
     per_record_loss,
     predict_outputs,
@@ -60,6 +63,30 @@ def test_missing_values_are_encoded_inside_the_pipeline(adult) -> None:
     holed.loc[:20, "age"] = np.nan
     fitted = make_model("logreg").fit(holed, y)
     assert np.isfinite(predict_outputs(fitted, holed)).all()
+
+
+def test_the_coder_gives_one_code_column_per_category_column() -> None:
+    many = [f"v{i:02d}" for i in range(MAX_CATEGORIES + 8)]
+    frame = pd.DataFrame(
+        {
+            "size": [1.0, np.nan, 3.0] * 40,
+            "colour": (["red", "blue", None] * 40),
+            "many": (many * 4)[:120],
+            "flag": [True, False] * 60,
+        }
+    )
+    coder = make_coder().fit(frame)
+    assert coded_columns(coder) == ["colour", "many", "flag"]
+    codes = pd.DataFrame(coder.transform(frame), columns=coder.get_feature_names_out())
+    assert list(codes.columns) == ["colour", "many", "flag", "size"]  # codes first
+    assert codes["colour"].isna().sum() == 40  # a missing value stays missing
+    assert codes["colour"].nunique() == 2
+    assert codes["many"].nunique() == MAX_CATEGORIES  # the rarest grouped into one code
+    assert codes["size"].notna().all()  # numbers median-imputed, not scaled
+    assert set(codes["size"]) == {1.0, 2.0, 3.0}
+    unseen = pd.DataFrame({"size": [2.0], "colour": ["green"], "many": ["new"], "flag": [True]})
+    coded = coder.transform(unseen)[0]
+    assert np.isnan(coded[0]) and np.isnan(coded[1])  # an unseen value is missing
 
 
 @pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")

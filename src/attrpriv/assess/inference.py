@@ -42,6 +42,8 @@ from attrpriv._checks import check_choice, check_positive, check_probability
 from attrpriv.assess.models import (
     MODEL_CHOICES,
     class_columns,
+    coded_columns,
+    make_coder,
     make_model,
     make_preprocessor,
     predict_outputs,
@@ -212,10 +214,13 @@ def attribute_inference(
         and len(known) >= EARLY_STOP_ROWS
         and (kind == "continuous" or np.unique(known, return_counts=True)[1].min() >= 2)
     )
-    # the other features, encoded once (as each learner's pipeline would) for all four views
-    base = pd.DataFrame(
-        make_preprocessor().fit(others.iloc[fit_rows]).transform(others), index=frame.index
-    ).add_prefix("feature_")
+    # the other features, encoded once for all four views: as each learner's pipeline would,
+    # or for boosting as codes it splits natively (one column per feature, not one per value)
+    encoder = (make_coder() if boosted else make_preprocessor()).fit(others.iloc[fit_rows])
+    names = encoder.get_feature_names_out() if boosted else None  # codes keep their names
+    base = pd.DataFrame(encoder.transform(others), index=frame.index, columns=names).add_prefix(
+        "feature_"
+    )
     views = {
         "learned": pd.concat([base, outputs], axis=1),
         "learned_with_label": pd.concat([base, outputs], axis=1).assign(true_label=label),
@@ -224,8 +229,12 @@ def attribute_inference(
     }
     learners = {name: attack_learner(attack_model, task, seed, early_stop=early) for name in views}
     if boosted:  # every view is numeric once the label is one-hot: boosting needs no pipeline
+        coded = [f"feature_{c}" for c in coded_columns(encoder)] or None
         views = {name: _numeric(view) for name, view in views.items()}
-        learners = {name: learner.named_steps["model"] for name, learner in learners.items()}
+        learners = {
+            name: learner.named_steps["model"].set_params(categorical_features=coded)
+            for name, learner in learners.items()
+        }
     guesses = {}
     for name, view in views.items():
         learners[name].fit(view.iloc[fit_rows], known)

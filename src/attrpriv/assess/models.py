@@ -29,7 +29,7 @@ from sklearn.impute import SimpleImputer
 from sklearn.linear_model import LogisticRegression, Ridge
 from sklearn.neural_network import MLPClassifier, MLPRegressor
 from sklearn.pipeline import Pipeline, make_pipeline
-from sklearn.preprocessing import OneHotEncoder, StandardScaler
+from sklearn.preprocessing import OneHotEncoder, OrdinalEncoder, StandardScaler
 
 from attrpriv._checks import check_choice
 from attrpriv.assess._onnx import OnnxModel
@@ -41,8 +41,10 @@ __all__ = [
     "SAFE_TYPES",
     "Task",
     "align",
+    "coded_columns",
     "fit_without",
     "load_model",
+    "make_coder",
     "make_model",
     "make_preprocessor",
     "per_record_loss",
@@ -91,6 +93,53 @@ def make_preprocessor() -> ColumnTransformer:
         ],
         verbose_feature_names_out=False,
     )
+
+
+def make_coder() -> ColumnTransformer:
+    """Encode a DataFrame for boosting's native categorical splits, by dtypes at fit time.
+
+    Categorical columns become one integer code per value (at most ``MAX_CATEGORIES``, the
+    rarest grouped into one code; unseen and missing values are missing), numeric columns are
+    median-imputed. The coded columns, first in the output, are :func:`coded_columns`. Boosting
+    bins every column by its own quantiles, so it needs no scaling, and a categorical column
+    stays one column instead of one per value (Adult: 13 instead of 95).
+
+    Returns
+    -------
+    sklearn.compose.ColumnTransformer
+        An unfitted encoder.
+    """
+    codes = OrdinalEncoder(
+        handle_unknown="use_encoded_value", unknown_value=np.nan, max_categories=MAX_CATEGORIES
+    )
+    return ColumnTransformer(
+        [
+            ("categorical", codes, make_column_selector(dtype_include=CATEGORICAL_DTYPES)),
+            (
+                "numeric",
+                SimpleImputer(strategy="median"),
+                make_column_selector(dtype_include="number", dtype_exclude="bool"),
+            ),
+        ],
+        verbose_feature_names_out=False,
+    )
+
+
+def coded_columns(coder: ColumnTransformer) -> list[str]:
+    """The columns a fitted :func:`make_coder` turned into categorical codes.
+
+    Parameters
+    ----------
+    coder : sklearn.compose.ColumnTransformer
+        A fitted :func:`make_coder`.
+
+    Returns
+    -------
+    list of str
+        Their names, in output order (they come first).
+    """
+    return [str(c) for name, _, columns in coder.transformers_ if name == "categorical"
+            for c in columns]  # fmt: skip
 
 
 def make_model(name: str, *, task: str = "classification", seed: int = 0) -> Pipeline:
