@@ -26,16 +26,26 @@ public) / private (40%, released) / test (20%, real held-out) parts. Releases of
   ``drop sensitive``, ``drop sensitive + top 3 proxies`` (ranked on the auxiliary part), and
   ``marginal draw`` (the sensitive column redrawn from its auxiliary marginal).
 
-Leakage. A synthetic row is nobody's row, so "the adversary's AUC for the true sensitive value of
-each released row" has no meaning for MST. What a release can do to the people in the private
-part is teach an attacker who knows their other attributes to infer the sensitive one. So every
-release is scored on the REAL private rows (their non-sensitive columns; their true sensitive
-values), by two gradient-boosting adversaries: ``raw-aux``, trained on the raw auxiliary data
-(for the baselines this is the sanitize sweep's leakage: the release hands over exactly these
-columns; for MST it is what the attacker gets without the release, the same number as ``drop
-sensitive``), and ``release-taught``, trained on the release itself (possible only when the
-release has a sensitive column: MST and marginal draw; the real rows hold the answer, AUC 1).
-``leakage AUC`` is the stronger of the two, as in the sweep.
+- ``proxy resampling``: attrpriv's table sanitizer with the CLI's defaults (``attrpriv sanitize
+  resample``: the sensitive column from its discrete-Laplace marginal, proxies redrawn until the
+  rest predicts it with AUC <= 0.55 on the auxiliary data), and beside it ``drop sensitive + the
+  proxies it redraws`` (the same columns dropped instead: the like-for-like simple alternative).
+
+Leakage, under two threat models (each scored on the private rows' true sensitive values, by
+gradient-boosting adversaries):
+
+- ``row leakage``: the attacker sees what the release says of each private row. The stronger of
+  ``raw-aux`` (trained on the raw auxiliary data) and ``sanitized-aux`` (trained on the
+  auxiliary rows passed through the same sanitizer, with their true sensitive values; for proxy
+  resampling, by a twin fitted on the private rows, as in the sweep), both
+  applied to the released rows: the sanitize sweep's leakage. For a release that hands over
+  real columns unchanged the two are the same model. A synthetic row is nobody's row, so MST
+  has no row leakage (AUC 0.5: nothing in it is about any one person).
+- ``release-taught``: the attacker knows the private rows' real other columns and learns from
+  the release how they predict the sensitive one (trained on the release, with its sensitive
+  column, applied to the real rows; only for releases with a sensitive column). The reference
+  is what the raw auxiliary data teach the same attacker (printed above each table): a release
+  below it teaches nothing new.
 
 Utility: gradient boosting trained on the release (all its columns but the task's target), AUC on
 the real test rows. Every model is :func:`attrpriv.sanitize.evaluate.strong_classifier`, scored
@@ -71,10 +81,11 @@ import pandas as pd  # noqa: E402
 from threadpoolctl import threadpool_limits  # noqa: E402
 
 from attrpriv import datasets  # noqa: E402
-from attrpriv.data.schema import Role  # noqa: E402
+from attrpriv.data.schema import Role, Schema  # noqa: E402
 from attrpriv.dp.noise import OpenDPNoise  # noqa: E402
 from attrpriv.sanitize.baselines import DropProxies, DropSensitive, MarginalDraw  # noqa: E402
-from attrpriv.sanitize.evaluate import leakage, utility  # noqa: E402
+from attrpriv.sanitize.evaluate import leakage, pareto_auc, utility  # noqa: E402
+from attrpriv.sanitize.resample import ProxyResampler  # noqa: E402
 
 # name -> (sensitive column, task target, rows kept (None: all))
 TABLES: dict[str, tuple[str, str, int | None]] = {
@@ -101,6 +112,7 @@ class Parts:
     sensitive: str
     target: str
     rows: int
+    schema: Schema
 
 
 def load_parts(name: str, seed: int = 0) -> Parts:
@@ -116,7 +128,7 @@ def load_parts(name: str, seed: int = 0) -> Parts:
     n = len(frame)
     a, b = int(0.4 * n), int(0.8 * n)
     part = [frame.iloc[i:j].reset_index(drop=True) for i, j in ((0, a), (a, b), (b, n))]
-    return Parts(name, *part, sensitive, target, n)
+    return Parts(name, *part, sensitive, target, n, dataset.schema)
 
 
 @dataclass
@@ -362,17 +374,16 @@ class Row:
     release: str
     cpu: float
     wall: float
-    raw_aux: Scored
+    row_leakage: Scored
     taught: Scored | None
     utility: Scored
     rows: int
     note: str = ""
 
     @property
-    def leakage(self) -> Scored:
-        if self.taught is not None and self.taught[0] > self.raw_aux[0]:
-            return self.taught
-        return self.raw_aux
+    def area(self) -> float:
+        """Pareto area of this (row leakage, utility) point; leakage AUC - 0.5 in [0, 0.5]."""
+        return pareto_auc([(self.row_leakage[0] - 0.5, self.utility[0])], max_leakage=0.5)
 
 
 def _cell(score: Scored | None) -> str:
@@ -391,40 +402,65 @@ def timed(make: Callable[[], pd.DataFrame]) -> tuple[pd.DataFrame, float, float]
     return out, time.process_time() - cpu, time.perf_counter() - wall
 
 
-def evaluate(parts: Parts, epsilon: float, seeds: int, seed: int) -> list[Row]:
+def evaluate(parts: Parts, epsilon: float, seeds: int, seed: int) -> tuple[Scored, list[Row]]:
     s, t = parts.sensitive, parts.target
     aux, private, test = parts.aux, parts.private, parts.test
     others = [c for c in private.columns if c != s]
     y_private = _labels(private[s])
     kw = {"seeds": seeds, "seed": seed}
 
-    def raw_aux(columns: list[str]) -> float:
-        seen = [c for c in columns if c != s]
-        scored = leakage(aux[seen], _labels(aux[s]), private[seen], y_private, **kw)
+    def raw_aux(release: pd.DataFrame) -> Scored:
+        """The raw-aux adversary on the released columns of the private rows."""
+        seen = [c for c in release.columns if c != s]
+        scored = leakage(aux[seen], _labels(aux[s]), release[seen], y_private, **kw)
         return (scored.auc, *scored.auc_ci)
 
-    def taught(release: pd.DataFrame) -> float:
+    def sanitized_aux(aux_release: pd.DataFrame, release: pd.DataFrame) -> Scored:
+        """Trained on the sanitized auxiliary rows with their true values, on the release."""
+        seen = [c for c in release.columns if c != s]
+        scored = leakage(aux_release[seen], _labels(aux[s]), release[seen], y_private, **kw)
+        return (scored.auc, *scored.auc_ci)
+
+    def taught(release: pd.DataFrame) -> Scored:
         scored = leakage(release[others], _labels(release[s]), private[others], y_private, **kw)
         return (scored.auc, *scored.auc_ci)
 
-    def use(release: pd.DataFrame) -> float:
+    def use(release: pd.DataFrame) -> Scored:
         x = [c for c in release.columns if c != t]
         scored = utility(release[x], _labels(release[t]), test[x], _labels(test[t]), **kw)
         return (scored.auc.attack, *scored.auc_ci)
 
     rows = []
-    base_raw = raw_aux(list(private.columns))
-    rows.append(Row("real private rows", 0.0, 0.0, base_raw, (1.0, 1.0, 1.0), use(private),
-                    len(private), "sensitive column released: any adversary reads it"))  # fmt: skip
+    background = raw_aux(private)  # the real other columns: what the attacker knows already
+    rows.append(Row("real private rows", 0.0, 0.0, (1.0, 1.0, 1.0), (1.0, 1.0, 1.0),
+                    use(private), len(private),
+                    "sensitive column released: any adversary reads it"))  # fmt: skip
     out, cpu, wall = timed(lambda: DropSensitive().sanitize(private, s).data)
-    rows.append(Row("drop sensitive", cpu, wall, base_raw, None, use(out), len(out)))
+    rows.append(Row("drop sensitive", cpu, wall, background, None, use(out), len(out)))
     proxies = DropProxies(3, keep=[t], seed=seed)
     out, cpu, wall = timed(lambda: proxies.fit(aux, s).sanitize(private, s).data)
     rows.append(Row(f"drop sensitive + top 3 proxies ({', '.join(proxies.proxies_)})", cpu,
-                    wall, raw_aux(list(out.columns)), None, use(out), len(out)))  # fmt: skip
+                    wall, raw_aux(out), None, use(out), len(out)))  # fmt: skip
     draw = MarginalDraw(seed=seed)
     out, cpu, wall = timed(lambda: draw.fit(aux, s).sanitize(private, s).data)
-    rows.append(Row("marginal draw", cpu, wall, base_raw, taught(out), use(out), len(out)))
+    rows.append(Row("marginal draw", cpu, wall, background, taught(out), use(out), len(out)))
+
+    # attrpriv's table sanitizer with the CLI's defaults (attrpriv sanitize resample)
+    resampler = ProxyResampler(s, n_proxies="auto", epsilon=epsilon, seed=seed)
+    out, cpu, wall = timed(lambda: resampler.fit(aux, parts.schema).release(private).data)
+    redrawn = resampler.proxies_
+    # the auxiliary rows released by a twin fitted on the private rows (as the sweep does: a
+    # resampler refuses to release its own training rows)
+    twin = ProxyResampler(s, n_proxies="auto", epsilon=epsilon, seed=seed + 1)
+    aux_release = twin.fit(private, parts.schema).release(aux).data
+    raw, trained = raw_aux(out), sanitized_aux(aux_release, out)
+    rows.append(Row(f"proxy resampling, CLI default, epsilon {epsilon:g}", cpu, wall,
+                    max(raw, trained), taught(out), use(out), len(out),
+                    f"{len(redrawn)} proxies redrawn: {', '.join(redrawn)}; row leakage "
+                    f"raw-aux {raw[0]:.3f}, sanitized-aux {trained[0]:.3f}"))  # fmt: skip
+    out, cpu, wall = timed(lambda: private.drop(columns=[s, *redrawn]))
+    rows.append(Row(f"drop sensitive + the {len(redrawn)} proxies it redraws", cpu, wall,
+                    raw_aux(out), None, use(out), len(out)))  # fmt: skip
 
     book = Codebook.fit(aux, complete=(s, t))
     columns = list(private.columns)
@@ -443,21 +479,23 @@ def evaluate(parts: Parts, epsilon: float, seeds: int, seed: int) -> list[Row]:
             f"{', '.join(a if b == t else b for a, b in result.tree if t in (a, b))}; "
             f"at the sensitive column: "
             f"{', '.join(a if b == s else b for a, b in result.tree if s in (a, b))}")  # fmt: skip
-    rows.append(Row(f"MST, epsilon {epsilon:g}, delta {DELTA:g}", cpu, wall, base_raw,
+    rows.append(Row(f"MST, epsilon {epsilon:g}, delta {DELTA:g}", cpu, wall, (0.5, 0.5, 0.5),
                     taught(out), use(out), len(out), note))  # fmt: skip
-    return rows
+    return background, rows
 
 
-def print_table(parts: Parts, rows: list[Row]) -> None:
+def print_table(parts: Parts, background: Scored, rows: list[Row]) -> None:
     s, t = parts.sensitive, parts.target
     print(f"\n### {parts.name} (sensitive {s}, task {t}; {parts.rows} rows: aux {len(parts.aux)}, "
           f"private {len(parts.private)}, test {len(parts.test)})\n")  # fmt: skip
-    print("| release | CPU s | wall s | raw-aux adversary AUC | release-taught adversary AUC "
-          "| leakage AUC | utility AUC |")  # fmt: skip
+    print(f"An attacker who knows the private rows' real other columns, taught by the raw "
+          f"auxiliary data: AUC {_cell(background)}\n")  # fmt: skip
+    print("| release | CPU s | wall s | row leakage AUC | release-taught AUC | utility AUC "
+          "| Pareto area of the point |")  # fmt: skip
     print("|---|---:|---:|---:|---:|---:|---:|")
     for r in rows:
-        print(f"| {r.release} | {r.cpu:.1f} | {r.wall:.1f} | {_cell(r.raw_aux)} "
-              f"| {_cell(r.taught)} | {_cell(r.leakage)} | {_cell(r.utility)} |")  # fmt: skip
+        print(f"| {r.release} | {r.cpu:.1f} | {r.wall:.1f} | {_cell(r.row_leakage)} "
+              f"| {_cell(r.taught)} | {_cell(r.utility)} | {r.area:.3f} |")  # fmt: skip
     for r in rows:
         if r.note:
             print(f"- {r.release}: {r.note}")
@@ -480,7 +518,7 @@ def main() -> None:
     with threadpool_limits(1):
         for name in args.datasets.split(","):
             parts = load_parts(name, args.seed)
-            print_table(parts, evaluate(parts, args.epsilon, args.seeds, args.seed))
+            print_table(parts, *evaluate(parts, args.epsilon, args.seeds, args.seed))
     print(f"\ntotal wall {time.perf_counter() - start:.0f} s")
 
 
