@@ -1,6 +1,14 @@
 """Tabular-DDP: survey histograms under dependent differential privacy."""
 
 from attrpriv.release.ddp.dependence import ExpectedError, discrete_laplace_mae
+from attrpriv.release.ddp.empirical import EmpiricalLoss, empirical_loss, histogram_codes
 from attrpriv.release.ddp.mechanism import TabularDDP
 
-__all__ = ["ExpectedError", "TabularDDP", "discrete_laplace_mae"]
+__all__ = [
+    "EmpiricalLoss",
+    "ExpectedError",
+    "TabularDDP",
+    "discrete_laplace_mae",
+    "empirical_loss",
+    "histogram_codes",
+]

@@ -26,14 +26,19 @@ from __future__ import annotations
 
 from collections.abc import Hashable, Mapping
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
 
 from attrpriv._checks import check_positive_int
 from attrpriv.errors import InputError
+from attrpriv.release.graph.learning import encode
 
-__all__ = ["EmpiricalLoss", "empirical_loss"]
+if TYPE_CHECKING:
+    from attrpriv.release.ddp.mechanism import TabularDDP
+
+__all__ = ["EmpiricalLoss", "empirical_loss", "histogram_codes"]
 
 MAX_SWEEPS = 50
 """Block-ascent sweeps over every histogram, at most (each one improves the loss or stops)."""
@@ -100,7 +105,8 @@ def empirical_loss(
             raise InputError(f"scale of {column!r} must be a positive number, got {scale!r}")
         steps[column] = 1.0 / float(scale)
     min_rows = check_positive_int(min_rows, "min_rows")
-    codes, levels = {}, {}
+    codes: dict[str, np.ndarray] = {}
+    levels: dict[str, pd.Index] = {}
     for column in columns:
         code, values = pd.factorize(frame[column])  # a missing answer gets code -1
         codes[column], levels[column] = code, values
@@ -116,11 +122,32 @@ def empirical_loss(
                     continue
                 loss = 2.0 * steps[column] + _search(others, steps, code == a, code == b)
                 if best is None or loss > best.value:
-                    secret = (levels[column][a], levels[column][b])
+                    values = levels[column]
+                    secret = (values[int(a)], values[int(b)])
                     best = EmpiricalLoss(loss, column, secret, (int(counts[a]), int(counts[b])))
     if best is None:
         raise InputError(f"no answer has two values held by at least {min_rows} rows")
     return best
+
+
+def histogram_codes(mechanism: TabularDDP, frame: pd.DataFrame) -> pd.DataFrame:
+    """The bin of every answer in a fitted mechanism's histograms (missing: no bin).
+
+    Parameters
+    ----------
+    mechanism : TabularDDP
+        A fitted mechanism: its ``levels_`` bin every released column.
+    frame : pandas.DataFrame
+        The survey, with every released column.
+
+    Returns
+    -------
+    pandas.DataFrame
+        One float column per released column: the bin index, NaN for a missing answer.
+    """
+    codes = encode(frame, mechanism.levels_)
+    sizes = pd.Series({c: lv.size for c, lv in mechanism.levels_.items()})
+    return codes.astype(float).where(codes.lt(sizes, axis=1))
 
 
 def _search(
