@@ -70,6 +70,7 @@ import functools  # noqa: E402
 import importlib.util  # noqa: E402
 import itertools  # noqa: E402
 import math  # noqa: E402
+import re  # noqa: E402
 import time  # noqa: E402
 from collections.abc import Callable  # noqa: E402
 from dataclasses import dataclass  # noqa: E402
@@ -501,12 +502,30 @@ def print_table(parts: Parts, background: Scored, rows: list[Row]) -> None:
             print(f"- {r.release}: {r.note}")
 
 
+def print_spread(name: str, runs: list[list[Row]]) -> None:
+    """Each release's row leakage and utility over the splits: mean, min and max."""
+    print(f"\n### {name}: over {len(runs)} splits (mean [min, max])\n")
+    print("| release | row leakage AUC | utility AUC | Pareto area of the point |")
+    print("|---|---:|---:|---:|")
+    for k, first in enumerate(runs[0]):
+        same = [rows[k] for rows in runs]
+        # the proxies named and counted may differ between splits
+        label = re.sub(r"the \d+ proxies", "the N proxies", first.release.split(" (")[0])
+        cells = [[r.row_leakage[0] for r in same], [r.utility[0] for r in same],
+                 [r.area for r in same]]  # fmt: skip
+        print(f"| {label} | " + " | ".join(
+            f"{np.mean(v):.3f} [{min(v):.3f}, {max(v):.3f}]" for v in cells) + " |")  # fmt: skip
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--datasets", default=",".join(TABLES))
     parser.add_argument("--epsilon", type=float, default=1.0)
     parser.add_argument("--seeds", type=int, default=3)
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--splits", type=int, default=1,
+                        help="repeat over this many shuffles (seeds seed, seed+1, ...) and print "
+                             "each release's mean and spread over them")  # fmt: skip
     args = parser.parse_args()
     if importlib.util.find_spec("mbi") is None:
         print("mbi (private-pgm) is not installed: DP synthetic anchor skipped "
@@ -517,8 +536,14 @@ def main() -> None:
     start = time.perf_counter()
     with threadpool_limits(1):
         for name in args.datasets.split(","):
-            parts = load_parts(name, args.seed)
-            print_table(parts, *evaluate(parts, args.epsilon, args.seeds, args.seed))
+            runs = []
+            for split in range(args.seed, args.seed + args.splits):
+                parts = load_parts(name, split)
+                background, rows = evaluate(parts, args.epsilon, args.seeds, split)
+                print_table(parts, background, rows)
+                runs.append(rows)
+            if args.splits > 1:
+                print_spread(name, runs)
     print(f"\ntotal wall {time.perf_counter() - start:.0f} s")
 
 
