@@ -28,8 +28,10 @@ public) / private (40%, released) / test (20%, real held-out) parts. Releases of
 
 - ``proxy resampling``: attrpriv's table sanitizer with the CLI's defaults (``attrpriv sanitize
   resample``: the sensitive column from its discrete-Laplace marginal, proxies redrawn until the
-  rest predicts it with AUC <= 0.55 on the auxiliary data), and beside it ``drop sensitive + the
-  proxies it redraws`` (the same columns dropped instead: the like-for-like simple alternative).
+  rest predicts it with AUC <= 0.55 on the auxiliary data; each row's value drawn given its
+  released columns), the same with ``draw="marginal"`` (each value from the noisy marginal
+  alone), and ``drop sensitive + the proxies it redraws`` (the same columns dropped instead: the
+  like-for-like simple alternative).
 
 Leakage, under two threat models (each scored on the private rows' true sensitive values, by
 gradient-boosting adversaries):
@@ -459,6 +461,14 @@ def evaluate(parts: Parts, epsilon: float, seeds: int, seed: int) -> tuple[Score
                     max(raw, trained), taught(out), use(out), len(out),
                     f"{len(redrawn)} proxies redrawn: {', '.join(redrawn)}; row leakage "
                     f"raw-aux {raw[0]:.3f}, sanitized-aux {trained[0]:.3f}"))  # fmt: skip
+    # the same, each row's sensitive value drawn from the noisy marginal alone
+    alone = ProxyResampler(s, n_proxies="auto", epsilon=epsilon, seed=seed, draw="marginal")
+    out, cpu, wall = timed(lambda: alone.fit(aux, parts.schema).release(private).data)
+    twin = ProxyResampler(s, n_proxies="auto", epsilon=epsilon, seed=seed + 1, draw="marginal")
+    aux_release = twin.fit(private, parts.schema).release(aux).data
+    rows.append(Row(f"proxy resampling, draw='marginal', epsilon {epsilon:g}", cpu, wall,
+                    max(raw_aux(out), sanitized_aux(aux_release, out)), taught(out), use(out),
+                    len(out)))  # fmt: skip
     out, cpu, wall = timed(lambda: private.drop(columns=[s, *redrawn]))
     rows.append(Row(f"drop sensitive + the {len(redrawn)} proxies it redraws", cpu, wall,
                     raw_aux(out), None, use(out), len(out)))  # fmt: skip

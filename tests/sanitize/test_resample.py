@@ -157,6 +157,30 @@ def test_a_large_epsilon_releases_the_marginal_of_the_private_rows(
     np.testing.assert_allclose(shares, truth / truth.sum(), atol=0.06)
 
 
+def _association(values: pd.Series, context: pd.Series) -> float:
+    """How far the mean context of each sensitive value spreads (0: independent)."""
+    return float(context.groupby(values.astype(str).to_numpy()).mean().std())
+
+
+def test_the_conditional_draw_keeps_the_dependence_on_the_released_columns(
+    split: tuple[pd.DataFrame, pd.DataFrame],
+) -> None:
+    """The default draws each value given the row's released columns: the released sensitive
+    column depends on ``context`` about as the real one does (and ``y`` through it), while the
+    marginal draw is independent of the row; both follow the private marginal."""
+    aux, private = split
+    real = _association(private["s"], private["context"])
+    truth = private["s"].value_counts(normalize=True).reindex(["a", "b", "c"])
+    for draw, low, high in (
+        ("conditional", 0.6 * real, 1.4 * real),
+        ("marginal", 0.0, 0.25 * real),
+    ):
+        out = _resampler(epsilon=1e4, n_proxies=0, draw=draw).fit(aux).release(private).values
+        assert low <= _association(out["s"], out["context"]) <= high
+        shares = out["s"].value_counts(normalize=True).reindex(["a", "b", "c"])
+        np.testing.assert_allclose(shares, truth, atol=0.07)
+
+
 # --- the privacy loss of the marginal, exactly ------------------------------------------------
 
 
@@ -412,6 +436,7 @@ def test_a_nonprivate_sampler_is_refused(split: tuple[pd.DataFrame, pd.DataFrame
         ({"epsilon": 0.0}, "epsilon must be > 0"),
         ({"epsilon": float("nan")}, "epsilon must be a finite number"),
         ({"conditional": "forest"}, "conditional must be one of"),
+        ({"draw": "posterior"}, "draw must be one of"),
         ({"keep": "y"}, "keep must be a list"),
         ({"keep": ["nope"]}, "keep names 'nope'"),
         ({"categories": ["a", "a"]}, "holds a value twice"),

@@ -80,6 +80,13 @@ def resample(
         str | None,
         typer.Option(help="Comma-separated columns never taken as proxies (the target always)."),
     ] = None,
+    draw: Annotated[
+        str,
+        typer.Option(
+            help="How each row's sensitive value is drawn: 'conditional' (given its released "
+            "columns, re-weighed to the noisy marginal) or 'marginal' (independently of the row)."
+        ),
+    ] = "conditional",
     schema: SchemaOption = None,
     infer_schema: InferOption = False,
     rows: RowsOption = None,
@@ -115,7 +122,8 @@ def resample(
     chosen = split_names(proxy_columns)
     resampler = ProxyResampler(
         sensitive, proxies="auto" if chosen is None else chosen, n_proxies=_count(proxies),
-        target_auc=target_auc, epsilon=epsilon, keep=split_names(keep) or (), seed=seed,
+        target_auc=target_auc, epsilon=epsilon, draw=draw, keep=split_names(keep) or (),
+        seed=seed,
     )  # fmt: skip
     resampler.fit(aux_frame, private.schema)
     book = BudgetLedger(ledger, create=False) if ledger is not None else None

@@ -310,6 +310,49 @@ class Conditional:
         return out
 
 
+@dataclass(frozen=True)
+class SensitiveModel:
+    """The sensitive column's law given the context columns, learnt on the auxiliary rows.
+
+    ``prior`` is the auxiliary marginal over the public domain (add-one smoothed): a draw
+    re-weighs the model's probabilities by ``marginal / prior``, so that the released marginal
+    follows the (noisy) private one while each value keeps its dependence on the context.
+    """
+
+    design: Design
+    model: HistGradientBoostingClassifier | None
+    prior: np.ndarray
+
+    @classmethod
+    def fit(
+        cls, aux: pd.DataFrame, codes: np.ndarray, n_classes: int, design: Design, seed: int
+    ) -> SensitiveModel:
+        """Fit on the auxiliary rows; ``codes`` are their sensitive values' domain positions."""
+        counts = np.bincount(codes, minlength=n_classes) + 1.0
+        if np.unique(codes).size < 2 or design.matrix(aux).shape[1] == 0:
+            return cls(design, None, counts / counts.sum())
+        model = booster(seed, design.mask, early_stopping=len(aux) >= EARLY_STOPPING)
+        model.fit(design.matrix(aux), codes)
+        return cls(design, model, counts / counts.sum())
+
+    def draw(
+        self, given: pd.DataFrame, marginal: np.ndarray, rng: np.random.Generator
+    ) -> np.ndarray:
+        """One domain position per row of ``given``, from the model re-weighed to ``marginal``
+        (the marginal alone without a model, or where the re-weighed row has no mass)."""
+        n, k = len(given), self.prior.size
+        if self.model is None:
+            proba = np.tile(marginal, (n, 1))
+        else:
+            proba = _proba(self.model, self.design.matrix(given), k) * (marginal / self.prior)
+            empty = proba.sum(axis=1) <= 0
+            proba[empty] = marginal
+        cumulative = np.cumsum(proba, axis=1)
+        u = rng.random(n) * cumulative[:, -1]
+        drawn: np.ndarray = np.minimum((cumulative < u[:, None]).sum(axis=1), k - 1)
+        return drawn
+
+
 def column(values: np.ndarray, like: pd.Series, index: pd.Index) -> pd.Series:
     """``values`` as a column of ``like``'s dtype (an auxiliary column: public), where it fits:
     a categorical dtype gains the values it lacks, an integer one with a missing value stays

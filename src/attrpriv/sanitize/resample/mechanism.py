@@ -33,7 +33,14 @@ from attrpriv.dp.noise import NoiseSampler
 from attrpriv.dp.record import PrivacyRecord, Release
 from attrpriv.dp.units import PrivacyUnit
 from attrpriv.errors import InputError, NotFittedError
-from attrpriv.sanitize.resample._models import Conditional, Design, Ranking, column, rank_greedy
+from attrpriv.sanitize.resample._models import (
+    Conditional,
+    Design,
+    Ranking,
+    SensitiveModel,
+    column,
+    rank_greedy,
+)
 from attrpriv.sanitize.resample.ranking import Setup, data_frame, prepare, rank, sensitive_codes
 
 if TYPE_CHECKING:
@@ -41,6 +48,9 @@ if TYPE_CHECKING:
 
 CONDITIONALS = ("hgb",)
 """The conditional models: gradient boosting (scikit-learn's HistGradientBoostingClassifier)."""
+DRAWS = ("conditional", "marginal")
+"""How each row's sensitive value is drawn: given the row's released columns, re-weighed to the
+noisy marginal (``"conditional"``), or from the noisy marginal alone (``"marginal"``)."""
 SENSITIVITY = 2.0
 """l1 sensitivity of the sensitive column's histogram when one row's value is substituted:
 one count goes down by one and another up by one."""
@@ -196,8 +206,11 @@ class ProxyResampler(Mechanism[PrivateRows, ResamplePlan]):
     the proxy given the sensitive value, the other (context) columns and the proxies before it.
     :meth:`release` counts the private sensitive column over its public domain with discrete
     Laplace noise of scale ``2 / epsilon`` (the ledger is charged first), clips the counts at 0
-    and normalises them, draws every row's sensitive value from that marginal independently of
-    the row, then redraws its proxies from the models; every other column is released as it is.
+    and normalises them, draws every row's sensitive value from a public model of it given the
+    row's released columns, re-weighed so that the values follow that noisy marginal
+    (``draw="conditional"``; ``"marginal"``: from the marginal alone, independently of the
+    row), then redraws its proxies from the models; every other column is released as it is.
+    Neither draw reads a private sensitive value or proxy.
 
     The release is epsilon-DP for the unit ``dp/substitute:<sensitive,proxies...>``: neighbouring
     private tables differ in the sensitive value and the proxies of one row. It does not protect
@@ -222,6 +235,11 @@ class ProxyResampler(Mechanism[PrivateRows, ResamplePlan]):
     conditional : str, default "hgb"
         The model of each proxy: ``"hgb"``, gradient boosting over the proxy's values (numeric
         proxies in quantile bins, an auxiliary value of the drawn bin taken at random).
+    draw : {"conditional", "marginal"}, default "conditional"
+        How each row's sensitive value is drawn: from gradient boosting of it given the context
+        columns (fitted on the auxiliary rows), its probabilities re-weighed by the noisy
+        marginal over the auxiliary one, so the released table keeps the sensitive column's
+        dependence on the released columns; or from the noisy marginal alone.
     keep : list of str, default ()
         Columns ``"auto"`` never picks, e.g. the task's target (a schema's target column is
         always kept).
@@ -250,6 +268,8 @@ class ProxyResampler(Mechanism[PrivateRows, ResamplePlan]):
         sensitive column from the context columns alone: what the release cannot hide.
     conditionals_ : tuple of Conditional
         The fitted models, one per proxy.
+    sensitive_model_ : SensitiveModel
+        The model of the sensitive column given the context columns (``draw="conditional"``).
     """
 
     _constraints: ClassVar[Mapping[str, Check]] = {
@@ -261,6 +281,7 @@ class ProxyResampler(Mechanism[PrivateRows, ResamplePlan]):
         "target_auc": _auc,
         "epsilon": check_epsilon,
         "conditional": one_of(CONDITIONALS),
+        "draw": one_of(DRAWS),
         "keep": _names,
         "categories": optional(_categories),
         "seed": lambda value, name: check_positive_int(value, name, minimum=0),
@@ -276,6 +297,7 @@ class ProxyResampler(Mechanism[PrivateRows, ResamplePlan]):
         target_auc: float = 0.55,
         epsilon: float = 1.0,
         conditional: str = "hgb",
+        draw: str = "conditional",
         keep: Sequence[str] = (),
         categories: Sequence[Hashable] | None = None,
         seed: int = 0,
@@ -288,6 +310,7 @@ class ProxyResampler(Mechanism[PrivateRows, ResamplePlan]):
         self.target_auc = target_auc
         self.epsilon = epsilon
         self.conditional = conditional
+        self.draw = draw
         self.keep = keep
         self.categories = categories
         self.seed = seed
@@ -330,6 +353,7 @@ class ProxyResampler(Mechanism[PrivateRows, ResamplePlan]):
         context = tuple(c for c in setup.used if c != sensitive and c not in proxies)
         design = Design.learn(frame, context, setup.domains)
         floor = rank_greedy(frame, setup.codes, n_classes, design, 0, seed).auc_all
+        law = SensitiveModel.fit(frame, setup.codes, n_classes, design, seed)
         chain = []
         for j, proxy in enumerate(proxies):
             design = Design.learn(frame, [sensitive, *context, *proxies[:j]], setup.domains)
@@ -340,6 +364,7 @@ class ProxyResampler(Mechanism[PrivateRows, ResamplePlan]):
         self.ranking_ = ranking
         self.leakage_floor_ = floor
         self.conditionals_ = tuple(chain)
+        self.sensitive_model_ = law
         self.columns_ = setup.used
         self.template_ = frame[[sensitive, *proxies]].iloc[:0].copy()
         hashes = _hashes(frame[list(context)])
@@ -543,8 +568,10 @@ class ProxyResampler(Mechanism[PrivateRows, ResamplePlan]):
             noise={"distribution": "discrete laplace", "scale": plan.scale, "norm": "l1",
                    "per": f"count of each of the {plan.n_levels} values of {plan.sensitive!r}",
                    "post_processing": "counts clipped at 0 and normalised; each row's value "
-                   "drawn from that marginal; proxies drawn from models of the auxiliary data "
-                   "given the drawn value and the released columns"},
+                   + ("drawn from a model of the auxiliary data given the row's released "
+                      "columns, re-weighed to that marginal" if self.draw == "conditional"
+                      else "drawn from that marginal") + "; proxies drawn from models of the "
+                   "auxiliary data given the drawn value and the released columns"},
             unit=PrivacyUnit("dp", "substitute:" + ",".join(protected)),
             assumptions=own,
         )  # fmt: skip
@@ -554,12 +581,16 @@ class ProxyResampler(Mechanism[PrivateRows, ResamplePlan]):
         return ReleasedMarginal(noisy, measured.public, measured.columns, measured.index)
 
     def _post_process(self, noisy: ReleasedMarginal) -> pd.DataFrame:
-        """Draw the sensitive values from the noisy marginal, then the proxies from the models:
-        a function of the noisy counts, the released columns and the public models only."""
+        """Draw the sensitive values (given the released columns, re-weighed to the noisy
+        marginal, or from the marginal alone), then the proxies from the models: a function of
+        the noisy counts, the released columns and the public models only."""
         rng = np.random.default_rng(int(self.seed))
         n = len(noisy.public)
         given = noisy.public[list(self.context_)].copy()
-        drawn = rng.choice(len(self.domain_), size=n, p=marginal(noisy.counts))
+        if self.draw == "conditional":
+            drawn = self.sensitive_model_.draw(given, marginal(noisy.counts), rng)
+        else:
+            drawn = rng.choice(len(self.domain_), size=n, p=marginal(noisy.counts))
         values = np.empty(n, dtype=object)
         values[:] = [self.domain_[i] for i in drawn]
         given[self.sensitive] = column(values, self.template_[self.sensitive], given.index)
