@@ -1,9 +1,10 @@
 """``attrpriv sanitize resample``: the tabular sanitizer (proxy resampling), in one step.
 
 Fits a :class:`~attrpriv.sanitize.ProxyResampler` on public auxiliary rows and releases the
-private rows with it: the sensitive column drawn from its DP marginal, its proxies redrawn from
-the auxiliary-data models, every other column as it was (docs/sanitize/resample.md). It is the
-default for tables; ``sanitize fit`` / ``apply`` (the global decoupler) stay for images.
+private rows with it: the sensitive column drawn given the released columns and its DP marginal,
+its proxies redrawn from the auxiliary-data models, every other column as it was
+(docs/sanitize/resample.md). It is the default for tables; ``sanitize fit`` / ``apply`` (the
+global decoupler) stay for images.
 """
 
 from __future__ import annotations
@@ -152,9 +153,14 @@ def _count(text: str) -> int | str:
 def _summary(resampler: Any, parts: dict[str, Any], n_aux: int, n_private: int) -> list[str]:
     """What was resampled, what passed through, and what the release cannot hide."""
     marginal = ", ".join(f"{k} {v:.3f}" for k, v in parts["marginal"].items())
+    how = (
+        "drawn given each row's released columns, re-weighed to its noisy marginal"
+        if resampler.draw == "conditional"
+        else "drawn from its noisy marginal"
+    )
     return [
         f"released {n_private} rows at epsilon={resampler.epsilon:g} (dp, the sensitive column "
-        f"and its proxies of one row): {parts['sensitive']!r} drawn from its noisy marginal "
+        f"and its proxies of one row): {parts['sensitive']!r} {how} "
         f"({marginal}); proxies redrawn from models fitted on {n_aux} auxiliary rows: "
         f"{', '.join(parts['proxies']) or 'none'}",
         f"{len(parts['passed_through'])} columns passed through unchanged: "

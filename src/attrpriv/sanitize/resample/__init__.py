@@ -1,5 +1,6 @@
-"""Proxy resampling for tables: the sensitive column from its DP marginal, its proxies redrawn
-from models learned on public auxiliary data (issue 12, item 3; docs/sanitize/resample.md).
+"""Proxy resampling for tables: the sensitive column from its DP marginal (given the released
+columns), its proxies redrawn from models learned on public auxiliary data (issue 12, item 3;
+docs/sanitize/resample.md).
 
 - :class:`ProxyResampler` -- the mechanism (``fit`` on auxiliary rows, ``release`` on private).
 - :class:`ResampledRelease` -- what a release returns: the table, its record and accuracy.

@@ -4,9 +4,10 @@
 one (its proxies) and a chain of models, each proxy given the sensitive value, the other columns
 and the proxies before it. A release counts the sensitive column of the private rows over its
 public domain with discrete Laplace noise (OpenDP, the only step that reads a private sensitive
-value), draws every row's sensitive value from that noisy marginal independently of the row, then
-each proxy from its auxiliary-data model given the new value and the row's other columns; every
-other column is released as it is. The privacy argument is in ``docs/sanitize/resample.md``.
+value), draws every row's sensitive value given its released columns, re-weighed to that noisy
+marginal (or from the marginal alone, independently of the row), then each proxy from its
+auxiliary-data model given the new value and the row's other columns; every other column is
+released as it is. The privacy argument is in ``docs/sanitize/resample.md``.
 """
 
 from __future__ import annotations
