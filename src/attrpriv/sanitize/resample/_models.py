@@ -298,9 +298,7 @@ class Conditional:
             level = np.zeros(n, dtype=np.int64)
         else:
             proba = _proba(self.model, self.design.matrix(given), self.levels.size)
-            cumulative = np.cumsum(proba, axis=1)
-            u = rng.random(n) * cumulative[:, -1]
-            level = np.minimum((cumulative < u[:, None]).sum(axis=1), self.levels.size - 1)
+            level = sample_rows(proba, rng)
         out = np.empty(n, dtype=object)
         for code, values in enumerate(self.levels.values):
             rows = np.flatnonzero(level == code)
@@ -347,10 +345,15 @@ class SensitiveModel:
             proba = _proba(self.model, self.design.matrix(given), k) * (marginal / self.prior)
             empty = proba.sum(axis=1) <= 0
             proba[empty] = marginal
-        cumulative = np.cumsum(proba, axis=1)
-        u = rng.random(n) * cumulative[:, -1]
-        drawn: np.ndarray = np.minimum((cumulative < u[:, None]).sum(axis=1), k - 1)
-        return drawn
+        return sample_rows(proba, rng)
+
+
+def sample_rows(weights: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """One column index per row, drawn with probability proportional to the row's weights."""
+    cumulative = np.cumsum(weights, axis=1)
+    u = rng.random(len(weights)) * cumulative[:, -1]
+    drawn: np.ndarray = np.minimum((cumulative < u[:, None]).sum(axis=1), weights.shape[1] - 1)
+    return drawn
 
 
 def column(values: np.ndarray, like: pd.Series, index: pd.Index) -> pd.Series:
