@@ -405,7 +405,9 @@ def timed(make: Callable[[], pd.DataFrame]) -> tuple[pd.DataFrame, float, float]
     return out, time.process_time() - cpu, time.perf_counter() - wall
 
 
-def evaluate(parts: Parts, epsilon: float, seeds: int, seed: int) -> tuple[Scored, list[Row]]:
+def evaluate(
+    parts: Parts, epsilon: float, seeds: int, seed: int, n_proxies: int | str = "auto"
+) -> tuple[Scored, list[Row]]:
     s, t = parts.sensitive, parts.target
     aux, private, test = parts.aux, parts.private, parts.test
     others = [c for c in private.columns if c != s]
@@ -449,22 +451,23 @@ def evaluate(parts: Parts, epsilon: float, seeds: int, seed: int) -> tuple[Score
     rows.append(Row("marginal draw", cpu, wall, background, taught(out), use(out), len(out)))
 
     # attrpriv's table sanitizer with the CLI's defaults (attrpriv sanitize resample)
-    resampler = ProxyResampler(s, n_proxies="auto", epsilon=epsilon, seed=seed)
+    resampler = ProxyResampler(s, n_proxies=n_proxies, epsilon=epsilon, seed=seed)
     out, cpu, wall = timed(lambda: resampler.fit(aux, parts.schema).release(private).data)
     redrawn = resampler.proxies_
     # the auxiliary rows released by a twin fitted on the private rows (as the sweep does: a
     # resampler refuses to release its own training rows)
-    twin = ProxyResampler(s, n_proxies="auto", epsilon=epsilon, seed=seed + 1)
+    twin = ProxyResampler(s, n_proxies=n_proxies, epsilon=epsilon, seed=seed + 1)
     aux_release = twin.fit(private, parts.schema).release(aux).data
     raw, trained = raw_aux(out), sanitized_aux(aux_release, out)
-    rows.append(Row(f"proxy resampling, CLI default, epsilon {epsilon:g}", cpu, wall,
+    label = "CLI default" if n_proxies == "auto" else f"{n_proxies} proxies"
+    rows.append(Row(f"proxy resampling, {label}, epsilon {epsilon:g}", cpu, wall,
                     max(raw, trained), taught(out), use(out), len(out),
                     f"{len(redrawn)} proxies redrawn: {', '.join(redrawn)}; row leakage "
                     f"raw-aux {raw[0]:.3f}, sanitized-aux {trained[0]:.3f}"))  # fmt: skip
     # the same, each row's sensitive value drawn from the noisy marginal alone
-    alone = ProxyResampler(s, n_proxies="auto", epsilon=epsilon, seed=seed, draw="marginal")
+    alone = ProxyResampler(s, n_proxies=n_proxies, epsilon=epsilon, seed=seed, draw="marginal")
     out, cpu, wall = timed(lambda: alone.fit(aux, parts.schema).release(private).data)
-    twin = ProxyResampler(s, n_proxies="auto", epsilon=epsilon, seed=seed + 1, draw="marginal")
+    twin = ProxyResampler(s, n_proxies=n_proxies, epsilon=epsilon, seed=seed + 1, draw="marginal")
     aux_release = twin.fit(private, parts.schema).release(aux).data
     rows.append(Row(f"proxy resampling, draw='marginal', epsilon {epsilon:g}", cpu, wall,
                     max(raw_aux(out), sanitized_aux(aux_release, out)), taught(out), use(out),
@@ -536,6 +539,8 @@ def main() -> None:
     parser.add_argument("--splits", type=int, default=1,
                         help="repeat over this many shuffles (seeds seed, seed+1, ...) and print "
                              "each release's mean and spread over them")  # fmt: skip
+    parser.add_argument("--proxies", default="auto",
+                        help="proxies to redraw: 'auto' (the CLI default) or a count")  # fmt: skip
     args = parser.parse_args()
     if importlib.util.find_spec("mbi") is None:
         print("mbi (private-pgm) is not installed: DP synthetic anchor skipped "
@@ -549,7 +554,8 @@ def main() -> None:
             runs = []
             for split in range(args.seed, args.seed + args.splits):
                 parts = load_parts(name, split)
-                background, rows = evaluate(parts, args.epsilon, args.seeds, split)
+                count = args.proxies if args.proxies == "auto" else int(args.proxies)
+                background, rows = evaluate(parts, args.epsilon, args.seeds, split, count)
                 print_table(parts, background, rows)
                 runs.append(rows)
             if args.splits > 1:
