@@ -6,6 +6,7 @@ from __future__ import annotations
 import dataclasses
 import itertools
 import math
+import warnings
 from collections.abc import Callable
 
 import numpy as np
@@ -488,6 +489,26 @@ def test_bad_data_is_refused_in_one_line(
         assert "\n" not in str(caught.value)
     with pytest.raises(NotFittedError):
         _resampler().calibrate()
+
+
+def test_context_that_cannot_tell_rows_apart_makes_the_overlap_check_warn(
+    split: tuple[pd.DataFrame, pd.DataFrame],
+) -> None:
+    """With ``y`` alone released unchanged (two values), disjoint rows repeat auxiliary ones as
+    often as the auxiliary rows themselves: the release warns instead of refusing them. With a
+    continuous context column the check tells the auxiliary rows from the private ones."""
+    aux, private = split
+    narrow = ["s", "copy", "level", "y"]
+    model = _resampler(proxies=["copy", "level"]).fit(aux[narrow])
+    assert model.context_ == ("y",) and model.overlap_chance_ == 1.0
+    assert not model.repeats_training_rows(private[narrow])
+    with pytest.warns(UserWarning, match="cannot check that the private rows"):
+        assert len(model.release(private[narrow]).data) == len(private)
+    wide = _resampler(proxies=["copy", "level"]).fit(aux)
+    assert wide.repeats_training_rows(aux) and not wide.repeats_training_rows(private)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        wide.release(private)
 
 
 def test_a_continuous_sensitive_domain_is_refused(split: tuple[pd.DataFrame, pd.DataFrame]) -> None:

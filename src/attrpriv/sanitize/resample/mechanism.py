@@ -12,6 +12,8 @@ released as it is. The privacy argument is in ``docs/sanitize/resample.md``.
 
 from __future__ import annotations
 
+import math
+import warnings
 from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar
@@ -370,8 +372,8 @@ class ProxyResampler(Mechanism[PrivateRows, ResamplePlan]):
         self.template_ = frame[[sensitive, *proxies]].iloc[:0].copy()
         hashes = _hashes(frame[list(context)])
         self.fingerprint_, counts = np.unique(hashes, return_counts=True)
-        repeated = float((counts[np.searchsorted(self.fingerprint_, hashes)] > 1).mean())
-        self.overlap_limit_ = (1.0 + repeated) / 2.0
+        repeated = counts[np.searchsorted(self.fingerprint_, hashes)] > 1
+        self.overlap_chance_ = float(repeated.mean())
         self.inferred_ = (sensitive,) if schema is not None and sensitive in schema.inferred else ()
         self.from_aux_ = setup.from_aux
         self.fitted_for_ = self._structure()
@@ -482,15 +484,21 @@ class ProxyResampler(Mechanism[PrivateRows, ResamplePlan]):
         for name in self.columns_:
             if name not in frame.columns:
                 raise InputError(f"the private data has no column {name!r} (it was fitted with it)")
-        if self.context_:  # released columns only: the check itself reveals nothing more
-            found = self._repeated_share(frame)
-            if found > self.overlap_limit_:
-                raise InputError(
-                    f"{found:.0%} of the private rows repeat auxiliary rows the resampler was "
-                    "fitted on (by chance: about "
-                    f"{2 * self.overlap_limit_ - 1:.0%}): fit it on public rows disjoint from "
-                    "the private ones"
-                )
+        found, decisive = self._overlap(frame)  # released columns only: reveals nothing more
+        if not decisive:
+            warnings.warn(
+                f"{self.overlap_chance_:.0%} of the auxiliary rows repeat another in the "
+                f"{len(self.context_)} columns released unchanged: this release cannot check "
+                "that the private rows are not the auxiliary ones",
+                UserWarning,
+                stacklevel=4,
+            )
+        elif found > (1.0 + self.overlap_chance_) / 2.0:
+            raise InputError(
+                f"{found:.0%} of the private rows repeat auxiliary rows the resampler was "
+                f"fitted on (by chance: about {self.overlap_chance_:.0%}): fit it on public "
+                "rows disjoint from the private ones"
+            )
         codes = sensitive_codes(frame[self.sensitive], self.domain_, "the private data")
         counts = np.bincount(codes, minlength=len(self.domain_)).astype(np.int64)
         public = frame.drop(columns=[self.sensitive, *self.proxies_]).reset_index(drop=True)
@@ -522,10 +530,19 @@ class ProxyResampler(Mechanism[PrivateRows, ResamplePlan]):
         missing = [c for c in self.context_ if c not in frame.columns]
         if missing:
             raise InputError(f"the data has no column {missing[0]!r} (it was fitted with it)")
-        return bool(self.context_) and self._repeated_share(frame) > self.overlap_limit_
+        found, decisive = self._overlap(frame)
+        return decisive and found > (1.0 + self.overlap_chance_) / 2.0
 
-    def _repeated_share(self, frame: pd.DataFrame) -> float:
-        return float(np.isin(_hashes(frame[list(self.context_)]), self.fingerprint_).mean())
+    def _overlap(self, frame: pd.DataFrame) -> tuple[float, bool]:
+        """The share of ``frame``'s rows whose context repeats an auxiliary row, and whether
+        it can tell: the limit, halfway from chance to all rows, lies more than 3 binomial
+        standard errors above chance (not when the context takes few values)."""
+        if not self.context_:
+            return 0.0, False
+        found = float(np.isin(_hashes(frame[list(self.context_)]), self.fingerprint_).mean())
+        chance = self.overlap_chance_
+        error = math.sqrt(chance * (1.0 - chance) / len(frame))
+        return found, (1.0 - chance) / 2.0 > 3.0 * error
 
     def _calibrate(self, measured: PrivateRows, sampler: NoiseSampler) -> ResamplePlan:
         return self._plan(sampler)
