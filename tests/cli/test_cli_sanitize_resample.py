@@ -49,6 +49,7 @@ def test_private_rows_that_repeat_the_auxiliary_rows_are_refused(capsys, tmp_pat
         (["--out", "r.csv", "--epsilon", "0"], "epsilon must be > 0"),
         (["--out", "r.csv", "--proxies", "some"], "--proxies must be a count or 'auto'"),
         (["--out", "r.csv", "--target-auc", "0.4"], "target_auc must be an AUC in (0.5, 1]"),
+        (["--out", "r.csv", "--task-weight", "-1"], "task_weight must be"),
     ],
 )
 def test_bad_input_is_one_line_exit_2(capsys, tmp_path, monkeypatch, extra, message) -> None:

@@ -491,24 +491,25 @@ def test_bad_data_is_refused_in_one_line(
         _resampler().calibrate()
 
 
-def test_context_that_cannot_tell_rows_apart_makes_the_overlap_check_warn(
+def test_the_overlap_check_compares_whole_rows_and_warns_when_they_cannot_tell(
     split: tuple[pd.DataFrame, pd.DataFrame],
 ) -> None:
-    """With ``y`` alone released unchanged (two values), disjoint rows repeat auxiliary ones as
-    often as the auxiliary rows themselves: the release warns instead of refusing them. With a
-    continuous context column the check tells the auxiliary rows from the private ones."""
+    """With ``y`` alone released unchanged, the training rows are still refused (rows are
+    compared whole); a table whose rows repeat each other cannot be checked: a warning."""
     aux, private = split
-    narrow = ["s", "copy", "level", "y"]
-    model = _resampler(proxies=["copy", "level"]).fit(aux[narrow])
-    assert model.context_ == ("y",) and model.overlap_chance_ == 1.0
-    assert not model.repeats_training_rows(private[narrow])
-    with pytest.warns(UserWarning, match="cannot check that the private rows"):
-        assert len(model.release(private[narrow]).data) == len(private)
-    wide = _resampler(proxies=["copy", "level"]).fit(aux)
-    assert wide.repeats_training_rows(aux) and not wide.repeats_training_rows(private)
+    model = _resampler(proxies=["copy", "level", "context", "noise"]).fit(aux)
+    assert model.context_ == ("y",)
+    assert model.repeats_training_rows(aux) and not model.repeats_training_rows(private)
+    with pytest.raises(InputError, match="repeat auxiliary rows"):
+        model.release(aux)
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        wide.release(private)
+        assert len(model.release(private).data) == len(private)
+    coarse = ["s", "copy", "y"]  # 3 x 3 x 2 values: nearly every row repeats another
+    few = _resampler(proxies=["copy"]).fit(aux[coarse])
+    assert few.overlap_chance_ > 0.95 and not few.repeats_training_rows(aux[coarse])
+    with pytest.warns(UserWarning, match="cannot check that the private rows"):
+        few.release(private[coarse])
 
 
 def test_a_continuous_sensitive_domain_is_refused(split: tuple[pd.DataFrame, pd.DataFrame]) -> None:
@@ -538,6 +539,44 @@ def test_the_greedy_ranking_finds_both_copies_of_a_proxy() -> None:
     assert rank_proxies_greedy(frame, "s", 0).proxies == ()
     with pytest.raises(InputError, match="n_proxies=5 but"):
         rank_proxies_greedy(frame, "s", 5)
+
+
+def _task_table(n: int = 2000, seed: int = 5) -> pd.DataFrame:
+    """Two proxies of ``s``: ``needed`` (the stronger) also decides the task ``y``; ``free``
+    says nothing of ``y`` that ``s`` does not."""
+    rng = np.random.default_rng(seed)
+    s = rng.integers(0, 2, n)
+    needed = np.where(rng.random(n) < 0.1, 1 - s, s)
+    return pd.DataFrame({
+        "s": s,
+        "needed": needed,
+        "free": np.where(rng.random(n) < 0.2, 1 - s, s),
+        "noise": rng.normal(0, 1, n),
+        "y": np.where(rng.random(n) < 0.1, 1 - needed, needed),
+    })  # fmt: skip
+
+
+def test_the_task_weight_redraws_first_the_proxy_the_task_needs_less() -> None:
+    frame = _task_table()
+    alone = rank_proxies_greedy(frame, "s", 1, task="y", task_weight=0.0)
+    assert alone.proxies == ("needed",) and alone.task_importance == ()
+    weighed = rank_proxies_greedy(frame, "s", 1, task="y")  # default weight 3
+    assert weighed.proxies == ("free",) and weighed.task_importance[0] < 0.02
+    assert weighed.importance[0] > 0.0
+    schema = Schema((Column("y", "target", Integer(0, 1)),))
+    found = ProxyResampler("s", n_proxies=1, noise=TEST, allow_nonprivate=True).fit(frame, schema)
+    assert found.proxies_ == ("free",) and "y" in found.context_
+    cases = [
+        (lambda: rank_proxies_greedy(frame, "s", 1, task="s"), "is the sensitive column"),
+        (lambda: rank_proxies_greedy(frame, "s", 1, task="nope"), "'nope' is not a used column"),
+        (lambda: rank_proxies_greedy(frame, "s", 1, task="y", task_weight=-1),
+         "task_weight must be"),
+        (lambda: ProxyResampler("s", task_weight=float("nan")).fit(frame), "task_weight must be"),
+    ]  # fmt: skip
+    for call, message in cases:
+        with pytest.raises(InputError, match=message) as caught:
+            call()
+        assert "\n" not in str(caught.value)
 
 
 def test_auto_proxies_stop_once_the_rest_hides_the_sensitive_column(split) -> None:

@@ -73,6 +73,13 @@ def resample(
     target_auc: Annotated[
         float, typer.Option(help="The leakage floor '--proxies auto' aims at, in (0.5, 1].")
     ] = 0.55,
+    task_weight: Annotated[
+        float,
+        typer.Option(
+            help="How much a column's importance for the schema's target counts against "
+            "ranking it as a proxy, >= 0 (0: the sensitive column alone ranks)."
+        ),
+    ] = 3.0,
     proxy_columns: Annotated[
         str | None,
         typer.Option(help="Comma-separated proxies to redraw (in this order) instead of ranking."),
@@ -123,8 +130,8 @@ def resample(
     chosen = split_names(proxy_columns)
     resampler = ProxyResampler(
         sensitive, proxies="auto" if chosen is None else chosen, n_proxies=_count(proxies),
-        target_auc=target_auc, epsilon=epsilon, draw=draw, keep=split_names(keep) or (),
-        seed=seed,
+        target_auc=target_auc, task_weight=task_weight, epsilon=epsilon, draw=draw,
+        keep=split_names(keep) or (), seed=seed,
     )  # fmt: skip
     resampler.fit(aux_frame, private.schema)
     book = BudgetLedger(ledger, create=False) if ledger is not None else None

@@ -174,13 +174,50 @@ class Ranking:
 
     ``auc_all`` is the validation AUC of the sensitive column from every candidate;
     ``auc_left[i]`` is the AUC from what is left once the first ``i + 1`` proxies are removed
-    (the last one estimates the leakage floor of the release).
+    (the last one estimates the leakage floor of the release). ``task_importance[i]`` is the
+    ``i``-th pick's AUC drop for the task's target (empty when the ranking had no task).
     """
 
     proxies: tuple[str, ...]
     importance: tuple[float, ...]
     auc_all: float
     auc_left: tuple[float, ...]
+    task_importance: tuple[float, ...] = ()
+
+
+@dataclass(frozen=True)
+class Task:
+    """The task a release should stay useful for: its target's levels on the auxiliary rows
+    (:class:`Levels` codes), and how much a candidate's importance for it counts against
+    picking the candidate as a proxy."""
+
+    codes: np.ndarray
+    n_classes: int
+    weight: float
+
+    @classmethod
+    def of(cls, values: pd.Series, weight: float) -> Task:
+        """The target column of the auxiliary rows (values in levels, as a proxy's model has)."""
+        levels = Levels.of(values)
+        return cls(levels.codes, levels.size, weight)
+
+    def needs(
+        self, x: np.ndarray, train: np.ndarray, valid: np.ndarray, mask: list[bool], seed: int
+    ) -> np.ndarray:
+        """Each column's permutation importance (validation AUC drop) for the target, from a
+        booster fitted on the ``train`` rows of ``x``; zeros when the rows cannot tell."""
+        if self.weight <= 0 or np.unique(self.codes[train]).size < 2:
+            return np.zeros(x.shape[1])
+
+        def scorer(model: Any, xv: np.ndarray, yv: np.ndarray) -> float:
+            return auc(yv, _proba(model, xv, self.n_classes), self.n_classes)
+
+        model = booster(seed, mask, early_stopping=train.size >= EARLY_STOPPING)
+        model.fit(x[train], self.codes[train])
+        drop: np.ndarray = permutation_importance(
+            model, x[valid], self.codes[valid], scoring=scorer, n_repeats=3, random_state=seed
+        ).importances_mean
+        return drop
 
 
 def rank_greedy(
@@ -191,9 +228,14 @@ def rank_greedy(
     n_proxies: int,
     seed: int,
     stop_at: float | None = None,
+    task: Task | None = None,
 ) -> Ranking:
     """Pick ``n_proxies`` columns of ``design`` greedily by permutation importance (AUC drop),
-    fewer if the validation AUC of what is left falls to ``stop_at`` or below."""
+    fewer if the validation AUC of what is left falls to ``stop_at`` or below. With a ``task``,
+    each step picks the largest AUC drop of the sensitive column minus ``task.weight`` times the
+    candidate's AUC drop (if positive) for the task's target, from a second booster on the same
+    columns: of two proxies that hide the sensitive column alike, the one the task needs less
+    is redrawn first."""
     counts = np.bincount(codes, minlength=n_classes)
     stratify = codes if counts[counts > 0].min() >= 2 else None
     train, valid = train_test_split(
@@ -203,6 +245,7 @@ def rank_greedy(
     left = list(range(len(design.features)))
     picked: list[str] = []
     importance: list[float] = []
+    for_task: list[float] = []
     aucs: list[float] = []
 
     def scorer(model: Any, xv: np.ndarray, yv: np.ndarray) -> float:
@@ -222,11 +265,16 @@ def rank_greedy(
         drop = permutation_importance(
             model, xv, codes[valid], scoring=scorer, n_repeats=3, random_state=seed
         ).importances_mean
-        best = int(np.argmax(drop))
+        score = drop
+        if task is not None:
+            needed = task.needs(x[:, left], train, valid, mask, seed)
+            score = drop - task.weight * np.maximum(needed, 0.0)
+            for_task.append(float(needed[int(np.argmax(score))]))
+        best = int(np.argmax(score))
         picked.append(design.features[left[best]].name)
         importance.append(float(drop[best]))
         del left[best]
-    return Ranking(tuple(picked), tuple(importance), aucs[0], tuple(aucs[1:]))
+    return Ranking(tuple(picked), tuple(importance), aucs[0], tuple(aucs[1:]), tuple(for_task))
 
 
 @dataclass(frozen=True)

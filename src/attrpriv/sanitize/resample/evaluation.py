@@ -82,7 +82,7 @@ class ResamplingSanitizer:
         """
         if columns is not None:
             aux, private = aux[list(columns)], private[list(columns)]
-        settings: dict[str, Any] = {"keep": [target], "epsilon": epsilon, "n_proxies": n_proxies}
+        settings: dict[str, Any] = {"task": target, "epsilon": epsilon, "n_proxies": n_proxies}
         first = ProxyResampler(sensitive, seed=seed, **settings).fit(aux)
         second = ProxyResampler(sensitive, seed=seed + 1, **settings).fit(private)
         return cls(first, second)

@@ -24,6 +24,7 @@ import pandas as pd
 from attrpriv._checks import (
     Check,
     check_epsilon,
+    check_non_negative,
     check_positive_int,
     check_probability,
     one_of,
@@ -233,6 +234,15 @@ class ProxyResampler(Mechanism[PrivateRows, ResamplePlan]):
         validation AUC at most ``target_auc`` on the auxiliary data (every candidate at most).
     target_auc : float, default 0.55
         The leakage floor ``n_proxies="auto"`` aims at, in (0.5, 1].
+    task : str or None, default None
+        The task's target column the release should stay useful for: never a proxy, and the
+        ranking weighs each candidate's importance for it (``task_weight``). Default the
+        schema's target; without either the ranking looks at the sensitive column alone.
+    task_weight : float, default 3.0
+        How much a candidate's validation AUC drop for the task counts against its AUC drop
+        for the sensitive column when ``"auto"`` picks the next proxy, >= 0 (0: the sensitive
+        column alone decides). Of two columns that hide the sensitive one alike, the one the
+        task needs less is redrawn first; ``n_proxies="auto"`` may then redraw more columns.
     epsilon : float, default 1.0
         The privacy loss of a release, > 0.
     conditional : str, default "hgb"
@@ -282,6 +292,8 @@ class ProxyResampler(Mechanism[PrivateRows, ResamplePlan]):
             value if value == "auto" else check_positive_int(value, name, minimum=0)
         ),
         "target_auc": _auc,
+        "task": optional(_name),
+        "task_weight": check_non_negative,
         "epsilon": check_epsilon,
         "conditional": one_of(CONDITIONALS),
         "draw": one_of(DRAWS),
@@ -298,6 +310,8 @@ class ProxyResampler(Mechanism[PrivateRows, ResamplePlan]):
         proxies: str | Sequence[str] = "auto",
         n_proxies: int | str = 3,
         target_auc: float = 0.55,
+        task: str | None = None,
+        task_weight: float = 3.0,
         epsilon: float = 1.0,
         conditional: str = "hgb",
         draw: str = "conditional",
@@ -311,6 +325,8 @@ class ProxyResampler(Mechanism[PrivateRows, ResamplePlan]):
         self.proxies = proxies
         self.n_proxies = n_proxies
         self.target_auc = target_auc
+        self.task = task
+        self.task_weight = task_weight
         self.epsilon = epsilon
         self.conditional = conditional
         self.draw = draw
@@ -349,7 +365,12 @@ class ProxyResampler(Mechanism[PrivateRows, ResamplePlan]):
         """
         self._validate_params()
         frame, setup = prepare(
-            aux, self.sensitive, schema=schema, keep=tuple(self.keep), categories=self.categories
+            aux,
+            self.sensitive,
+            schema=schema,
+            keep=tuple(self.keep),
+            categories=self.categories,
+            task=self.task,
         )
         sensitive, seed, n_classes = self.sensitive, int(self.seed), len(setup.domain)
         ranking, proxies = self._choose(frame, setup)
@@ -370,7 +391,7 @@ class ProxyResampler(Mechanism[PrivateRows, ResamplePlan]):
         self.sensitive_model_ = law
         self.columns_ = setup.used
         self.template_ = frame[[sensitive, *proxies]].iloc[:0].copy()
-        hashes = _hashes(frame[list(context)])
+        hashes = _hashes(frame[list(setup.used)])
         self.fingerprint_, counts = np.unique(hashes, return_counts=True)
         repeated = counts[np.searchsorted(self.fingerprint_, hashes)] > 1
         self.overlap_chance_ = float(repeated.mean())
@@ -383,17 +404,19 @@ class ProxyResampler(Mechanism[PrivateRows, ResamplePlan]):
         """The parameters that shape what ``fit`` learns (a release checks they still hold)."""
         proxies = self.proxies if isinstance(self.proxies, str) else tuple(self.proxies)
         categories = None if self.categories is None else tuple(self.categories)
-        return (self.sensitive, proxies, self.n_proxies, self.target_auc, tuple(self.keep),
-                categories, self.conditional)  # fmt: skip
+        return (self.sensitive, proxies, self.n_proxies, self.target_auc, self.task,
+                self.task_weight, tuple(self.keep), categories, self.conditional)  # fmt: skip
 
     def _choose(self, frame: pd.DataFrame, setup: Setup) -> tuple[Ranking | None, tuple[str, ...]]:
         """The proxies: ranked on the auxiliary data (``"auto"``), or the ones named."""
         if isinstance(self.proxies, str):
+            stop_at: float | None
             if self.n_proxies == "auto":
                 count, stop_at = len(setup.candidates), float(self.target_auc)
-                ranking = rank(frame, setup, count, int(self.seed), stop_at)
             else:
-                ranking = rank(frame, setup, int(self.n_proxies), int(self.seed))
+                count, stop_at = int(self.n_proxies), None
+            weight = float(self.task_weight)
+            ranking = rank(frame, setup, count, int(self.seed), stop_at, task_weight=weight)
             return ranking, ranking.proxies
         proxies = tuple(self.proxies)
         for name in proxies:
@@ -484,12 +507,11 @@ class ProxyResampler(Mechanism[PrivateRows, ResamplePlan]):
         for name in self.columns_:
             if name not in frame.columns:
                 raise InputError(f"the private data has no column {name!r} (it was fitted with it)")
-        found, decisive = self._overlap(frame)  # released columns only: reveals nothing more
+        found, decisive = self._overlap(frame)  # an input check (docs/sanitize/resample.md)
         if not decisive:
             warnings.warn(
-                f"{self.overlap_chance_:.0%} of the auxiliary rows repeat another in the "
-                f"{len(self.context_)} columns released unchanged: this release cannot check "
-                "that the private rows are not the auxiliary ones",
+                f"{self.overlap_chance_:.0%} of the auxiliary rows repeat another: this release "
+                "cannot check that the private rows are not the auxiliary ones",
                 UserWarning,
                 stacklevel=4,
             )
@@ -506,12 +528,12 @@ class ProxyResampler(Mechanism[PrivateRows, ResamplePlan]):
 
     def repeats_training_rows(self, data: pd.DataFrame) -> bool:
         """Whether ``data`` repeats the auxiliary rows this resampler was fitted on (and a
-        release of it would be refused), judged on the released context columns only.
+        release of it would be refused), judged on whole rows (every column it was fitted with).
 
         Parameters
         ----------
         data : pandas.DataFrame
-            Rows with the context columns (``context_``).
+            Rows with the columns it was fitted with (``columns_``).
 
         Returns
         -------
@@ -523,23 +545,21 @@ class ProxyResampler(Mechanism[PrivateRows, ResamplePlan]):
         NotFittedError
             The resampler is not fitted.
         InputError
-            ``data`` is not a DataFrame or lacks a context column.
+            ``data`` is not a DataFrame or lacks a column it was fitted with.
         """
         self._check_fitted()
         frame = data_frame(data, "the data")
-        missing = [c for c in self.context_ if c not in frame.columns]
+        missing = [c for c in self.columns_ if c not in frame.columns]
         if missing:
             raise InputError(f"the data has no column {missing[0]!r} (it was fitted with it)")
         found, decisive = self._overlap(frame)
         return decisive and found > (1.0 + self.overlap_chance_) / 2.0
 
     def _overlap(self, frame: pd.DataFrame) -> tuple[float, bool]:
-        """The share of ``frame``'s rows whose context repeats an auxiliary row, and whether
-        it can tell: the limit, halfway from chance to all rows, lies more than 3 binomial
-        standard errors above chance (not when the context takes few values)."""
-        if not self.context_:
-            return 0.0, False
-        found = float(np.isin(_hashes(frame[list(self.context_)]), self.fingerprint_).mean())
+        """The share of ``frame``'s rows that repeat an auxiliary row, and whether it can tell:
+        the limit, halfway from chance to all rows, lies more than 3 binomial standard errors
+        above chance (not when the columns take few values)."""
+        found = float(np.isin(_hashes(frame[list(self.columns_)]), self.fingerprint_).mean())
         chance = self.overlap_chance_
         error = math.sqrt(chance * (1.0 - chance) / len(frame))
         return found, (1.0 - chance) / 2.0 > 3.0 * error

@@ -8,10 +8,10 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from attrpriv._checks import check_positive_int
+from attrpriv._checks import check_non_negative, check_positive_int
 from attrpriv.data.schema import Categorical, Integer, Role, Schema
 from attrpriv.errors import InputError, offending
-from attrpriv.sanitize.resample._models import Design, Ranking, rank_greedy
+from attrpriv.sanitize.resample._models import Design, Ranking, Task, rank_greedy
 
 
 @dataclass(frozen=True)
@@ -24,6 +24,7 @@ class Setup:
     candidates: tuple[str, ...]
     domains: Mapping[str, Sequence[Hashable]]
     from_aux: bool
+    task: str | None
 
 
 def prepare(
@@ -33,8 +34,10 @@ def prepare(
     schema: Schema | None,
     keep: Sequence[str],
     categories: Sequence[Hashable] | None,
+    task: str | None = None,
 ) -> tuple[pd.DataFrame, Setup]:
-    """Check the auxiliary frame and read its public facts (see :func:`rank_proxies_greedy`)."""
+    """Check the auxiliary frame and read its public facts (see :func:`rank_proxies_greedy`);
+    the task's target is ``task``, else the schema's target."""
     frame = data_frame(aux, "aux")
     if schema is not None and not isinstance(schema, Schema):
         raise InputError(f"schema must be a Schema, got {type(schema).__name__}")
@@ -54,11 +57,17 @@ def prepare(
             f"the sensitive column {sensitive!r} takes one value in the auxiliary data: there "
             "is nothing to learn its proxies from"
         )
+    if task is None and schema is not None and schema.target in frame.columns:
+        task = schema.target
+    if task is not None and (task not in used or task == sensitive):
+        where = "is the sensitive column" if task == sensitive else "is not a used column"
+        raise InputError(f"the task's target {task!r} {where} of the auxiliary data")
     kept = set(keep) | ({schema.target} if schema is not None and schema.target else set())
+    kept |= {task} if task is not None else set()
     candidates = tuple(c for c in used if c != sensitive and c not in kept)
     domains = {**_schema_categories(schema, used), sensitive: domain}
     from_aux = categories is None and (schema is None or sensitive not in schema)
-    return frame, Setup(domain, codes, used, candidates, domains, from_aux)
+    return frame, Setup(domain, codes, used, candidates, domains, from_aux, task)
 
 
 def rank_proxies_greedy(
@@ -68,15 +77,20 @@ def rank_proxies_greedy(
     *,
     schema: Schema | None = None,
     keep: Sequence[str] = (),
+    task: str | None = None,
+    task_weight: float = 3.0,
     seed: int = 0,
 ) -> Ranking:
     """Rank the proxies of ``sensitive`` on public auxiliary rows, greedily.
 
     Gradient boosting predicts the sensitive column from the candidate columns (all but the
-    sensitive one, ``keep``, the schema's target and its ignored columns) on 70% of ``aux``;
-    the candidate whose permutation lowers the validation AUC most (3 repeats) is the next
-    proxy; it is removed and the model refitted, so that of two copies of one proxy both are
-    found. This is the ranking of :class:`ProxyResampler` with ``proxies="auto"``.
+    sensitive one, ``keep``, the task's target and the schema's ignored columns) on 70% of
+    ``aux``; the candidate whose permutation lowers the validation AUC most (3 repeats) is the
+    next proxy, less ``task_weight`` times its own AUC drop for the task's target (a second
+    booster on the same columns), so that of two proxies that hide the sensitive column alike
+    the one the task needs less goes first; it is removed and the models refitted, so that of
+    two copies of one proxy both are found. This is the ranking of :class:`ProxyResampler`
+    with ``proxies="auto"``.
 
     Parameters
     ----------
@@ -91,6 +105,11 @@ def rank_proxies_greedy(
         the ignored columns).
     keep : sequence of str, default ()
         Columns never picked.
+    task : str or None, default None
+        The task's target (never picked); default the schema's target, if any.
+    task_weight : float, default 3.0
+        How much a candidate's AUC drop for the task counts against it, >= 0 (0: the
+        sensitive column alone decides; no effect without a task).
     seed : int, default 0
         Seeds the validation split and the models, >= 0.
 
@@ -99,7 +118,8 @@ def rank_proxies_greedy(
     Ranking
         The proxies in order, the importance (AUC drop) of each when picked, the validation AUC
         from every candidate (``auc_all``) and from what is left after each removal
-        (``auc_left``; its last entry estimates the leakage floor).
+        (``auc_left``; its last entry estimates the leakage floor), and each pick's AUC drop
+        for the task (``task_importance``; empty without a task).
 
     Raises
     ------
@@ -114,12 +134,20 @@ def rank_proxies_greedy(
     seed = check_positive_int(seed, "seed", minimum=0)
     if isinstance(keep, str) or not isinstance(keep, (list, tuple)):
         raise InputError(f"keep must be a list of column names, got {type(keep).__name__}")
-    frame, setup = prepare(aux, sensitive, schema=schema, keep=keep, categories=None)
-    return rank(frame, setup, n, seed)
+    if task is not None and not isinstance(task, str):
+        raise InputError(f"task must be a column name or None, got {task!r}")
+    weight = check_non_negative(task_weight, "task_weight")
+    frame, setup = prepare(aux, sensitive, schema=schema, keep=keep, categories=None, task=task)
+    return rank(frame, setup, n, seed, task_weight=weight)
 
 
 def rank(
-    frame: pd.DataFrame, setup: Setup, n_proxies: int, seed: int, stop_at: float | None = None
+    frame: pd.DataFrame,
+    setup: Setup,
+    n_proxies: int,
+    seed: int,
+    stop_at: float | None = None,
+    task_weight: float = 0.0,
 ) -> Ranking:
     """:func:`rank_proxies_greedy` on a prepared frame (stopping early at AUC ``stop_at``)."""
     if n_proxies > len(setup.candidates):
@@ -128,7 +156,12 @@ def rank(
             "candidate columns (not the sensitive one, not kept, not ignored)"
         )
     design = Design.learn(frame, setup.candidates, setup.domains)
-    return rank_greedy(frame, setup.codes, len(setup.domain), design, n_proxies, seed, stop_at)
+    task = None
+    if setup.task is not None and task_weight > 0:
+        task = Task.of(frame[setup.task], task_weight)
+    return rank_greedy(
+        frame, setup.codes, len(setup.domain), design, n_proxies, seed, stop_at, task
+    )
 
 
 def data_frame(data: object, what: str) -> pd.DataFrame:
