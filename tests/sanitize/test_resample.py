@@ -541,6 +541,24 @@ def test_the_greedy_ranking_finds_both_copies_of_a_proxy() -> None:
         rank_proxies_greedy(frame, "s", 5)
 
 
+def test_a_large_auxiliary_table_is_ranked_on_a_stratified_sample(monkeypatch) -> None:
+    rng = np.random.default_rng(3)
+    n = 1500
+    s = rng.integers(0, 2, n)
+    frame = pd.DataFrame({
+        "s": s,
+        "one": np.where(rng.random(n) < 0.15, 1 - s, s),
+        "weak": s + rng.normal(0, 2, n),
+        "noise": rng.normal(0, 1, n),
+    })  # fmt: skip
+    whole = rank_proxies_greedy(frame, "s", 1)
+    monkeypatch.setattr("attrpriv.sanitize.resample.ranking.RANKING_ROWS", 600)
+    sampled = rank_proxies_greedy(frame, "s", 1)
+    assert whole.proxies == sampled.proxies == ("one",)
+    assert sampled.auc_all != whole.auc_all  # 180 validation rows, not 450
+    assert sampled == rank_proxies_greedy(frame, "s", 1)  # the sample is seeded
+
+
 def _task_table(n: int = 2000, seed: int = 5) -> pd.DataFrame:
     """Two proxies of ``s``: ``needed`` (the stronger) also decides the task ``y``; ``free``
     says nothing of ``y`` that ``s`` does not."""

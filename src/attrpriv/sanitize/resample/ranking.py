@@ -7,11 +7,17 @@ from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
+from sklearn.model_selection import train_test_split
 
 from attrpriv._checks import check_non_negative, check_positive_int
 from attrpriv.data.schema import Categorical, Integer, Role, Schema
 from attrpriv.errors import InputError, offending
 from attrpriv.sanitize.resample._models import Design, Ranking, Task, rank_greedy
+
+RANKING_ROWS = 10_000
+"""The ranking is fitted and validated on at most this many auxiliary rows (a sample stratified
+by the sensitive value): 3,000 validation rows pin an AUC to about +-0.01, and the ranking's
+boosters and permutations cost in proportion to the rows."""
 
 
 @dataclass(frozen=True)
@@ -156,12 +162,21 @@ def rank(
             "candidate columns (not the sensitive one, not kept, not ignored)"
         )
     design = Design.learn(frame, setup.candidates, setup.domains)
+    codes = setup.codes
+    if len(frame) > RANKING_ROWS:
+        counts = np.bincount(codes)
+        rows, _ = train_test_split(
+            np.arange(len(frame)),
+            train_size=RANKING_ROWS,
+            random_state=seed,
+            stratify=codes if counts[counts > 0].min() >= 2 else None,
+        )
+        rows = np.sort(rows)
+        frame, codes = frame.iloc[rows], codes[rows]
     task = None
     if setup.task is not None and task_weight > 0:
         task = Task.of(frame[setup.task], task_weight)
-    return rank_greedy(
-        frame, setup.codes, len(setup.domain), design, n_proxies, seed, stop_at, task
-    )
+    return rank_greedy(frame, codes, len(setup.domain), design, n_proxies, seed, stop_at, task)
 
 
 def data_frame(data: object, what: str) -> pd.DataFrame:
