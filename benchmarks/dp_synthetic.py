@@ -417,8 +417,6 @@ def evaluate(
     def raw_aux(release: pd.DataFrame) -> Scored:
         """The raw-aux adversary on the released columns of the private rows."""
         seen = [c for c in release.columns if c != s]
-        if not seen:  # nothing released: chance
-            return (0.5, 0.5, 0.5)
         scored = leakage(aux[seen], _labels(aux[s]), release[seen], y_private, **kw)
         return (scored.auc, *scored.auc_ci)
 
@@ -434,8 +432,6 @@ def evaluate(
 
     def use(release: pd.DataFrame) -> Scored:
         x = [c for c in release.columns if c != t]
-        if not x:  # no feature left: the majority class, AUC 0.5
-            return (0.5, 0.5, 0.5)
         scored = utility(release[x], _labels(release[t]), test[x], _labels(test[t]), **kw)
         return (scored.auc.attack, *scored.auc_ci)
 

@@ -105,6 +105,16 @@ def test_utility_trains_on_the_release_and_tests_on_real_rows(adult) -> None:  #
     assert tree.to_dict()["accuracy"] == tree.accuracy.attack
 
 
+def test_a_release_with_no_feature_scores_chance() -> None:
+    """Nothing left to learn from (every column but the label dropped): the prior, AUC 0.5."""
+    rng = np.random.default_rng(0)
+    y = rng.choice(["a", "b"], 300, p=[0.3, 0.7])
+    empty = pd.DataFrame(index=range(300))
+    scored = utility(empty[:200], y[:200], empty[200:], y[200:], seeds=2)
+    assert scored.auc.attack == 0.5 and scored.auc_ci == (0.5, 0.5)
+    assert leakage(empty[:200], y[:200], empty[200:], y[200:], seeds=2).auc == 0.5
+
+
 def test_images_are_flattened() -> None:
     rng = np.random.default_rng(0)
     y = rng.integers(0, 2, 400)

@@ -570,14 +570,15 @@ def fit_models(
     """Fit ``model`` (default :func:`strong_classifier`) once per seed on ``x``, ``y``.
 
     Labels of one class are refused, or with ``one_class`` (a release whose task column came
-    out constant) met by a constant predictor: it scores AUC 0.5 exactly.
+    out constant) met by a constant predictor: it scores AUC 0.5 exactly. So are features with
+    no column (a release that keeps nothing but the label): nothing to learn from.
     """
     labels = _labels(y, len(x), what)
     values, counts = np.unique(labels, return_counts=True)
     if values.size < 2 and not one_class:
         raise InputError(f"{what} holds a single class; need at least two to train on")
     probe = strong_classifier() if model is None else clone(model)
-    if values.size < 2:
+    if values.size < 2 or np.shape(x)[1] == 0:
         model = probe = DummyClassifier(strategy="prior")
     encoder = _Encoder.fit(x, one_hot="categorical_features" not in probe.get_params())
     matrix = encoder.transform(x)
