@@ -338,10 +338,10 @@ def test_leakage_is_at_the_drop_baseline_and_utility_above_it(
     frame = frame.sample(9000, random_state=0).reset_index(drop=True)
     aux, private, test = frame.iloc[:3600], frame.iloc[3600:7200], frame.iloc[7200:]
     aux, private, test = (f.reset_index(drop=True) for f in (aux, private, test))
-    model = ProxyResampler("sex", keep=["income"], epsilon=1.0, seed=0).fit(aux)
+    model = ProxyResampler("sex", n_proxies=3, keep=["income"], epsilon=1.0, seed=0).fit(aux)
     released = model.release(private).values
     aux_released = (
-        ProxyResampler("sex", keep=["income"], epsilon=1.0, seed=1)
+        ProxyResampler("sex", n_proxies=3, keep=["income"], epsilon=1.0, seed=1)
         .fit(private)  # another resampler, fitted on other rows, releases the auxiliary rows
         .release(aux)
         .values

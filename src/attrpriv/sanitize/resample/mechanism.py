@@ -228,10 +228,12 @@ class ProxyResampler(Mechanism[PrivateRows, ResamplePlan]):
     proxies : "auto" or list of str, default "auto"
         The columns to redraw: ``"auto"`` picks the ``n_proxies`` best predictors of the
         sensitive column on the auxiliary data; a list names them (redrawn in its order).
-    n_proxies : int or "auto", default 3
-        How many proxies ``"auto"`` picks, >= 0 (0: only the sensitive column is resampled);
-        ``"auto"``: as many as it takes for the other columns to predict the sensitive one with
-        validation AUC at most ``target_auc`` on the auxiliary data (every candidate at most).
+    n_proxies : int or "auto", default "auto"
+        How many proxies ``"auto"`` picks: as many as it takes for the other columns to predict
+        the sensitive one with validation AUC at most ``target_auc`` on the auxiliary data
+        (every candidate at most); or a count >= 0 (0: only the sensitive column is
+        resampled; with a task, a fixed count takes the columns the task needs least first,
+        which need not hide the sensitive one).
     target_auc : float, default 0.55
         The leakage floor ``n_proxies="auto"`` aims at, in (0.5, 1].
     task : str or None, default None
@@ -308,7 +310,7 @@ class ProxyResampler(Mechanism[PrivateRows, ResamplePlan]):
         sensitive: str,
         *,
         proxies: str | Sequence[str] = "auto",
-        n_proxies: int | str = 3,
+        n_proxies: int | str = "auto",
         target_auc: float = 0.55,
         task: str | None = None,
         task_weight: float = 3.0,
