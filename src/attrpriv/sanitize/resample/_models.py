@@ -206,7 +206,7 @@ class Task:
     ) -> np.ndarray:
         """Each column's permutation importance (validation AUC drop) for the target, from a
         booster fitted on the ``train`` rows of ``x``; zeros when the rows cannot tell."""
-        if self.weight <= 0 or np.unique(self.codes[train]).size < 2:
+        if np.unique(self.codes[train]).size < 2:
             return np.zeros(x.shape[1])
 
         def scorer(model: Any, xv: np.ndarray, yv: np.ndarray) -> float:
@@ -218,6 +218,12 @@ class Task:
             model, x[valid], self.codes[valid], scoring=scorer, n_repeats=3, random_state=seed
         ).importances_mean
         return drop
+
+
+def strata(codes: np.ndarray) -> np.ndarray | None:
+    """``codes`` to stratify a split on, or None when a value occurs only once."""
+    counts = np.bincount(codes)
+    return codes if counts[counts > 0].min() >= 2 else None
 
 
 def rank_greedy(
@@ -236,10 +242,8 @@ def rank_greedy(
     candidate's AUC drop (if positive) for the task's target, from a second booster on the same
     columns: of two proxies that hide the sensitive column alike, the one the task needs less
     is redrawn first."""
-    counts = np.bincount(codes, minlength=n_classes)
-    stratify = codes if counts[counts > 0].min() >= 2 else None
     train, valid = train_test_split(
-        np.arange(len(aux)), test_size=VALIDATION, random_state=seed, stratify=stratify
+        np.arange(len(aux)), test_size=VALIDATION, random_state=seed, stratify=strata(codes)
     )
     x = design.matrix(aux)
     left = list(range(len(design.features)))

@@ -509,7 +509,7 @@ class ProxyResampler(Mechanism[PrivateRows, ResamplePlan]):
         for name in self.columns_:
             if name not in frame.columns:
                 raise InputError(f"the private data has no column {name!r} (it was fitted with it)")
-        found, decisive = self._overlap(frame)  # an input check (docs/sanitize/resample.md)
+        found, decisive, repeats = self._overlap(frame)  # an input check (see the docs)
         if not decisive:
             warnings.warn(
                 f"{self.overlap_chance_:.0%} of the auxiliary rows repeat another: this release "
@@ -517,7 +517,7 @@ class ProxyResampler(Mechanism[PrivateRows, ResamplePlan]):
                 UserWarning,
                 stacklevel=4,
             )
-        elif found > (1.0 + self.overlap_chance_) / 2.0:
+        elif repeats:
             raise InputError(
                 f"{found:.0%} of the private rows repeat auxiliary rows the resampler was "
                 f"fitted on (by chance: about {self.overlap_chance_:.0%}): fit it on public "
@@ -554,17 +554,17 @@ class ProxyResampler(Mechanism[PrivateRows, ResamplePlan]):
         missing = [c for c in self.columns_ if c not in frame.columns]
         if missing:
             raise InputError(f"the data has no column {missing[0]!r} (it was fitted with it)")
-        found, decisive = self._overlap(frame)
-        return decisive and found > (1.0 + self.overlap_chance_) / 2.0
+        _, decisive, repeats = self._overlap(frame)
+        return decisive and repeats
 
-    def _overlap(self, frame: pd.DataFrame) -> tuple[float, bool]:
-        """The share of ``frame``'s rows that repeat an auxiliary row, and whether it can tell:
-        the limit, halfway from chance to all rows, lies more than 3 binomial standard errors
-        above chance (not when the columns take few values)."""
+    def _overlap(self, frame: pd.DataFrame) -> tuple[float, bool, bool]:
+        """The share of ``frame``'s rows that repeat an auxiliary row; whether the check can
+        tell (the limit, halfway from chance to all rows, lies more than 3 binomial standard
+        errors above chance: not when the columns take few values); whether it exceeds it."""
         found = float(np.isin(_hashes(frame[list(self.columns_)]), self.fingerprint_).mean())
         chance = self.overlap_chance_
         error = math.sqrt(chance * (1.0 - chance) / len(frame))
-        return found, (1.0 - chance) / 2.0 > 3.0 * error
+        return found, (1.0 - chance) / 2.0 > 3.0 * error, found > (1.0 + chance) / 2.0
 
     def _calibrate(self, measured: PrivateRows, sampler: NoiseSampler) -> ResamplePlan:
         return self._plan(sampler)

@@ -12,7 +12,7 @@ from sklearn.model_selection import train_test_split
 from attrpriv._checks import check_non_negative, check_positive_int
 from attrpriv.data.schema import Categorical, Integer, Role, Schema
 from attrpriv.errors import InputError, offending
-from attrpriv.sanitize.resample._models import Design, Ranking, Task, rank_greedy
+from attrpriv.sanitize.resample._models import Design, Ranking, Task, rank_greedy, strata
 
 RANKING_ROWS = 10_000
 """The ranking is fitted and validated on at most this many auxiliary rows (a sample stratified
@@ -164,12 +164,9 @@ def rank(
     design = Design.learn(frame, setup.candidates, setup.domains)
     codes = setup.codes
     if len(frame) > RANKING_ROWS:
-        counts = np.bincount(codes)
+        every = np.arange(len(frame))
         rows, _ = train_test_split(
-            np.arange(len(frame)),
-            train_size=RANKING_ROWS,
-            random_state=seed,
-            stratify=codes if counts[counts > 0].min() >= 2 else None,
+            every, train_size=RANKING_ROWS, random_state=seed, stratify=strata(codes)
         )
         rows = np.sort(rows)
         frame, codes = frame.iloc[rows], codes[rows]
