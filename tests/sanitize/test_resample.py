@@ -22,7 +22,7 @@ from attrpriv.dp import BudgetLedger, NoiseSampler, OpenDPNoise, SeededNumpyNois
 from attrpriv.errors import BudgetExceededError, InputError, NotFittedError
 from attrpriv.sanitize import ProxyResampler
 from attrpriv.sanitize.resample import ResampledRelease, ResamplePlan, marginal, rank_proxies_greedy
-from attrpriv.sanitize.resample._models import Design
+from attrpriv.sanitize.resample._models import NUMERIC_LEVELS, Design, Levels
 
 TEST = SeededNumpyNoise(0)
 
@@ -553,6 +553,35 @@ def test_a_large_auxiliary_table_is_ranked_on_a_stratified_sample(monkeypatch) -
     assert set(whole.proxies) == set(sampled.proxies) == {"one", "two"}
     assert sampled.auc_all != whole.auc_all  # 180 validation rows, not 450
     assert sampled == rank_proxies_greedy(frame, "s", 2)  # the sample is seeded
+
+
+def _gains(n: int = 3000, seed: int = 4) -> pd.DataFrame:
+    """A capital-gains-like proxy: 0 in 90% of the rows, else a long tail; large gains go with
+    ``y`` = 1, small ones with ``y`` = 0."""
+    rng = np.random.default_rng(seed)
+    y = rng.integers(0, 2, n)
+    tail = np.where(y == 1, rng.integers(5_000, 100_000, n), rng.integers(1, 5_000, n))
+    return pd.DataFrame({"s": rng.integers(0, 2, n), "y": y,
+                         "gains": np.where(rng.random(n) < 0.9, 0, tail)})  # fmt: skip
+
+
+def test_a_spike_of_a_numeric_proxy_is_a_level_of_its_own() -> None:
+    """The zeros of a zero-inflated proxy are one level and the tail is in quantile bins, so
+    a redrawn value keeps how the tail goes with the task (quantile bins of the whole column
+    merge the zeros with the lower part of the tail: every level but the last then draws
+    small gains as well as zeros)."""
+    aux = _gains()
+    levels = Levels.of(aux["gains"])
+    zero = [values for values in levels.values if 0 in values]
+    assert len(zero) == 1 and set(zero[0]) == {0}
+    assert levels.size == NUMERIC_LEVELS  # 1 spike + 19 bins of the 300 positive values
+    out = ProxyResampler("s", proxies=["gains"], draw="marginal", noise=TEST,
+                         allow_nonprivate=True).fit(aux).release(_gains(seed=9)).values  # fmt: skip
+    positive = out["gains"].astype(float) > 0
+    large = out["gains"].astype(float) >= 5_000
+    assert abs(positive.mean() - 0.1) < 0.03
+    assert large[positive & (out["y"] == 1)].mean() > 0.9
+    assert large[positive & (out["y"] == 0)].mean() < 0.1
 
 
 def _task_table(n: int = 2000, seed: int = 5) -> pd.DataFrame:

@@ -10,7 +10,8 @@ resampled ones; every model is fitted on auxiliary rows.
   booster on the remaining columns, take the column whose permutation lowers the validation AUC
   most, remove it, refit (so that of two copies of one proxy both are found).
 - :class:`Conditional` -- one proxy given the sensitive value and other columns: a booster over
-  the proxy's levels (its categories, or quantile bins of a numeric proxy; rare values pooled),
+  the proxy's levels (its categories, or a numeric proxy's frequent values and quantile bins of
+  the rest; rare values pooled),
   then an auxiliary value of the drawn level, uniformly (so a drawn value always occurs in the
   auxiliary data, spikes and integers included).
 """
@@ -35,7 +36,9 @@ MAX_CATEGORIES = 250
 MIN_LEVEL = 10
 """A proxy value seen fewer times than this in the auxiliary data is pooled with the rare ones."""
 NUMERIC_LEVELS = 20
-"""Quantile bins of a numeric proxy with more distinct values than this."""
+"""A numeric proxy with more distinct values than this has at most this many levels: its
+frequent values (each in at least 1 / ``NUMERIC_LEVELS`` of the rows) and quantile bins of the
+rest."""
 VALIDATION = 0.3
 """Share of the auxiliary rows the proxy ranking is validated on."""
 EARLY_STOPPING = 200
@@ -290,15 +293,14 @@ class Levels:
 
     @classmethod
     def of(cls, values: pd.Series) -> Levels:
-        """Levels of an auxiliary proxy column: its values (rare ones pooled), or quantile bins."""
+        """Levels of an auxiliary proxy column: its values (rare ones pooled), or those of
+        :func:`numeric_levels`."""
         missing = np.asarray(values.isna())
         filled = values.astype(object).to_numpy(copy=True)
         filled[missing] = MISSING
         key = filled
         if not is_categorical(values) and pd.unique(values.dropna()).size > NUMERIC_LEVELS:
-            bins = pd.qcut(values, NUMERIC_LEVELS, labels=False, duplicates="drop")
-            key = bins.astype(object).to_numpy(copy=True)
-            key[missing] = MISSING
+            key = numeric_levels(values)
         found, _ = pd.factorize(pd.Series(key, dtype=object), use_na_sentinel=False)
         members = [np.flatnonzero(found == code) for code in range(found.max() + 1)]
         members.sort(key=len, reverse=True)
@@ -319,6 +321,26 @@ class Levels:
     @property
     def size(self) -> int:
         return len(self.values)
+
+
+def numeric_levels(values: pd.Series) -> np.ndarray:
+    """A level per row of a numeric column: each value held by at least 1 / ``NUMERIC_LEVELS``
+    of the rows is a level of its own (a spike such as the zeros of a capital-gains column,
+    which quantile bins would merge with its neighbours), the other values fall in quantile
+    bins of at least ``MIN_LEVEL`` rows, at most ``NUMERIC_LEVELS`` levels in all; a missing
+    value is ``MISSING``."""
+    missing = np.asarray(values.isna())
+    counts = values.value_counts()
+    spikes = counts.index[counts >= len(values) / NUMERIC_LEVELS]
+    key = np.empty(len(values), dtype=object)
+    key[missing] = MISSING
+    spike = np.asarray(values.isin(spikes)) & ~missing
+    key[spike] = -1 - pd.Index(spikes).get_indexer(values[spike])
+    rest = ~spike & ~missing
+    if rest.any():
+        bins = min(NUMERIC_LEVELS - spikes.size, int(rest.sum()) // MIN_LEVEL)
+        key[rest] = pd.qcut(values[rest], max(bins, 1), labels=False, duplicates="drop")
+    return key
 
 
 @dataclass(frozen=True)

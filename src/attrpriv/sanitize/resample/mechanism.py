@@ -248,8 +248,9 @@ class ProxyResampler(Mechanism[PrivateRows, ResamplePlan]):
     epsilon : float, default 1.0
         The privacy loss of a release, > 0.
     conditional : str, default "hgb"
-        The model of each proxy: ``"hgb"``, gradient boosting over the proxy's values (numeric
-        proxies in quantile bins, an auxiliary value of the drawn bin taken at random).
+        The model of each proxy: ``"hgb"``, gradient boosting over the proxy's values (a
+        numeric proxy's frequent values and quantile bins of the rest, an auxiliary value of the
+        drawn level taken at random).
     draw : {"conditional", "marginal"}, default "conditional"
         How each row's sensitive value is drawn: from gradient boosting of it given the context
         columns (fitted on the auxiliary rows), its probabilities re-weighed by the noisy
