@@ -29,10 +29,12 @@ public) / private (40%, released) / test (20%, real held-out) parts. Releases of
 
 - ``proxy resampling``: attrpriv's table sanitizer with the CLI's defaults (``attrpriv sanitize
   resample``: the sensitive column from its discrete-Laplace marginal, proxies redrawn until the
-  rest predicts it with AUC <= 0.55 on the auxiliary data; each row's value drawn given its
-  released columns), the same with ``draw="marginal"`` (each value from the noisy marginal
-  alone), and ``drop sensitive + the proxies it redraws`` (the same columns dropped instead: the
-  like-for-like simple alternative).
+  rest predicts it with AUC <= 0.55 on the auxiliary data, copied from auxiliary donor rows;
+  each row's value drawn given its released columns), the same with ``draw="marginal"`` (each
+  value from the noisy marginal alone), the same with ``conditional="hgb"`` (each proxy drawn
+  from gradient boosting given the ones before it, the default until session 9), and ``drop
+  sensitive + the proxies it redraws`` (the same columns dropped instead: the like-for-like
+  simple alternative).
 
 Leakage, under two threat models (each scored on the private rows' true sensitive values, by
 gradient-boosting adversaries):
@@ -456,28 +458,30 @@ def evaluate(
     out, cpu, wall = timed(lambda: draw.fit(aux, s).sanitize(private, s).data)
     rows.append(Row("marginal draw", cpu, wall, background, taught(out), use(out), len(out)))
 
-    # attrpriv's table sanitizer with the CLI's defaults (attrpriv sanitize resample)
-    resampler = ProxyResampler(s, n_proxies=n_proxies, epsilon=epsilon, seed=seed)
-    out, cpu, wall = timed(lambda: resampler.fit(aux, parts.schema).release(private).data)
-    redrawn = resampler.proxies_
-    # the auxiliary rows released by a twin fitted on the private rows (as the sweep does: a
-    # resampler refuses to release its own training rows)
-    twin = ProxyResampler(s, n_proxies=n_proxies, epsilon=epsilon, seed=seed + 1)
-    aux_release = twin.fit(private, parts.schema).release(aux).data
-    raw, trained = raw_aux(out), sanitized_aux(aux_release, out)
+    # attrpriv's table sanitizer with the CLI's defaults (attrpriv sanitize resample), then
+    # with the sensitive value drawn from the noisy marginal alone, and with the "hgb" chain
+    def resampled(**options: Any) -> tuple[ProxyResampler, pd.DataFrame, float, float, Scored,
+                                           Scored]:  # fmt: skip
+        resampler = ProxyResampler(s, n_proxies=n_proxies, epsilon=epsilon, seed=seed, **options)
+        out, cpu, wall = timed(lambda: resampler.fit(aux, parts.schema).release(private).data)
+        # the auxiliary rows released by a twin fitted on the private rows (as the sweep does:
+        # a resampler refuses to release its own training rows)
+        twin = ProxyResampler(s, n_proxies=n_proxies, epsilon=epsilon, seed=seed + 1, **options)
+        aux_release = twin.fit(private, parts.schema).release(aux).data
+        return resampler, out, cpu, wall, raw_aux(out), sanitized_aux(aux_release, out)
+
     label = "CLI default" if n_proxies == "auto" else f"{n_proxies} proxies"
-    rows.append(Row(f"proxy resampling, {label}, epsilon {epsilon:g}", cpu, wall,
-                    max(raw, trained), taught(out), use(out), len(out),
-                    f"{len(redrawn)} proxies redrawn: {', '.join(redrawn)}; row leakage "
-                    f"raw-aux {raw[0]:.3f}, sanitized-aux {trained[0]:.3f}"))  # fmt: skip
-    # the same, each row's sensitive value drawn from the noisy marginal alone
-    alone = ProxyResampler(s, n_proxies=n_proxies, epsilon=epsilon, seed=seed, draw="marginal")
-    out, cpu, wall = timed(lambda: alone.fit(aux, parts.schema).release(private).data)
-    twin = ProxyResampler(s, n_proxies=n_proxies, epsilon=epsilon, seed=seed + 1, draw="marginal")
-    aux_release = twin.fit(private, parts.schema).release(aux).data
-    rows.append(Row(f"proxy resampling, draw='marginal', epsilon {epsilon:g}", cpu, wall,
-                    max(raw_aux(out), sanitized_aux(aux_release, out)), taught(out), use(out),
-                    len(out)))  # fmt: skip
+    redrawn: tuple[str, ...] = ()
+    for name, options in ((label, {}), ("draw='marginal'", {"draw": "marginal"}),
+                          ("conditional='hgb'", {"conditional": "hgb"})):  # fmt: skip
+        resampler, out, cpu, wall, raw, trained = resampled(**options)
+        if not options:
+            redrawn = resampler.proxies_
+        rows.append(Row(f"proxy resampling, {name}, epsilon {epsilon:g}", cpu, wall,
+                        max(raw, trained), taught(out), use(out), len(out),
+                        f"{len(resampler.proxies_)} proxies redrawn: "
+                        f"{', '.join(resampler.proxies_)}; row leakage raw-aux {raw[0]:.3f}, "
+                        f"sanitized-aux {trained[0]:.3f}"))  # fmt: skip
     out, cpu, wall = timed(lambda: private.drop(columns=[s, *redrawn]))
     rows.append(Row(f"drop sensitive + the {len(redrawn)} proxies it redraws", cpu, wall,
                     raw_aux(out), None, use(out), len(out)))  # fmt: skip

@@ -23,6 +23,7 @@ def test_resample_releases_every_private_row_and_its_record(capsys, tmp_path: Pa
     )  # fmt: skip
     text = " ".join(capsys.readouterr().out.split())
     assert code == 0 and "released 1000 rows at epsilon=1" in text and "not hidden" in text
+    assert "proxies copied from donors among 3000 auxiliary rows" in text
     released = pd.read_parquet(out)
     assert len(released) == 1000 and "split" in released and "income" in released
     assert set(released["sex"]) <= {"Female", "Male"}
@@ -50,6 +51,8 @@ def test_private_rows_that_repeat_the_auxiliary_rows_are_refused(capsys, tmp_pat
         (["--out", "r.csv", "--proxies", "some"], "--proxies must be a count or 'auto'"),
         (["--out", "r.csv", "--target-auc", "0.4"], "target_auc must be an AUC in (0.5, 1]"),
         (["--out", "r.csv", "--task-weight", "-1"], "task_weight must be"),
+        (["--out", "r.csv", "--conditional", "forest"], "conditional must be one of"),
+        (["--out", "r.csv", "--donors", "0"], "n_donors must be"),
     ],
 )
 def test_bad_input_is_one_line_exit_2(capsys, tmp_path, monkeypatch, extra, message) -> None:
@@ -74,3 +77,16 @@ def test_auto_proxies_redraw_until_the_floor_is_reached(capsys, tmp_path: Path) 
     assert code == 0
     parts = json.loads(record.read_text())["parts"]
     assert len(parts["proxies"]) > 3 and "income" not in parts["proxies"]
+
+
+def test_the_hgb_chain_is_a_choice(capsys, tmp_path: Path) -> None:
+    out = tmp_path / "released.csv"
+    code = main(
+        [
+            "sanitize", "resample", *ADULT, "--aux-row-range", ":2000", "--row-range",
+            "40000:40500", "--proxies", "2", "--conditional", "hgb", "--out", str(out),
+        ]
+    )  # fmt: skip
+    text = " ".join(capsys.readouterr().out.split())
+    assert code == 0 and "proxies redrawn from models fitted on 2000 auxiliary rows" in text
+    assert len(pd.read_csv(out)) == 500

@@ -297,13 +297,15 @@ def _neighbours(private: pd.DataFrame, row: int) -> pd.DataFrame:
     return other
 
 
+@pytest.mark.parametrize("conditional", ["donor", "hgb"])
 @pytest.mark.parametrize("make", [ProxyResampler, _FittedOnPrivate])
 def test_with_the_marginal_fixed_neighbours_release_the_same_table(
-    make: type[ProxyResampler], split: tuple[pd.DataFrame, pd.DataFrame]
+    make: type[ProxyResampler], conditional: str, split: tuple[pd.DataFrame, pd.DataFrame]
 ) -> None:
     aux, private = split
     private = private.iloc[:120].reset_index(drop=True)
-    model = make("s", proxies=["copy", "level"], noise=_FixedCounts(), allow_nonprivate=True)
+    model = make("s", proxies=["copy", "level"], conditional=conditional, noise=_FixedCounts(),
+                 allow_nonprivate=True)  # fmt: skip
     same = []
     for row in (0, 7, 33):
         tables = [model.fit(aux).release(d).values for d in (private, _neighbours(private, row))]
@@ -575,7 +577,7 @@ def test_a_spike_of_a_numeric_proxy_is_a_level_of_its_own() -> None:
     zero = [values for values in levels.values if 0 in values]
     assert len(zero) == 1 and set(zero[0]) == {0}
     assert levels.size == NUMERIC_LEVELS  # 1 spike + 19 bins of the 300 positive values
-    out = ProxyResampler("s", proxies=["gains"], draw="marginal", noise=TEST,
+    out = ProxyResampler("s", proxies=["gains"], draw="marginal", conditional="hgb", noise=TEST,
                          allow_nonprivate=True).fit(aux).release(_gains(seed=9)).values  # fmt: skip
     positive = out["gains"].astype(float) > 0
     large = out["gains"].astype(float) >= 5_000

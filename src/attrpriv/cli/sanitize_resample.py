@@ -2,7 +2,8 @@
 
 Fits a :class:`~attrpriv.sanitize.ProxyResampler` on public auxiliary rows and releases the
 private rows with it: the sensitive column drawn given the released columns and its DP marginal,
-its proxies redrawn from the auxiliary-data models, every other column as it was
+its proxies copied from auxiliary donor rows (or redrawn from auxiliary-data models), every
+other column as it was
 (docs/sanitize/resample.md). It is the default for tables; ``sanitize fit`` / ``apply`` (the
 global decoupler) stay for images.
 """
@@ -95,6 +96,17 @@ def resample(
             "columns, re-weighed to the noisy marginal) or 'marginal' (independently of the row)."
         ),
     ] = "conditional",
+    conditional: Annotated[
+        str,
+        typer.Option(
+            help="How the proxies are redrawn: 'donor' (copied together from an auxiliary row "
+            "with the same drawn value and target level, near on the other columns) or 'hgb' "
+            "(each from gradient boosting given the ones before it)."
+        ),
+    ] = "donor",
+    donors: Annotated[
+        int, typer.Option(help="How many nearest auxiliary rows a donor is picked among, >= 1.")
+    ] = 200,
     schema: SchemaOption = None,
     infer_schema: InferOption = False,
     rows: RowsOption = None,
@@ -130,8 +142,9 @@ def resample(
     chosen = split_names(proxy_columns)
     resampler = ProxyResampler(
         sensitive, proxies="auto" if chosen is None else chosen, n_proxies=_count(proxies),
-        target_auc=target_auc, task_weight=task_weight, epsilon=epsilon, draw=draw,
-        keep=split_names(keep) or (), seed=seed,
+        target_auc=target_auc, task_weight=task_weight, epsilon=epsilon,
+        conditional=conditional, n_donors=donors, draw=draw, keep=split_names(keep) or (),
+        seed=seed,
     )  # fmt: skip
     resampler.fit(aux_frame, private.schema)
     book = BudgetLedger(ledger, create=False) if ledger is not None else None
@@ -160,6 +173,11 @@ def _count(text: str) -> int | str:
 def _summary(resampler: Any, parts: dict[str, Any], n_aux: int, n_private: int) -> list[str]:
     """What was resampled, what passed through, and what the release cannot hide."""
     marginal = ", ".join(f"{k} {v:.3f}" for k, v in parts["marginal"].items())
+    redraw = (
+        "copied from donors among"
+        if resampler.conditional == "donor"
+        else "redrawn from models fitted on"
+    )
     how = (
         "drawn given each row's released columns, re-weighed to its noisy marginal"
         if resampler.draw == "conditional"
@@ -168,7 +186,7 @@ def _summary(resampler: Any, parts: dict[str, Any], n_aux: int, n_private: int) 
     return [
         f"released {n_private} rows at epsilon={resampler.epsilon:g} (dp, the sensitive column "
         f"and its proxies of one row): {parts['sensitive']!r} {how} "
-        f"({marginal}); proxies redrawn from models fitted on {n_aux} auxiliary rows: "
+        f"({marginal}); proxies {redraw} {n_aux} auxiliary rows: "
         f"{', '.join(parts['proxies']) or 'none'}",
         f"{len(parts['passed_through'])} columns passed through unchanged: "
         f"{', '.join(parts['passed_through'])}",

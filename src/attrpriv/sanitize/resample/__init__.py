@@ -1,6 +1,6 @@
 """Proxy resampling for tables: the sensitive column from its DP marginal (given the released
-columns), its proxies redrawn from models learned on public auxiliary data (issue 12, item 3;
-docs/sanitize/resample.md).
+columns), its proxies copied from public auxiliary rows with the same drawn value and task level
+(donors), or drawn from models learned on them (issue 12, item 3; docs/sanitize/resample.md).
 
 - :class:`ProxyResampler` -- the mechanism (``fit`` on auxiliary rows, ``release`` on private).
 - :class:`ResampledRelease` -- what a release returns: the table, its record and accuracy.

@@ -13,7 +13,8 @@ resampled ones; every model is fitted on auxiliary rows.
   the proxy's levels (its categories, or a numeric proxy's frequent values and quantile bins of
   the rest; rare values pooled),
   then an auxiliary value of the drawn level, uniformly (so a drawn value always occurs in the
-  auxiliary data, spikes and integers included).
+  auxiliary data, spikes and integers included); :class:`Chain`, the proxies one after the
+  other (the ``"hgb"`` redraw).
 """
 
 from __future__ import annotations
@@ -380,6 +381,45 @@ class Conditional:
                 out[rows] = values[rng.integers(values.size, size=rows.size)]
         out[np.array([v is MISSING for v in out], dtype=bool)] = np.nan
         return out
+
+
+@dataclass(frozen=True)
+class Chain:
+    """The ``"hgb"`` redraw: each proxy from its :class:`Conditional`, given the drawn sensitive
+    value, the context columns and the proxies drawn before it. ``template`` holds the
+    auxiliary dtypes of the proxies (public)."""
+
+    conditionals: tuple[Conditional, ...]
+    template: pd.DataFrame
+
+    @classmethod
+    def fit(
+        cls,
+        aux: pd.DataFrame,
+        sensitive: str,
+        context: Sequence[str],
+        proxies: Sequence[str],
+        domains: Mapping[str, Sequence[Hashable]],
+        seed: int,
+    ) -> Chain:
+        """Fit the model of each proxy on the auxiliary rows, in the order of ``proxies``."""
+        chain = []
+        for j, proxy in enumerate(proxies):
+            design = Design.learn(aux, [sensitive, *context, *proxies[:j]], domains)
+            chain.append(Conditional.fit(aux, proxy, design, seed))
+        return cls(tuple(chain), aux[list(proxies)].iloc[:0].copy())
+
+    def draw(
+        self, given: pd.DataFrame, drawn: np.ndarray, rng: np.random.Generator
+    ) -> pd.DataFrame:
+        """The proxies of each row of ``given`` (the context columns and the drawn sensitive
+        value; ``drawn``, its domain positions, is not needed here); ``given``'s index."""
+        del drawn
+        given = given.copy()
+        for model in self.conditionals:
+            redrawn = model.draw(given, rng)
+            given[model.proxy] = column(redrawn, self.template[model.proxy], given.index)
+        return given[list(self.template.columns)]
 
 
 @dataclass(frozen=True)

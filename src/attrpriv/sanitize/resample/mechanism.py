@@ -38,20 +38,23 @@ from attrpriv.dp.record import PrivacyRecord, Release
 from attrpriv.dp.units import PrivacyUnit
 from attrpriv.errors import InputError, NotFittedError
 from attrpriv.sanitize.resample._models import (
-    Conditional,
+    Chain,
     Design,
     Ranking,
     SensitiveModel,
     column,
     rank_greedy,
 )
+from attrpriv.sanitize.resample.donors import Donors
 from attrpriv.sanitize.resample.ranking import Setup, data_frame, prepare, rank, sensitive_codes
 
 if TYPE_CHECKING:
     from attrpriv.dp.ledger import BudgetLedger
 
-CONDITIONALS = ("hgb",)
-"""The conditional models: gradient boosting (scikit-learn's HistGradientBoostingClassifier)."""
+CONDITIONALS = ("donor", "hgb")
+"""How the proxies are redrawn: copied together from an auxiliary donor row (``"donor"``), or
+each from gradient boosting given the ones before it (``"hgb"``, scikit-learn's
+HistGradientBoostingClassifier)."""
 DRAWS = ("conditional", "marginal")
 """How each row's sensitive value is drawn: given the row's released columns, re-weighed to the
 noisy marginal (``"conditional"``), or from the noisy marginal alone (``"marginal"``)."""
@@ -59,8 +62,8 @@ SENSITIVITY = 2.0
 """l1 sensitivity of the sensitive column's histogram when one row's value is substituted:
 one count goes down by one and another up by one."""
 AUX_PUBLIC = (
-    "the auxiliary data the proxies were ranked on and the conditional models fitted on is "
-    "public and disjoint from the private rows: no model depends on a private row"
+    "the auxiliary data the proxies were ranked on, the models fitted on and the donors copied "
+    "from is public and disjoint from the private rows: no model or donor is a private row"
 )
 
 
@@ -202,18 +205,22 @@ class ResampledRelease(Release):
 
 
 class ProxyResampler(Mechanism[PrivateRows, ResamplePlan]):
-    """Resample a sensitive column from its DP marginal and redraw its proxies from public models.
+    """Resample a sensitive column from its DP marginal and redraw its proxies from public rows.
 
     :meth:`fit` uses public auxiliary rows only: it ranks the columns that predict the sensitive
     one (``proxies="auto"``: greedy permutation importance of gradient boosting, the AUC drop on
-    a validation split, refitted after each pick) and fits, for each proxy in turn, a model of
-    the proxy given the sensitive value, the other (context) columns and the proxies before it.
+    a validation split, refitted after each pick) and indexes the auxiliary rows as donors by
+    sensitive value, task level and context (``conditional="donor"``), or fits, for each proxy
+    in turn, a model of the proxy given the sensitive value, the other (context) columns and
+    the proxies before it (``"hgb"``).
     :meth:`release` counts the private sensitive column over its public domain with discrete
     Laplace noise of scale ``2 / epsilon`` (the ledger is charged first), clips the counts at 0
     and normalises them, draws every row's sensitive value from a public model of it given the
     row's released columns, re-weighed so that the values follow that noisy marginal
     (``draw="conditional"``; ``"marginal"``: from the marginal alone, independently of the
-    row), then redraws its proxies from the models; every other column is released as it is.
+    row), then copies its proxies from a donor (an auxiliary row with that value and the row's
+    task level, near on the context) or redraws them from the models; every other column is
+    released as it is.
     Neither draw reads a private sensitive value or proxy.
 
     The release is epsilon-DP for the unit ``dp/substitute:<sensitive,proxies...>``: neighbouring
@@ -247,10 +254,16 @@ class ProxyResampler(Mechanism[PrivateRows, ResamplePlan]):
         task needs less is redrawn first; ``n_proxies="auto"`` may then redraw more columns.
     epsilon : float, default 1.0
         The privacy loss of a release, > 0.
-    conditional : str, default "hgb"
-        The model of each proxy: ``"hgb"``, gradient boosting over the proxy's values (a
-        numeric proxy's frequent values and quantile bins of the rest, an auxiliary value of the
-        drawn level taken at random).
+    conditional : {"donor", "hgb"}, default "donor"
+        How the proxies are redrawn. ``"donor"``: all of them copied from one auxiliary row
+        with the same drawn sensitive value and the same level of the task's target, among the
+        ``n_donors`` nearest to the row on the context columns, the least used so far (so the
+        redrawn columns keep their joint law with each other and the target). ``"hgb"``: each
+        from gradient boosting over its values given the sensitive value, the context and the
+        proxies before it (a numeric proxy's frequent values and quantile bins of the rest, an
+        auxiliary value of the drawn level taken at random).
+    n_donors : int, default 200
+        How many nearest auxiliary rows a ``"donor"`` redraw picks among, >= 1.
     draw : {"conditional", "marginal"}, default "conditional"
         How each row's sensitive value is drawn: from gradient boosting of it given the context
         columns (fitted on the auxiliary rows), its probabilities re-weighed by the noisy
@@ -282,8 +295,9 @@ class ProxyResampler(Mechanism[PrivateRows, ResamplePlan]):
     leakage_floor_ : float
         The validation AUC, on the auxiliary data, of gradient boosting predicting the
         sensitive column from the context columns alone: what the release cannot hide.
-    conditionals_ : tuple of Conditional
-        The fitted models, one per proxy.
+    redraw_ : Donors or Chain
+        What redraws the proxies: the indexed auxiliary rows (``"donor"``) or the fitted
+        models, one per proxy (``"hgb"``).
     sensitive_model_ : SensitiveModel
         The model of the sensitive column given the context columns (``draw="conditional"``).
     """
@@ -299,6 +313,7 @@ class ProxyResampler(Mechanism[PrivateRows, ResamplePlan]):
         "task_weight": check_non_negative,
         "epsilon": check_epsilon,
         "conditional": one_of(CONDITIONALS),
+        "n_donors": lambda value, name: check_positive_int(value, name, minimum=1),
         "draw": one_of(DRAWS),
         "keep": _names,
         "categories": optional(_categories),
@@ -316,7 +331,8 @@ class ProxyResampler(Mechanism[PrivateRows, ResamplePlan]):
         task: str | None = None,
         task_weight: float = 3.0,
         epsilon: float = 1.0,
-        conditional: str = "hgb",
+        conditional: str = "donor",
+        n_donors: int = 200,
         draw: str = "conditional",
         keep: Sequence[str] = (),
         categories: Sequence[Hashable] | None = None,
@@ -332,6 +348,7 @@ class ProxyResampler(Mechanism[PrivateRows, ResamplePlan]):
         self.task_weight = task_weight
         self.epsilon = epsilon
         self.conditional = conditional
+        self.n_donors = n_donors
         self.draw = draw
         self.keep = keep
         self.categories = categories
@@ -381,16 +398,19 @@ class ProxyResampler(Mechanism[PrivateRows, ResamplePlan]):
         design = Design.learn(frame, context, setup.domains)
         floor = rank_greedy(frame, setup.codes, n_classes, design, 0, seed).auc_all
         law = SensitiveModel.fit(frame, setup.codes, n_classes, design, seed)
-        chain = []
-        for j, proxy in enumerate(proxies):
-            design = Design.learn(frame, [sensitive, *context, *proxies[:j]], setup.domains)
-            chain.append(Conditional.fit(frame, proxy, design, seed))
+        redraw: Donors | Chain
+        if self.conditional == "donor":
+            redraw = Donors.fit(
+                frame, setup.codes, proxies, context, setup.task, int(self.n_donors)
+            )
+        else:
+            redraw = Chain.fit(frame, sensitive, context, proxies, setup.domains, seed)
         self.domain_ = setup.domain
         self.proxies_ = proxies
         self.context_ = context
         self.ranking_ = ranking
         self.leakage_floor_ = floor
-        self.conditionals_ = tuple(chain)
+        self.redraw_ = redraw
         self.sensitive_model_ = law
         self.columns_ = setup.used
         self.template_ = frame[[sensitive, *proxies]].iloc[:0].copy()
@@ -408,7 +428,8 @@ class ProxyResampler(Mechanism[PrivateRows, ResamplePlan]):
         proxies = self.proxies if isinstance(self.proxies, str) else tuple(self.proxies)
         categories = None if self.categories is None else tuple(self.categories)
         return (self.sensitive, proxies, self.n_proxies, self.target_auc, self.task,
-                self.task_weight, tuple(self.keep), categories, self.conditional)  # fmt: skip
+                self.task_weight, tuple(self.keep), categories, self.conditional,
+                self.n_donors)  # fmt: skip
 
     def _choose(self, frame: pd.DataFrame, setup: Setup) -> tuple[Ranking | None, tuple[str, ...]]:
         """The proxies: ranked on the auxiliary data (``"auto"``), or the ones named."""
@@ -492,7 +513,7 @@ class ProxyResampler(Mechanism[PrivateRows, ResamplePlan]):
         return self._plan(sampler or self._sampler())
 
     def _check_fitted(self) -> None:
-        check_fitted(self, "conditionals_")
+        check_fitted(self, "redraw_")
         if self.fitted_for_ != self._structure():
             raise NotFittedError(
                 f"this {type(self).__name__}'s parameters changed since fit: call fit again"
@@ -635,9 +656,9 @@ class ProxyResampler(Mechanism[PrivateRows, ResamplePlan]):
         values = np.empty(n, dtype=object)
         values[:] = [self.domain_[i] for i in drawn]
         given[self.sensitive] = column(values, self.template_[self.sensitive], given.index)
-        for model in self.conditionals_:
-            redrawn = model.draw(given, rng)
-            given[model.proxy] = column(redrawn, self.template_[model.proxy], given.index)
+        redrawn = self.redraw_.draw(given, drawn, rng)
+        for proxy in self.proxies_:
+            given[proxy] = redrawn[proxy]
         resampled = {self.sensitive, *self.proxies_}
         table = pd.DataFrame(
             {c: given[c] if c in resampled else noisy.public[c] for c in noisy.columns},
