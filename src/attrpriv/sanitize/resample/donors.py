@@ -160,7 +160,6 @@ class Donors:
             if self.task_levels is None or self.task_column is None
             else self.task_levels.of(given[self.task_column])
         )
-        points = self.coordinates.points(given)
         used = np.zeros(len(self.block))
         donor = np.empty(len(given), dtype=np.int64)
         for value, level in sorted(set(zip(drawn.tolist(), levels.tolist(), strict=True))):
@@ -171,7 +170,8 @@ class Donors:
                 continue
             search = NearestNeighbors(n_neighbors=self.k)
             search.fit(self.coordinates.points(self.near.iloc[pool]))
-            nearest = pool[search.kneighbors(points[rows], return_distance=False)]
+            here = self.coordinates.points(given.iloc[rows])
+            nearest = pool[search.kneighbors(here, return_distance=False)]
             for i in rng.permutation(rows.size):
                 pick = least_used(nearest[i], used, rng)
                 used[pick] += 1

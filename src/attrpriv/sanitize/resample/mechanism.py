@@ -413,7 +413,7 @@ class ProxyResampler(Mechanism[PrivateRows, ResamplePlan]):
         self.redraw_ = redraw
         self.sensitive_model_ = law
         self.columns_ = setup.used
-        self.template_ = frame[[sensitive, *proxies]].iloc[:0].copy()
+        self.template_ = frame[[sensitive]].iloc[:0].copy()
         hashes = _hashes(frame[list(setup.used)])
         self.fingerprint_, counts = np.unique(hashes, return_counts=True)
         repeated = counts[np.searchsorted(self.fingerprint_, hashes)] > 1
