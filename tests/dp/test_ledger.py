@@ -15,8 +15,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from closed_forms import kov_epsilon, renyi_epsilon
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from scipy.optimize import brentq
 
 from attrpriv.cli import main
 from attrpriv.dp import BudgetLedger, PrivacyRecord
@@ -321,9 +323,9 @@ def test_pufferfish_units_use_their_own_rule(ledger: BudgetLedger) -> None:
 
 # -- zCDP -----------------------------------------------------------------------------------
 def _rho_budget(epsilon: float, delta: float) -> float:
-    """The largest rho with rho + 2 sqrt(rho ln(1/delta)) <= epsilon."""
-    log = math.log(1 / delta)
-    return (math.sqrt(log + epsilon) - math.sqrt(log)) ** 2
+    """The largest rho whose tight conversion (the Renyi closed form, minimised over every
+    order) is <= epsilon at delta."""
+    return float(brentq(lambda rho: renyi_epsilon(rho, delta) - epsilon, 1e-12, epsilon))
 
 
 def test_zcdp_admits_many_small_gaussian_releases_that_basic_composition_refuses(
@@ -346,31 +348,41 @@ def test_zcdp_admits_many_small_gaussian_releases_that_basic_composition_refuses
 
     assert fill(without, same_without_rho) == 10  # ten deltas of 1e-6 fill the budget's 1e-5
     expected = math.floor(_rho_budget(*budget) / rho)
-    assert expected == 173 and fill(with_rho, gaussian) == expected
+    # 224 by the tight conversion; Bun & Steinke's rho + 2 sqrt(rho ln 1/delta) stopped at 173
+    assert expected == 224 and fill(with_rho, gaussian) == expected
 
     row = with_rho.summary().unit("dp/add-remove")
     total = math.fsum([rho] * expected)
     assert row.rho == total
-    assert row.zcdp_epsilon == total + 2 * math.sqrt(total * math.log(1 / budget[1]))
+    assert row.zcdp_epsilon == pytest.approx(renyi_epsilon(total, budget[1]), rel=1e-4)
+    assert row.zcdp_epsilon < total + 2 * math.sqrt(total * math.log(1 / budget[1]))
+    assert row.pld_epsilon is None  # 224 deltas of 1e-6 exceed the budget's delta
     assert row.accounting == "zcdp" and row.used == ledger_module.Budget(row.zcdp_epsilon, 1e-5)
     assert row.spent.epsilon == math.fsum([gaussian.epsilon] * expected)  # both shown
-    assert row.spent.epsilon > 40 and row.spent.delta == pytest.approx(173e-6)
+    assert row.spent.epsilon > 50 and row.spent.delta == pytest.approx(224e-6)
     assert row.remaining == ledger_module.Budget(3.0 - row.zcdp_epsilon, 0.0)
-    assert "zCDP composition" in row.rule and "Bun & Steinke 2016" in row.rule
+    assert "zCDP composition" in row.rule and "dp_accounting RDP" in row.rule
     assert without.summary().unit("dp/add-remove").rho is None  # no bound for delta > 0
 
 
-def test_pure_epsilon_charges_count_as_epsilon_squared_over_two(ledger: BudgetLedger) -> None:
+def test_pure_epsilon_charges_compose_optimally(ledger: BudgetLedger) -> None:
+    """Pure charges of 0.05 against (1, 1e-6): basic composition stops at 20, zCDP (each
+    epsilon^2/2) at 19, privacy-loss distributions at the exact optimum of Kairouz, Oh &
+    Viswanath's closed form (26)."""
     ledger.set_budget(1.0, 1e-6)
     count = 0
-    with pytest.raises(BudgetExceededError, match=r"by zCDP \(rho="):
+    with pytest.raises(BudgetExceededError, match="by privacy-loss distributions"):
         while True:
-            ledger.charge(_record(0.01))
+            ledger.charge(_record(0.05))
             count += 1
-    assert count == math.floor(_rho_budget(1.0, 1e-6) / 5e-5) == 349  # basic stops at 100
+    optimum = max(k for k in range(1, 200) if kov_epsilon(k, 0.05, 1e-6) <= 1.0)
+    assert math.floor(_rho_budget(1.0, 1e-6) / (0.05**2 / 2)) == 19
+    assert count == optimum == 26
     row = ledger.summary().unit("dp/add-remove")
-    assert row.rho == math.fsum([0.01**2 / 2] * 349) and row.accounting == "zcdp"
-    assert row.spent.epsilon == pytest.approx(3.49)
+    assert row.rho == pytest.approx(count * 0.05**2 / 2) and row.accounting == "pld"
+    assert row.pld_epsilon == pytest.approx(kov_epsilon(count, 0.05, 1e-6), abs=2e-3)
+    assert row.spent.epsilon == pytest.approx(count * 0.05)
+    assert "Kairouz, Oh & Viswanath" in row.rule
 
 
 def test_basic_is_used_while_it_is_smaller_and_zcdp_needs_a_budget_delta(
@@ -379,7 +391,7 @@ def test_basic_is_used_while_it_is_smaller_and_zcdp_needs_a_budget_delta(
     ledger.set_budget(10.0, 1e-6)
     ledger.charge(_record(1.0))
     row = ledger.summary().unit("dp/add-remove")
-    assert row.rho == 0.5 and row.zcdp_epsilon == 0.5 + 2 * math.sqrt(0.5 * math.log(1e6))
+    assert row.rho == 0.5 and row.zcdp_epsilon == pytest.approx(renyi_epsilon(0.5, 1e-6), 1e-4)
     assert row.accounting == "basic" and row.used == ledger_module.Budget(1.0, 0.0)
     ledger.set_budget(10.0, unit="dp/substitute")  # delta 0: zCDP gives no epsilon
     sub = ledger.summary().unit("dp/substitute")
@@ -392,7 +404,10 @@ def test_one_charge_without_a_zcdp_bound_turns_zcdp_off(ledger: BudgetLedger) ->
     assert ledger.summary().unit("dp/add-remove").rho == 0.01
     ledger.charge(_record(0.1, 1e-7))  # approximate DP with no rho: no zCDP bound
     row = ledger.summary().unit("dp/add-remove")
-    assert row.rho is None and row.zcdp_epsilon is None and row.accounting == "basic"
+    assert row.rho is None and row.zcdp_epsilon is None
+    # the privacy-loss distributions of the two stated guarantees still compose, tighter
+    assert row.pld_epsilon is not None and row.pld_epsilon < row.spent.epsilon
+    assert row.accounting == "pld" and row.used.delta == 1e-5
 
 
 def test_zcdp_converts_by_group_size_squared(ledger: BudgetLedger) -> None:
@@ -549,7 +564,7 @@ def test_no_budget_is_ever_exceeded_and_units_never_mix(
         if row.budget is not None:
             assert row.used.epsilon <= row.budget.epsilon * (1 + 1e-9) + 1e-15
             assert row.used.delta <= row.budget.delta * (1 + 1e-9) + 1e-15
-            assert row.accounting in ("basic", "zcdp")
+            assert row.accounting in ("basic", "zcdp", "pld")
             if row.accounting == "basic":
                 assert row.used == row.spent
     # every charge was covered by a budget: nothing is unbudgeted

@@ -104,8 +104,8 @@ def show(
 ) -> None:
     """Show, per privacy unit, the budget, the spend and its composition rule, and what remains.
 
-    Units are never added together. For row-level DP units both basic and zCDP accounting are
-    shown where zCDP applies; the smaller valid one is used. Then every release with its unit,
+    Units are never added together. For row-level DP units basic composition, zCDP and
+    privacy-loss distributions are shown where they apply; the smallest valid one is used. Then every release with its unit,
     and the budget history.
     """
     from attrpriv.dp.ledger import BudgetLedger
@@ -163,11 +163,16 @@ def _unit_table(row: UnitSpend) -> Table:
         zcdp = f"rho={row.rho:.6g}; no epsilon without a budget delta > 0"
     else:
         zcdp = "not applicable"
+    if row.pld_epsilon is not None and row.budget is not None:
+        pld = f"epsilon={row.pld_epsilon:.6g} at delta={row.budget.delta:.6g}"
+    else:
+        pld = "not applicable"
     table = Table("", "", title=Text(f"unit {row.unit}"), title_justify="left", show_header=False)
     for name, value in (
         ("budget", _pair(row.budget)),
         ("spent, basic composition", _pair(row.spent)),
         ("spent, zCDP", zcdp),
+        ("spent, privacy-loss distributions", pld),
         ("accounting used", row.accounting if row.budget is not None else "- (no budget)"),
         ("remaining", _pair(row.remaining)),
         ("charges", _charges(row)),

@@ -1,8 +1,18 @@
-"""Composing privacy spend within one unit: basic sequential composition and zCDP.
+"""Composing privacy spend within one unit: basic composition, zCDP and privacy-loss distributions.
 
 Pure functions over :class:`Charge` (the accounting part of one release): convert charges into
-a unit by a proven :class:`~attrpriv.dp.units.Conversion`, compose them (basic composition,
-and zCDP for row-level DP where every charge has a zCDP bound), and compare with a budget.
+a unit by a proven :class:`~attrpriv.dp.units.Conversion`, compose them, and compare with a
+budget. Three accountants bound the same composed release, and the tightest one that fits is
+used:
+
+- basic sequential composition (always);
+- zCDP, for row-level DP where every charge has a zCDP bound, converted to (epsilon, delta) by
+  Google's ``dp_accounting`` RDP accountant (the tight conversion of Canonne, Kamath & Steinke
+  2020 and Balle et al. 2020, not ``rho + 2 sqrt(rho ln 1/delta)``);
+- privacy-loss distributions, for row-level DP: each charge's (epsilon, delta) as its dominating
+  pair, composed by ``dp_accounting``'s PLD library (optimal composition of the charges'
+  stated guarantees, Kairouz, Oh & Viswanath 2015).
+
 The ledger (:mod:`attrpriv.dp.ledger`) stores charges and budgets and calls these.
 """
 
@@ -17,6 +27,16 @@ from attrpriv.dp.units import Conversion, PrivacyUnit
 
 BASIC = "basic"
 ZCDP = "zcdp"
+PLD = "pld"
+ACCOUNTANTS = (BASIC, ZCDP, PLD)
+DISCRETISATION = 1e-6
+GRID = 200_000
+"""The privacy-loss grid of the PLD accountant: ``max(DISCRETISATION, 2 total / GRID)`` for a
+basic total epsilon ``total``. The library rounds pessimistically, so any grid gives an upper
+bound; this one is within 3e-4 of the exact optimum on the tested cases at 0.1 s or less."""
+ORDERS = tuple(float(1.0 + 10.0 ** (k / 100.0)) for k in range(-400, 601))
+"""Renyi orders for the zCDP conversion: 1 + 10^-4 ... 1 + 10^6, 100 a decade (the accountant's
+default grid stops at 256 and is up to 6% loose for small rho)."""
 TOLERANCE = 1e-9  # relative slack so that 10 x 0.1 fits a budget of 1.0
 
 
@@ -72,6 +92,7 @@ class Spend:
     basic: Budget
     rho: float | None
     zcdp_epsilon: float | None
+    pld_epsilon: float | None
     accounting: str
     used: Budget
     fits: bool
@@ -95,8 +116,74 @@ def convert(charge: Charge, conversion: Conversion) -> Charge:
 
 
 def zcdp_to_epsilon(rho: float, delta: float) -> float:
-    """rho-zCDP as epsilon at ``delta`` > 0 (Bun & Steinke 2016, Proposition 1.3)."""
+    """rho-zCDP as epsilon at ``delta`` > 0, by ``dp_accounting``'s RDP accountant.
+
+    rho-zCDP bounds the Renyi divergence of every order alpha by alpha rho; the accountant
+    turns that into (epsilon, delta)-DP by the conversion of Balle et al. 2020 (Theorem 21;
+    Canonne, Kamath & Steinke 2020), minimised over the orders of :data:`ORDERS` (within
+    1e-4 of the minimum over every order > 1, tested). It is never above Bun & Steinke's
+    ``rho + 2 sqrt(rho ln(1/delta))`` (Proposition 1.3), which it replaces.
+    """
+    if rho == 0.0:
+        return 0.0
+    from dp_accounting import dp_event, rdp
+
+    accountant = rdp.RdpAccountant(orders=ORDERS)
+    accountant.compose(dp_event.ZCDpEvent(rho))
+    return min(float(accountant.get_epsilon(delta)), zcdp_to_epsilon_classic(rho, delta))
+
+
+def zcdp_to_epsilon_classic(rho: float, delta: float) -> float:
+    """rho-zCDP as epsilon at ``delta`` > 0 by Bun & Steinke 2016, Proposition 1.3 (looser)."""
     return rho + 2.0 * math.sqrt(rho * math.log(1.0 / delta))
+
+
+def pld_epsilon(charges: Sequence[Charge], delta: float) -> float | None:
+    """The epsilon at ``delta`` of ``charges`` composed as privacy-loss distributions.
+
+    Each charge is (epsilon_i, delta_i)-DP; its pessimistic dominating pair (loss +-epsilon_i,
+    infinite with probability delta_i) bounds every mechanism with that guarantee, and the
+    convolution of the pairs bounds the adaptive composition of the releases (Kairouz, Oh &
+    Viswanath 2015; Zhu, Dong & Wang 2022). ``dp_accounting`` computes it on a pessimistic grid,
+    so the result is an upper bound. Equal charges are self-composed in one step.
+
+    Parameters
+    ----------
+    charges : sequence of Charge
+        The charges, already in one unit.
+    delta : float
+        The target delta, > 0.
+
+    Returns
+    -------
+    float or None
+        The epsilon, or None when ``delta`` does not exceed the charges' own combined delta
+        (then no finite epsilon exists at it).
+    """
+    if not charges:
+        return 0.0
+    if 1.0 - math.prod(1.0 - c.delta for c in charges) >= delta:
+        return None
+    from dp_accounting.pld import common
+    from dp_accounting.pld import privacy_loss_distribution as pld
+
+    total = math.fsum(c.epsilon for c in charges)
+    interval = max(DISCRETISATION, 2.0 * total / GRID)
+    groups: dict[tuple[float, float], int] = {}
+    for charge in charges:
+        key = (charge.epsilon, charge.delta)
+        groups[key] = groups.get(key, 0) + 1
+    composed = None
+    for (epsilon, own_delta), count in sorted(groups.items()):
+        one = pld.from_privacy_parameters(
+            common.DifferentialPrivacyParameters(epsilon, own_delta),
+            value_discretization_interval=interval,
+        )
+        part = one.self_compose(count) if count > 1 else one
+        composed = part if composed is None else composed.compose(part)
+    assert composed is not None
+    found = float(composed.get_epsilon_for_delta(delta))
+    return found if math.isfinite(found) else None
 
 
 def fits(total: float, limit: float) -> bool:
@@ -107,13 +194,18 @@ def within(spend: Budget, budget: Budget) -> bool:
     return fits(spend.epsilon, budget.epsilon) and fits(spend.delta, budget.delta)
 
 
-def compose(unit: PrivacyUnit, charges: Sequence[Charge], budget: Budget | None) -> Spend:
+def compose(
+    unit: PrivacyUnit, charges: Sequence[Charge], budget: Budget | None, *, tightest: bool = True
+) -> Spend:
     """Compose ``charges`` (already converted into ``unit``) and compare with ``budget``.
 
-    Basic composition always applies. For row-level DP units whose charges all have a zCDP
-    bound, zCDP composition applies too, as epsilon at the budget's delta (> 0). Both are valid
-    bounds of the same composed release, so the spend fits if either fits; the one used is the
-    smaller epsilon among those that fit.
+    Basic composition always applies. For row-level DP units with a budget delta > 0, two more
+    accountants apply: zCDP where every charge has a zCDP bound, and privacy-loss distributions
+    of the charges' (epsilon, delta), both as epsilon at the budget's delta. All are valid
+    bounds of the same composed release, so the spend fits if any fits; the one used is the
+    smallest epsilon among those that fit. With ``tightest=False`` the accountants are tried in
+    that order and the first that fits is used (the same ``fits``, at less cost: a charge only
+    needs to know whether it fits).
     """
     basic = Budget(math.fsum(c.epsilon for c in charges), math.fsum(c.delta for c in charges))
     rho = None
@@ -121,16 +213,24 @@ def compose(unit: PrivacyUnit, charges: Sequence[Charge], budget: Budget | None)
         bounds = [c.rho for c in charges]
         if all(b is not None for b in bounds):
             rho = math.fsum(b for b in bounds if b is not None)
-    zcdp_epsilon = None
-    if rho is not None and budget is not None and budget.delta > 0.0:
-        zcdp_epsilon = zcdp_to_epsilon(rho, budget.delta)
+    found: dict[str, float | None] = {ZCDP: None, PLD: None}
     candidates = [(BASIC, basic)]
-    if zcdp_epsilon is not None and budget is not None:
-        candidates.append((ZCDP, Budget(zcdp_epsilon, budget.delta)))
+    if unit.definition == "dp" and budget is not None and budget.delta > 0.0:
+        delta = budget.delta
+        for name in (ZCDP, PLD):
+            if not tightest and within(candidates[-1][1], budget):
+                break
+            if name == ZCDP:
+                value = None if rho is None else zcdp_to_epsilon(rho, delta)
+            else:
+                value = pld_epsilon(charges, delta) if len(charges) > 1 else None
+            found[name] = value
+            if value is not None:
+                candidates.append((name, Budget(value, delta)))
     fitting = [c for c in candidates if budget is None or within(c[1], budget)]
     pool = fitting or candidates
-    accounting, used = min(pool, key=lambda c: c[1].epsilon)  # ties keep basic (listed first)
-    return Spend(basic, rho, zcdp_epsilon, accounting, used, bool(fitting))
+    accounting, used = min(pool, key=lambda c: c[1].epsilon)  # ties keep the first listed
+    return Spend(basic, rho, found[ZCDP], found[PLD], accounting, used, bool(fitting))
 
 
 def running_spend(
@@ -156,4 +256,6 @@ def describe(spend: Spend) -> str:
     text = f"epsilon={spend.basic.epsilon:g}, delta={spend.basic.delta:g} by basic composition"
     if spend.zcdp_epsilon is not None:
         text += f"; epsilon={spend.zcdp_epsilon:g} by zCDP (rho={spend.rho:g})"
+    if spend.pld_epsilon is not None:
+        text += f"; epsilon={spend.pld_epsilon:g} by privacy-loss distributions"
     return text

@@ -31,6 +31,7 @@ from typing import TYPE_CHECKING, Any
 from attrpriv._checks import check_delta, check_epsilon, check_positive
 from attrpriv._display import html_grid
 from attrpriv.dp.accounting import (
+    PLD,
     ZCDP,
     Budget,
     Charge,
@@ -43,6 +44,7 @@ from attrpriv.dp.record import PrivacyRecord
 from attrpriv.dp.units import (
     ADD_REMOVE,
     DEFINITIONS,
+    PLD_RULE,
     ZCDP_RULE,
     Conversion,
     PrivacyUnit,
@@ -56,7 +58,7 @@ if TYPE_CHECKING:
 
 _FRAME_COLUMNS = [
     "unit", "budget_epsilon", "budget_delta", "spent_epsilon", "spent_delta", "rho",
-    "zcdp_epsilon", "accounting", "used_epsilon", "used_delta", "remaining_epsilon",
+    "zcdp_epsilon", "pld_epsilon", "accounting", "used_epsilon", "used_delta", "remaining_epsilon",
     "remaining_delta", "charges", "converted_charges", "proven",
 ]  # fmt: skip
 _APPLICATION_ID = 0x41545052  # "ATPR": marks a SQLite file as an attrpriv ledger
@@ -174,8 +176,10 @@ class UnitSpend:
 
     ``spent`` is basic sequential composition of every charge that counts in the unit (its own
     and converted ones); ``rho`` the zCDP total where every such charge has a zCDP bound (row
-    DP units only), and ``zcdp_epsilon`` that rho as epsilon at the budget's delta.
-    ``accounting`` is the one used (``"basic"`` or ``"zcdp"``: the smaller epsilon that fits),
+    DP units only), and ``zcdp_epsilon`` that rho as epsilon at the budget's delta;
+    ``pld_epsilon`` the charges composed as privacy-loss distributions at that delta.
+    ``accounting`` is the one used (``"basic"``, ``"zcdp"`` or ``"pld"``: the smallest epsilon
+    that fits),
     ``used`` its (epsilon, delta). ``converted_from`` lists the units whose charges count here
     through a conversion; ``covered_by`` the budgeted units that this unit's own charges count
     against. ``rule`` and ``proven`` say how the spend composes and whether that is a theorem.
@@ -193,8 +197,11 @@ class UnitSpend:
     zcdp_epsilon : float or None
         ``rho`` as epsilon at the budget's delta (None without a rho, a budget, or a budget
         delta > 0).
+    pld_epsilon : float or None
+        The counted charges composed as privacy-loss distributions, as epsilon at the budget's
+        delta (row DP units with a budget delta > 0 and two charges or more; None otherwise).
     accounting : str
-        The accounting used: ``"basic"`` or ``"zcdp"``.
+        The accounting used: ``"basic"``, ``"zcdp"`` or ``"pld"``.
     used : Budget
         The (epsilon, delta) of that accounting.
     remaining : Budget or None
@@ -219,6 +226,7 @@ class UnitSpend:
     spent: Budget
     rho: float | None
     zcdp_epsilon: float | None
+    pld_epsilon: float | None
     accounting: str
     used: Budget
     remaining: Budget | None
@@ -263,6 +271,7 @@ class UnitSpend:
             "spent": self.spent.to_dict(),
             "rho": self.rho,
             "zcdp_epsilon": self.zcdp_epsilon,
+            "pld_epsilon": self.pld_epsilon,
             "accounting": self.accounting,
             "used": self.used.to_dict(),
             "remaining": None if self.remaining is None else self.remaining.to_dict(),
@@ -359,6 +368,7 @@ class LedgerSummary:
                 "spent_delta": u.spent.delta,
                 "rho": u.rho,
                 "zcdp_epsilon": u.zcdp_epsilon,
+                "pld_epsilon": u.pld_epsilon,
                 "accounting": u.accounting,
                 "used_epsilon": u.used.epsilon,
                 "used_delta": u.used.delta,
@@ -841,7 +851,7 @@ def _check_fits(
 ) -> None:
     """Refuse ``record`` unless the charges of ``conversion.target`` with it fit ``budget``."""
     target = conversion.target
-    if compose(target, after, budget).fits:
+    if compose(target, after, budget, tightest=False).fits:
         return
     epsilon, delta = conversion.convert(record.epsilon, record.delta)
     counted = (
@@ -891,6 +901,8 @@ def _unit_spend(
     )
     if spend.accounting == ZCDP:
         rule = ZCDP_RULE
+    elif spend.accounting == PLD:
+        rule = PLD_RULE
     remaining = None
     if budget is not None:
         remaining = Budget(
@@ -905,6 +917,7 @@ def _unit_spend(
         spent=spend.basic,
         rho=spend.rho,
         zcdp_epsilon=spend.zcdp_epsilon,
+        pld_epsilon=spend.pld_epsilon,
         accounting=spend.accounting,
         used=spend.used,
         remaining=remaining,

@@ -338,8 +338,14 @@ def conversions(source: PrivacyUnit, among: Iterable[PrivacyUnit] = ()) -> tuple
 BASIC_RULE = "basic sequential composition (Dwork & Roth 2014, Theorem 3.16)"
 ZCDP_RULE = (
     "zCDP composition (rhos add up; Bun & Steinke 2016, Lemma 1.7), pure epsilon-DP counted as "
-    "epsilon^2/2-zCDP (Proposition 1.4), converted to (rho + 2 sqrt(rho ln(1/delta)), delta)-DP "
-    "at the budget's delta (Proposition 1.3)"
+    "epsilon^2/2-zCDP (Proposition 1.4), converted to (epsilon, delta)-DP at the budget's delta "
+    "through Renyi DP (Balle et al. 2020, Theorem 21; Canonne, Kamath & Steinke 2020), computed "
+    "by Google's dp_accounting RDP accountant"
+)
+PLD_RULE = (
+    "optimal composition of the charges' (epsilon, delta) guarantees (Kairouz, Oh & Viswanath "
+    "2015): each as its dominating privacy-loss distribution, convolved by Google's "
+    "dp_accounting PLD library on a pessimistic grid, read at the budget's delta"
 )
 
 
@@ -402,6 +408,7 @@ __all__ = [
     "BASIC_RULE",
     "DEFINITIONS",
     "ONE_ANSWER",
+    "PLD_RULE",
     "ROW_NEIGHBOURS",
     "SUBSTITUTE",
     "ZCDP_RULE",
