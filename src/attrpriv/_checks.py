@@ -38,9 +38,20 @@ def check_non_negative(value: object, name: str) -> float:
     return result
 
 
+MAX_EPSILON = 1e6
+"""The largest privacy-loss parameter accepted: e^epsilon is then beyond any meaning (and
+beyond a float from about 709), and epsilon^2 beyond a float from about 1e154."""
+
+
 def check_epsilon(value: object, name: str = "epsilon") -> float:
-    """A privacy-loss parameter: finite and strictly positive."""
-    return check_positive(value, name)
+    """A privacy-loss parameter: finite, strictly positive and at most :data:`MAX_EPSILON`."""
+    result = check_positive(value, name)
+    if result > MAX_EPSILON:
+        raise InputError(
+            f"{name} must be at most {MAX_EPSILON:g} (a larger epsilon protects nothing), "
+            f"got {result:g}"
+        )
+    return result
 
 
 def check_delta(value: object, name: str = "delta") -> float:

@@ -233,3 +233,48 @@ def test_a_missing_ledger_is_refused_and_not_created(
     )  # fmt: skip
     assert code == 2 and "does not exist; set its budget first" in err
     assert not ledger.exists()
+
+
+def test_budget_set_keeps_what_was_not_given_and_protects_columns(capsys, tmp_path: Path) -> None:
+    ledger = tmp_path / "b.ledger"
+    assert (
+        main(["budget", "set", "--ledger", str(ledger), "--epsilon", "3", "--delta", "1e-5"]) == 0
+    )
+    assert main(["budget", "set", "--ledger", str(ledger), "--epsilon", "2"]) == 0
+    out = capsys.readouterr().out
+    assert "epsilon=2, delta=1e-05 (lowered)" in out  # the delta was not passed: kept
+    args = ["budget", "set", "--ledger", str(ledger), "--protect", "sex,race", "--epsilon", "1"]
+    assert main(args) == 0
+    from attrpriv.dp import BudgetLedger
+
+    budgets = BudgetLedger(ledger).budgets()
+    assert budgets["dp/add-remove"].delta == 1e-5 and budgets["dp/add-remove"].epsilon == 2
+    assert budgets["dp/substitute:sex"].epsilon == 1 and "dp/substitute:race" in budgets
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--epsilon", "1e308"], "--epsilon must be at most 1e+06"),
+        (["--epsilon", "inf"], "--epsilon must be a finite number"),
+        (["--epsilon", "1", "--delta", "nan"], "--delta must be a finite number"),
+        (["--epsilon", "1", "--protect", "sex", "--unit", "dp/substitute"], "not both"),
+        (["--epsilon", "1", "--protect", "sex,sex"], "names a column twice"),
+    ],
+)
+def test_bad_budget_input_is_refused_before_any_file(capsys, tmp_path, args, message) -> None:
+    ledger = tmp_path / "b.ledger"
+    code = main(["budget", "set", "--ledger", str(ledger), *args])
+    err = capsys.readouterr().err
+    assert code == 2 and message in err and err.strip().count("\n") == 0
+    assert not ledger.exists()
+
+
+def test_a_huge_epsilon_with_a_ledger_is_refused_with_exit_2(capsys, tmp_path: Path) -> None:
+    ledger = tmp_path / "b.ledger"
+    assert main(["budget", "set", "--ledger", str(ledger), "--epsilon", "3"]) == 0
+    capsys.readouterr()
+    args = ["release", "histograms", "adult", "--columns", "sex", "--ledger", str(ledger)]
+    code = main([*args, "--epsilon", "1e308"])
+    err = capsys.readouterr().err
+    assert code == 2 and "epsilon must be at most" in err and err.strip().count("\n") == 0

@@ -90,3 +90,29 @@ def test_the_hgb_chain_is_a_choice(capsys, tmp_path: Path) -> None:
     text = " ".join(capsys.readouterr().out.split())
     assert code == 0 and "proxies redrawn from models fitted on 2000 auxiliary rows" in text
     assert len(pd.read_csv(out)) == 500
+
+
+def test_two_resamples_of_sex_with_different_proxies_share_one_budget_on_sex(
+    capsys, tmp_path: Path
+) -> None:
+    """The budget on sex is set before the first run (the proxies are chosen at run time);
+    the second resample with other proxies is refused: 0.6 + 0.6 would exceed 1 on sex."""
+    ledger = tmp_path / "adult.ledger"
+    assert (
+        main(["budget", "set", "--ledger", str(ledger), "--protect", "sex", "--epsilon", "1"]) == 0
+    )
+    base = [
+        "sanitize", "resample", "adult", "--aux", "adult", "--sensitive", "sex", "--epsilon",
+        "0.6", "--aux-row-range", ":2000", "--row-range", "40000:40500", "--ledger", str(ledger),
+    ]  # fmt: skip
+    first, second = tmp_path / "first.parquet", tmp_path / "second.parquet"
+    assert main([*base, "--proxy-columns", "relationship", "--out", str(first)]) == 0
+    capsys.readouterr()
+    code = main([*base, "--proxy-columns", "occupation,marital_status", "--out", str(second)])
+    err = capsys.readouterr().err
+    assert code == 2 and "would exceed the budget of unit 'dp/substitute:sex'" in err
+    assert first.exists() and not second.exists()
+    assert main(["budget", "show", "--ledger", str(ledger), "--out", str(tmp_path / "b.json")]) == 0
+    columns = {c["unit"]: c for c in json.loads((tmp_path / "b.json").read_text())["columns"]}
+    assert columns["dp/substitute:sex"]["spent"]["epsilon"] == 0.6
+    assert columns["dp/substitute:relationship"]["n_converted"] == 1

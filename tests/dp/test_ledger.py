@@ -909,9 +909,11 @@ def test_budget_set_and_show_per_unit(capsys: pytest.CaptureFixture[str], tmp_pa
 
 
 # -- part-of-a-row units and model fingerprints ---------------------------------------------------
-def test_a_release_of_part_of_each_row_never_counts_for_whole_rows(tmp_path: Path) -> None:
-    """Obfuscating z_S and passing the rest of the row through protects z_S only: the charge is
-    refused by whole-row and answer budgets, and counted by a budget on that part (or less)."""
+def test_a_release_of_part_of_each_row_needs_a_budget_it_protects(tmp_path: Path) -> None:
+    """Obfuscating z_S and passing the rest of the row through protects z_S only: whole-row and
+    answer budgets do not cover it (it is refused with them alone), a budget on that part (or
+    less) does; once admitted it also counts in the whole-row budget, whose spend is then a
+    guarantee for changes to the part only."""
     ledger = BudgetLedger(tmp_path / "part.db")
     ledger.set_budget(1.0, unit="dp/substitute")
     ledger.set_budget(1.0, unit="dependent-dp/answer")
@@ -921,9 +923,43 @@ def test_a_release_of_part_of_each_row_never_counts_for_whole_rows(tmp_path: Pat
     ledger.charge(_record(0.5, unit="dp/substitute:z_S,y_S"))  # protects z_S too
     ledger.charge(_record(0.25, unit="dp/substitute"))  # a whole row protects every part
     summary = ledger.summary()
-    assert summary.unit("dp/substitute:z_S").spent.epsilon == 0.75
-    assert summary.unit("dp/substitute").spent.epsilon == 0.25
-    assert summary.unit("dependent-dp/answer").spent.epsilon == 0.25
+    part = summary.unit("dp/substitute:z_S")
+    assert part.spent.epsilon == 0.75 and part.proven and part.covers is None
+    row = summary.unit("dp/substitute")
+    assert row.spent.epsilon == 0.75 and row.covers == ("y_S", "z_S") and not row.proven
+    assert "for changes to y_S, z_S only" in row.rule
+    assert summary.unit("dependent-dp/answer").spent.epsilon == 0.25  # other definitions apart
+    assert summary.unit("dp/substitute:z_S,y_S").overlaps == ("dp/substitute",)
+    assert summary.unit("dp/substitute:z_S,y_S").covered_by == ("dp/substitute:z_S",)
+    with pytest.raises(BudgetExceededError, match="for the columns it shares: y_S, z_S"):
+        ledger.charge(_record(0.3, unit="dp/substitute:z_S,y_S"))  # the row budget is full
+
+
+def test_two_releases_of_one_column_with_different_proxies_share_its_budget(
+    tmp_path: Path,
+) -> None:
+    """The issue's case: two resamples of sex with different proxies at 0.8 against a budget
+    of 1 on sex, set before the first release: the second is refused (1.6 would be spent on a
+    neighbour that changes only one row's sex)."""
+    ledger = BudgetLedger(tmp_path / "sex.db")
+    ledger.set_budget(1.0, unit="dp/substitute:sex")
+    ledger.charge(_record(0.8, unit="dp/substitute:sex,occupation"))
+    with pytest.raises(BudgetExceededError, match="'dp/substitute:sex'"):
+        ledger.charge(_record(0.8, unit="dp/substitute:sex,education"))
+    assert ledger.summary().unit("dp/substitute:sex").spent.epsilon == 0.8
+    # budgets named after each release's own unit overlap on sex: the same refusal
+    other = BudgetLedger(tmp_path / "named.db")
+    other.set_budget(1.0, unit="dp/substitute:sex,occupation")
+    other.set_budget(1.0, unit="dp/substitute:sex,education")
+    other.charge(_record(0.8, unit="dp/substitute:sex,occupation"))
+    row = other.summary().unit("dp/substitute:sex,education")
+    assert row.spent.epsilon == 0.8 and row.covers == ("sex",)
+    with pytest.raises(BudgetExceededError, match="counted there for the columns it shares: sex"):
+        other.charge(_record(0.8, unit="dp/substitute:sex,education"))
+    # columns in common with nothing: never counted
+    other.set_budget(1.0, unit="dp/substitute:race")
+    other.charge(_record(0.9, unit="dp/substitute:race"))
+    assert other.summary().unit("dp/substitute:sex,education").spent.epsilon == 0.8
 
 
 def test_answer_budgets_are_proven_only_for_one_dependence_model(tmp_path: Path) -> None:

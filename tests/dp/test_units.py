@@ -17,9 +17,11 @@ from attrpriv.dp.units import (
     ONE_ANSWER,
     SUBSTITUTE,
     PrivacyUnit,
+    charged,
     composition_rule,
     conversion,
     conversions,
+    overlap,
 )
 from attrpriv.errors import InputError
 
@@ -155,6 +157,31 @@ def test_part_of_a_row_is_its_own_unit_implied_by_the_whole_row() -> None:
         assert conversion(part, whole) is None
     with pytest.raises(InputError, match="substitute:<columns>"):
         PrivacyUnit.parse("dp/substitute:")
+
+
+def test_units_that_share_columns_overlap_on_exactly_those() -> None:
+    """A neighbour that changes only the shared columns of one row is a neighbour of both
+    units: the charge counts in the other unit, guaranteeing those columns only."""
+    sex_occ = PrivacyUnit.parse("dp/substitute:sex,occupation")
+    sex_edu = PrivacyUnit.parse("dp/substitute:sex,education")
+    found = overlap(sex_occ, sex_edu)
+    assert found is not None and found.covers == {"sex"} and not found.proven
+    assert found.group == 1 and found.convert(0.8, 1e-6) == (0.8, 1e-6)
+    assert overlap(sex_occ, PrivacyUnit.parse("dp/substitute:race")) is None  # disjoint
+    for whole in (SUBSTITUTE, ADD_REMOVE):  # the whole row holds every column
+        into_row = overlap(sex_occ, whole)
+        assert into_row is not None and into_row.covers == {"sex", "occupation"}
+        assert overlap(whole, sex_occ) is None  # that is a proven conversion instead
+        assert charged(whole, sex_occ) == conversion(whole, sex_occ)
+    assert overlap(SUBSTITUTE, ADD_REMOVE) is None and overlap(ADD_REMOVE, SUBSTITUTE) is None
+    sex = PrivacyUnit.parse("dp/substitute:sex")
+    assert overlap(sex_occ, sex) is None and charged(sex_occ, sex) == conversion(sex_occ, sex)
+    found_back = overlap(sex, sex_occ)  # a smaller part into a larger one: an overlap
+    assert found_back is not None and found_back.covers == {"sex"}
+    assert overlap(sex_occ, ONE_ANSWER) is None  # other definitions stay apart
+    record = PrivacyUnit.parse("pufferfish/record:sex,race")
+    assert overlap(record, PrivacyUnit.parse("pufferfish/record:sex,age")) is None
+    assert conversion(sex_occ, sex_edu) is None and conversion(sex_occ, sex).proven
 
 
 def test_a_model_fingerprint_and_a_subset_of_secrets_convert_to_the_collecting_unit() -> None:

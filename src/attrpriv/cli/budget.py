@@ -17,14 +17,17 @@ from attrpriv.cli._common import (
     group,
     json_writer,
     output_option,
+    split_names,
     text_writer,
     write_outputs,
 )
 from attrpriv.cli._outputs import Outputs, check_out_path
+from attrpriv.errors import InputError
 
 if TYPE_CHECKING:
     from attrpriv.dp.accounting import Budget
     from attrpriv.dp.ledger import LedgerEntry, LedgerSummary, UnitSpend
+    from attrpriv.dp.units import PrivacyUnit
 
 app = group("budget")
 
@@ -40,15 +43,30 @@ UNIT_HELP = (
     "set",
     epilog=examples(
         "attrpriv budget set --ledger survey.ledger --epsilon 3 --delta 1e-6",
+        "attrpriv budget set --ledger adult.ledger --protect sex,race --epsilon 1",
         "attrpriv budget set --ledger survey.ledger --unit dependent-dp/answer --epsilon 2",
-        "attrpriv budget set --ledger survey.ledger --epsilon 4 --delta 1e-6 --allow-raise",
+        "attrpriv budget set --ledger survey.ledger --epsilon 4 --allow-raise",
     ),
 )
 def set_(
     ledger: LedgerOption,
     epsilon: Annotated[float, typer.Option(help="Total epsilon of the unit (> 0).")],
-    delta: Annotated[float, typer.Option(help="Total delta of the unit, in [0, 1).")] = 0.0,
-    unit: Annotated[str, typer.Option(help=UNIT_HELP)] = "dp/add-remove",
+    delta: Annotated[
+        float | None,
+        typer.Option(
+            help="Total delta of the unit, in [0, 1). Without it, the unit keeps its current "
+            "delta (0 for a new budget)."
+        ),
+    ] = None,
+    unit: Annotated[str | None, typer.Option(help=UNIT_HELP)] = None,
+    protect: Annotated[
+        str | None,
+        typer.Option(
+            help="Columns to protect, comma-separated: one budget on each (unit "
+            "dp/substitute:<column>), charged by every release that protects the column or "
+            "the whole row, whatever else it protects. Instead of --unit."
+        ),
+    ] = None,
     allow_raise: Annotated[
         bool,
         typer.Option(
@@ -57,32 +75,51 @@ def set_(
         ),
     ] = False,
 ) -> None:
-    """Create the ledger if needed and set the budget of one privacy unit.
+    """Create the ledger if needed and set the budget of one privacy unit (or of each column).
 
     A budget is never set below what its unit has spent; raising one that is partly spent
-    needs --allow-raise. Every change is appended, with its time, to the budget history.
+    needs --allow-raise. Every change is appended, with its time, to the budget history. A
+    value not given (--delta) is kept as it is.
     """
     from attrpriv._checks import check_delta, check_epsilon
-    from attrpriv.dp.accounting import Budget
     from attrpriv.dp.ledger import BudgetLedger
-    from attrpriv.dp.units import PrivacyUnit
 
     # everything is checked before the ledger file is created: bad input writes nothing
-    budget = Budget(check_epsilon(epsilon, "--epsilon"), check_delta(delta, "--delta"))
-    target = PrivacyUnit.coerce(unit, "--unit")
+    checked = check_epsilon(epsilon, "--epsilon")
+    if delta is not None:
+        check_delta(delta, "--delta")
+    targets = _targets(unit, protect)
     if ledger.exists():
         check_ledger(ledger)
     else:
         check_out_path(ledger, "--ledger")
     book = BudgetLedger(ledger)
-    book.set_budget(budget.epsilon, budget.delta, unit=target, allow_raise=allow_raise)
-    note = book.history()[-1].note
-    console.print(
-        f"budget of {target.key} in {ledger}: epsilon={budget.epsilon:g}, "
-        f"delta={budget.delta:g} ({note})",
-        markup=False,
-        highlight=False,
-    )
+    for target in targets:
+        budget = book.set_budget(checked, delta, unit=target, allow_raise=allow_raise)
+        note = book.history()[-1].note
+        console.print(
+            f"budget of {target.key} in {ledger}: epsilon={budget.epsilon:g}, "
+            f"delta={budget.delta:g} ({note})",
+            markup=False,
+            highlight=False,
+        )
+
+
+def _targets(unit: str | None, protect: str | None) -> list[PrivacyUnit]:
+    """The units of ``budget set``: ``--unit`` (default dp/add-remove), or one per column."""
+    from attrpriv.dp.units import PART, PrivacyUnit
+
+    if unit is not None and protect is not None:
+        raise InputError("give --unit or --protect, not both")
+    if protect is None:
+        return [PrivacyUnit.coerce(unit or "dp/add-remove", "--unit")]
+    columns = split_names(protect) or []
+    for column in columns:
+        if "@" in column:
+            raise InputError(f"--protect: a column name cannot hold '@', got {column!r}")
+    if len(set(columns)) != len(columns):
+        raise InputError(f"--protect names a column twice: {columns}")
+    return [PrivacyUnit("dp", PART + column) for column in columns]
 
 
 @app.command(
@@ -105,7 +142,8 @@ def show(
     """Show, per privacy unit, the budget, the spend and its composition rule, and what remains.
 
     Units are never added together. For row-level DP units basic composition, zCDP and
-    privacy-loss distributions are shown where they apply; the smallest valid one is used. Then every release with its unit,
+    privacy-loss distributions are shown where they apply; the smallest valid one is used.
+    Then, per protected column, everything charged against it; every release with its unit;
     and the budget history.
     """
     from attrpriv.dp.ledger import BudgetLedger
@@ -119,6 +157,8 @@ def show(
         console.print(_unit_table(row))
     if not summary.units:
         console.print("no budgets and no releases yet")
+    if summary.columns:
+        console.print(_columns_table(summary))
     if summary.unbudgeted:
         console.print(
             f"unbudgeted units (charged with allow_unbudgeted): {', '.join(summary.unbudgeted)}",
@@ -181,6 +221,24 @@ def _unit_table(row: UnitSpend) -> Table:
         ("proven", "yes" if row.proven else "no: an accounting convention, not a guarantee"),
     ):
         table.add_row(name, Text(value))
+    return table
+
+
+def _columns_table(summary: LedgerSummary) -> Table:
+    """Per protected column: its budget, and everything charged against it (every release
+    that protects the column, or the whole row), composed."""
+    table = Table(
+        "column", "budget", "used", "releases", "charged by units", title="per protected column"
+    )
+    for row in summary.columns:
+        units = [row.unit] if row.n_direct else []
+        table.add_row(
+            row.unit.split(":", 1)[1],
+            _pair(row.budget),
+            f"{_pair(row.used)} ({row.accounting})",
+            str(row.n_direct + row.n_converted),
+            Text(", ".join([*units, *row.converted_from]) or "-"),
+        )
     return table
 
 

@@ -99,10 +99,11 @@ class Spend:
 
 
 def counted_in(target: PrivacyUnit, charges: Iterable[Charge]) -> list[tuple[Charge, Conversion]]:
-    """The charges that count in ``target``, each as a guarantee in ``target``."""
+    """The charges that count in ``target`` (by a proven conversion, or by an overlap of their
+    columns), each converted into ``target``, with the conversion that counted it."""
     counted = []
     for charge in charges:
-        conversion = units.conversion(charge.unit, target)
+        conversion = units.charged(charge.unit, target)
         if conversion is not None:
             counted.append((convert(charge, conversion), conversion))
     return counted

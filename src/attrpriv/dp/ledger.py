@@ -44,12 +44,15 @@ from attrpriv.dp.record import PrivacyRecord
 from attrpriv.dp.units import (
     ADD_REMOVE,
     DEFINITIONS,
+    PART,
     PLD_RULE,
     ZCDP_RULE,
     Conversion,
     PrivacyUnit,
+    charged,
     composition_rule,
     conversions,
+    overlap,
 )
 from attrpriv.errors import BudgetExceededError, InputError, LedgerError
 
@@ -215,6 +218,12 @@ class UnitSpend:
     covered_by : tuple of str
         The keys of the budgeted units that this unit's own charges count against (the unit
         itself among them if it has a budget).
+    overlaps : tuple of str
+        The keys of the budgeted units that this unit's own charges also count against because
+        they protect columns in common (:func:`~attrpriv.dp.units.overlap`), with no implication.
+    covers : tuple of str or None
+        None when the spend is a guarantee for all of the unit; else the only columns it is a
+        guarantee for (some charges counted here protect only the columns they share with it).
     rule : str
         How spend in the unit composes, in words, with its reference.
     proven : bool
@@ -234,6 +243,8 @@ class UnitSpend:
     n_converted: int
     converted_from: tuple[str, ...]
     covered_by: tuple[str, ...]
+    overlaps: tuple[str, ...]
+    covers: tuple[str, ...] | None
     rule: str
     proven: bool
 
@@ -279,6 +290,8 @@ class UnitSpend:
             "n_converted": self.n_converted,
             "converted_from": list(self.converted_from),
             "covered_by": list(self.covered_by),
+            "overlaps": list(self.overlaps),
+            "covers": None if self.covers is None else list(self.covers),
             "rule": self.rule,
             "proven": self.proven,
         }
@@ -302,6 +315,11 @@ class LedgerSummary:
         Every budget ever set, oldest first.
     n_releases : int
         The number of charged releases.
+    columns : tuple of UnitSpend, default ()
+        One row per column that a budget or a release protects by name (``dp/substitute:`` units
+        of part of a row): the spend of ``dp/substitute:<column>``, every release whose
+        guarantee protects that column (the whole row, or a part holding it), whether or not
+        the column has a budget of its own. Sorted by column.
     """
 
     path: str
@@ -309,6 +327,7 @@ class LedgerSummary:
     unbudgeted: tuple[str, ...]
     history: tuple[BudgetChange, ...]
     n_releases: int
+    columns: tuple[UnitSpend, ...] = ()
 
     def unit(self, unit: PrivacyUnit | str) -> UnitSpend:
         """The row of ``unit`` (a :class:`PrivacyUnit` or its key).
@@ -408,7 +427,8 @@ class LedgerSummary:
         -------
         dict of str to Any
             ``path``, a ``composition`` sentence, ``units``, ``unbudgeted``, ``history`` (as
-            lists, each row its ``to_dict()``) and ``n_releases``.
+            lists, each row its ``to_dict()``), ``n_releases`` and ``columns`` (a list, each
+            row its ``to_dict()``).
         """
         return {
             "path": self.path,
@@ -420,6 +440,7 @@ class LedgerSummary:
             "unbudgeted": list(self.unbudgeted),
             "history": [h.to_dict() for h in self.history],
             "n_releases": self.n_releases,
+            "columns": [c.to_dict() for c in self.columns],
         }
 
 
@@ -461,7 +482,7 @@ class BudgetLedger:
     def set_budget(
         self,
         epsilon: float,
-        delta: float = 0.0,
+        delta: float | None = None,
         *,
         unit: PrivacyUnit | str = ADD_REMOVE,
         allow_raise: bool = False,
@@ -472,8 +493,9 @@ class BudgetLedger:
         ----------
         epsilon : float
             The unit's total privacy loss allowance (epsilon > 0).
-        delta : float, optional
-            The unit's total delta allowance (in [0, 1)).
+        delta : float or None, optional
+            The unit's total delta allowance (in [0, 1)); None keeps the unit's current delta
+            (0 for a unit with no budget yet), so that changing epsilon never changes delta.
         unit : PrivacyUnit or str, optional
             The privacy unit (:class:`PrivacyUnit` or its ``definition/scope`` key); default
             ``dp/add-remove``.
@@ -495,13 +517,17 @@ class BudgetLedger:
         InputError
             ``epsilon``, ``delta``, ``unit`` or ``allow_raise`` is invalid.
         """
-        budget = Budget(check_epsilon(epsilon), check_delta(delta))
+        checked_epsilon = check_epsilon(epsilon)
+        checked_delta = None if delta is None else check_delta(delta)
         target = PrivacyUnit.coerce(unit)
         if not isinstance(allow_raise, bool):
             raise InputError(f"allow_raise must be True or False, got {allow_raise!r}")
         created = _now()
         with self._transaction() as conn:
             current = _budgets(conn, self.path).get(target.key)
+            if checked_delta is None:
+                checked_delta = 0.0 if current is None else current.delta
+            budget = Budget(checked_epsilon, checked_delta)
             counted = counted_in(target, _charges(conn, self.path))
             spend = compose(target, [c for c, _ in counted], budget)
             if not spend.fits:
@@ -572,7 +598,8 @@ class BudgetLedger:
             if not covering and not allow_unbudgeted:
                 raise BudgetExceededError(self._unbudgeted_message(record.unit))
             charges = _charges(conn, self.path)
-            for conversion in covering:
+            touched = [c for b in budgeted if (c := charged(record.unit, b)) is not None]
+            for conversion in touched:
                 target, budget = conversion.target, budgets[conversion.target.key]
                 before = [c for c, _ in counted_in(target, charges)]
                 _check_fits(record, conversion, budget, before, [*before, convert(new, conversion)])
@@ -648,7 +675,11 @@ class BudgetLedger:
         units = sorted((PrivacyUnit.parse(k) for k in keys), key=_unit_order)
         rows = tuple(_unit_spend(u, budgets, charges) for u in units)
         unbudgeted = tuple(r.unit for r in rows if r.n_direct and not r.covered_by)
-        return LedgerSummary(str(self.path), rows, unbudgeted, tuple(history), len(charges))
+        named = sorted({c for u in units if u.scope.startswith(PART) for c in u.parts})
+        columns = tuple(_unit_spend(PrivacyUnit("dp", PART + c), budgets, charges) for c in named)
+        return LedgerSummary(
+            str(self.path), rows, unbudgeted, tuple(history), len(charges), columns
+        )
 
     def entries(self) -> list[LedgerEntry]:
         """Every charged release, oldest first.
@@ -854,11 +885,14 @@ def _check_fits(
     if compose(target, after, budget, tightest=False).fits:
         return
     epsilon, delta = conversion.convert(record.epsilon, record.delta)
-    counted = (
-        ""
-        if conversion.source == target
-        else f", counted there as epsilon={epsilon:g}, delta={delta:g}"
-    )
+    if conversion.covers is not None:
+        counted = (
+            f", counted there for the columns it shares: {', '.join(sorted(conversion.covers))}"
+        )
+    elif conversion.source == target:
+        counted = ""
+    else:
+        counted = f", counted there as epsilon={epsilon:g}, delta={delta:g}"
     raise BudgetExceededError(
         f"release '{record.mechanism}' ({record.unit.key}, epsilon={record.epsilon:g}, "
         f"delta={record.delta:g}{counted}) would exceed the budget of unit {target.key!r}: "
@@ -903,6 +937,16 @@ def _unit_spend(
         rule = ZCDP_RULE
     elif spend.accounting == PLD:
         rule = PLD_RULE
+    partial = [conv for _, conv in counted if conv.covers is not None]
+    covers = None
+    if partial:
+        covers = tuple(sorted(frozenset.intersection(*(c.covers or frozenset() for c in partial))))
+        held = ", ".join(covers) if covers else "no column"
+        rule += (
+            f"; a guarantee for changes to {held} only: {len(partial)} release(s) counted here "
+            "protect only the columns they share with this unit"
+        )
+        proven = False
     remaining = None
     if budget is not None:
         remaining = Budget(
@@ -911,6 +955,7 @@ def _unit_spend(
     sources = sorted({conv.source for _, conv in counted if conv.source != unit}, key=_unit_order)
     budgeted = [PrivacyUnit.parse(key) for key in budgets]
     covered = [c.target for c in conversions(unit, budgeted) if c.target.key in budgets]
+    overlapping = [b for b in budgeted if overlap(unit, b) is not None]
     return UnitSpend(
         unit=unit.key,
         budget=budget,
@@ -925,6 +970,8 @@ def _unit_spend(
         n_converted=len(converted),
         converted_from=tuple(s.key for s in sources),
         covered_by=tuple(c.key for c in sorted(covered, key=_unit_order)),
+        overlaps=tuple(b.key for b in sorted(overlapping, key=_unit_order)),
+        covers=covers,
         rule=rule,
         proven=proven,
     )

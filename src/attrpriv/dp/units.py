@@ -168,7 +168,10 @@ class Conversion:
     """A proven implication: a guarantee in ``source`` gives one in ``target``.
 
     ``group`` is how many ``source`` steps one ``target`` step takes (a substitution is a
-    removal and an addition: 2); ``reference`` says where it is proven.
+    removal and an addition: 2); ``reference`` says where it is proven. An *overlap*
+    (:func:`overlap`) is no implication: ``covers`` then names the columns of ``target`` that
+    the charge protects, and it counts there because a neighbour changing only those columns is
+    a neighbour under both units.
 
     Parameters
     ----------
@@ -180,12 +183,22 @@ class Conversion:
         How many ``source`` steps one ``target`` step takes (1 or 2).
     reference : str
         Where (or why) the implication is proven.
+    covers : frozenset of str or None, default None
+        None for an implication (the charge guarantees all of ``target``); for an overlap, the
+        columns of ``target`` the charge protects (every other column of it, it does not).
     """
 
     source: PrivacyUnit
     target: PrivacyUnit
     group: int
     reference: str
+    covers: frozenset[str] | None = None
+
+    @property
+    def proven(self) -> bool:
+        """Whether the converted charge is a guarantee for the whole ``target`` (a theorem);
+        False for an overlap, which guarantees only the columns of ``covers``."""
+        return self.covers is None
 
     def convert(self, epsilon: float, delta: float) -> tuple[float, float]:
         """(epsilon, delta) in ``source`` as a guarantee in ``target``: group privacy gives
@@ -253,6 +266,11 @@ _PART = (
 )
 _SUBSET = "a release protecting every secret of a set protects each secret of it on its own"
 _MODEL = "the same guarantee, listed under the scope that collects every model"
+_OVERLAP = (
+    "no implication: the two units protect columns in common, and a neighbour that changes only "
+    "those is a neighbour under both, so the charge counts here at its own (epsilon, delta); it "
+    "guarantees only the shared columns"
+)
 
 
 def conversion(source: PrivacyUnit, target: PrivacyUnit) -> Conversion | None:
@@ -306,6 +324,64 @@ def _from_row(source: PrivacyUnit, target: PrivacyUnit) -> Conversion | None:
             source, target, group, _ANSWER if group == 1 else f"{_GROUP}, then: {_ANSWER}"
         )
     return None
+
+
+def overlap(source: PrivacyUnit, target: PrivacyUnit) -> Conversion | None:
+    """How a row-level DP charge in ``source`` counts in ``target`` when it implies no guarantee
+    there but the two protect columns in common.
+
+    A release protecting the columns U of each row (``dp/substitute:U``, the rest released as
+    it is) and a budget protecting P (a part, or the whole row) share the columns U ∩ P: a
+    neighbour that changes only those, in one row, is a neighbour under both units, so on such
+    neighbours the losses of every release that touches them add up. The charge is therefore
+    counted in ``target`` at its own (epsilon, delta), and the spend there is a guarantee for
+    changes to the shared columns only (``covers``); for P's other columns the release
+    guarantees nothing. Between two whole-row units, or across definitions, nothing overlaps:
+    :func:`conversion` is the only link there.
+
+    Parameters
+    ----------
+    source : PrivacyUnit
+        The unit of the charge.
+    target : PrivacyUnit
+        The unit of a budget.
+
+    Returns
+    -------
+    Conversion or None
+        The overlap (group 1, ``covers`` the shared columns), or None when ``conversion``
+        already links the two, one of them is not row-level DP, neither is part of a row, or
+        their columns are disjoint.
+    """
+    if source.definition != "dp" or target.definition != "dp" or source == target:
+        return None
+    part = source.scope.startswith(PART), target.scope.startswith(PART)
+    if not any(part) or conversion(source, target) is not None:
+        return None
+    # a whole row (a budget's unit) holds every column; a whole-row source converts instead
+    shared = source.parts & target.parts if part[1] else source.parts
+    if not shared:
+        return None
+    return Conversion(source, target, 1, _OVERLAP, frozenset(shared))
+
+
+def charged(source: PrivacyUnit, target: PrivacyUnit) -> Conversion | None:
+    """How a charge in ``source`` counts in ``target``: the implication (:func:`conversion`)
+    if one is proven, else the overlap of their columns (:func:`overlap`), else None.
+
+    Parameters
+    ----------
+    source : PrivacyUnit
+        The unit of the charge.
+    target : PrivacyUnit
+        The unit of a budget.
+
+    Returns
+    -------
+    Conversion or None
+        The conversion or overlap; None when the charge does not count in ``target``.
+    """
+    return conversion(source, target) or overlap(source, target)
 
 
 def conversions(source: PrivacyUnit, among: Iterable[PrivacyUnit] = ()) -> tuple[Conversion, ...]:
@@ -414,7 +490,9 @@ __all__ = [
     "ZCDP_RULE",
     "Conversion",
     "PrivacyUnit",
+    "charged",
     "composition_rule",
     "conversion",
     "conversions",
+    "overlap",
 ]
