@@ -1,7 +1,11 @@
-"""YAML as users expect it (1.2 scalars): `yes`/`no`/`on` stay text, `1e-3` is a number.
+"""YAML as users expect it (1.2 scalars): `yes`/`no`/`on` stay text, `1e-3` is a number, and a
+key given twice in one mapping is an error.
 
 PyYAML implements YAML 1.1, where ``no`` is false (so a category list ``[yes, no]`` becomes
-booleans) and ``1e-3`` is a string. Every YAML file attrpriv reads goes through this loader.
+booleans) and ``1e-3`` is a string; and it keeps the last of repeated keys, so a spec with
+``epsilon: 1`` and, further down, ``epsilon: 50`` would release at 50. YAML 1.2 requires keys
+to be unique; this loader refuses a repeated one, naming it and both lines. Every YAML file
+attrpriv reads goes through this loader.
 It parses with libyaml where PyYAML was built with it (several times faster on the bundled
 schemas, which ``attrpriv datasets list`` reads on every run).
 """
@@ -9,6 +13,7 @@ schemas, which ``attrpriv datasets list`` reads on every run).
 from __future__ import annotations
 
 import re
+from collections.abc import Hashable
 from typing import TYPE_CHECKING, Any
 
 import yaml
@@ -20,7 +25,27 @@ else:
 
 
 class Yaml12Loader(_SafeLoader):
-    """Safe YAML with YAML 1.2 booleans (true/false only) and exponent floats without a dot."""
+    """Safe YAML with YAML 1.2 booleans (true/false only), exponent floats without a dot, and
+    unique keys in every mapping."""
+
+    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
+        """The mapping of ``node``; a key that appears twice raises ``ConstructorError``."""
+        if isinstance(node, yaml.MappingNode):
+            seen: dict[Any, int] = {}
+            for key_node, _ in node.value:
+                key = self.construct_object(key_node, deep=True)
+                line = key_node.start_mark.line + 1
+                if isinstance(key, Hashable) and key in seen:
+                    raise yaml.constructor.ConstructorError(
+                        None,
+                        None,
+                        f"repeated key {key!r} (line {seen[key]} and line {line}): "
+                        "each key may appear once",
+                        key_node.start_mark,
+                    )
+                if isinstance(key, Hashable):
+                    seen[key] = line
+        return super().construct_mapping(node, deep=deep)
 
 
 Yaml12Loader.yaml_implicit_resolvers = {

@@ -286,6 +286,24 @@ def test_yaml_keeps_yes_no_as_text(tmp_path: Path) -> None:
     assert Schema.load(path).domain("a") == Categorical(("yes", "no", True))
 
 
+@pytest.mark.parametrize(
+    ("name", "text"),
+    [
+        ("s.yaml", "columns:\n  a: {role: feature}\n  a: {role: sensitive}\n"),
+        ("s.yaml", "columns:\n  a: {role: feature, role: sensitive}\n"),
+        ("s.json", '{"columns": {"a": {"role": "feature"}, "a": {"role": "sensitive"}}}'),
+    ],
+)
+def test_a_repeated_key_is_refused_naming_it(tmp_path: Path, name: str, text: str) -> None:
+    """YAML and JSON loaders keep the last of repeated keys: a schema that says a column is a
+    feature and, further down, sensitive must not be read silently as either."""
+    path = tmp_path / name
+    path.write_text(text)
+    key = "role" if "feature, role" in text else "a"
+    with pytest.raises(SchemaError, match=f"repeated key '{key}'"):
+        Schema.load(path)
+
+
 # -- validation ---------------------------------------------------------------------------------
 def test_valid_frame_passes_untouched(schema: Schema, frame: pd.DataFrame) -> None:
     before = frame.copy(deep=True)

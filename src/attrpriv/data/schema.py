@@ -884,14 +884,24 @@ class Schema:
         except UnicodeDecodeError:
             raise SchemaError(f"schema file {str(target)!r} is not UTF-8 text") from None
         try:
-            spec = json.loads(text) if fmt == "json" else load_yaml(text)
-        except (json.JSONDecodeError, yaml.YAMLError) as exc:
+            spec = json.loads(text, object_pairs_hook=_unique) if fmt == "json" else load_yaml(text)
+        except (ValueError, yaml.YAMLError) as exc:  # JSONDecodeError is a ValueError
             first = str(exc).splitlines()[0]
             raise SchemaError(f"schema file {str(target)!r} is not valid {fmt}: {first}") from None
         try:
             return cls.from_dict(spec)
         except SchemaError as exc:
             raise SchemaError(f"schema file {str(target)!r}: {exc}") from None
+
+
+def _unique(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """A JSON object whose keys are unique (``json`` keeps the last of repeated ones)."""
+    found: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in found:
+            raise ValueError(f"repeated key {key!r}: each key may appear once")
+        found[key] = value
+    return found
 
 
 def _format_of(path: str | Path) -> str:
