@@ -34,12 +34,37 @@ def test_resample_releases_every_private_row_and_its_record(capsys, tmp_path: Pa
 
 
 def test_private_rows_that_repeat_the_auxiliary_rows_are_refused(capsys, tmp_path) -> None:
+    """Compared on the columns passed through (two proxies redrawn: 11 columns left)."""
     out = tmp_path / "released.parquet"
-    args = ["sanitize", "resample", *ADULT, "--rows", "2000", "--out", str(out)]
+    args = ["sanitize", "resample", *ADULT, "--rows", "2000", "--proxies", "2", "--out", str(out)]
     code = main(args)
     err = capsys.readouterr().err
     assert code == 2 and "repeat auxiliary rows" in err and err.strip().count("\n") == 0
+    assert "%" not in err  # no exact share of the private rows
     assert not out.exists()
+
+
+def test_infer_schema_reads_the_domains_off_the_auxiliary_rows_only(capsys, tmp_path) -> None:
+    """A category only the private rows hold is not learnt: it cannot decide what is redrawn."""
+    from attrpriv.datasets import load
+
+    frame = load("adult").frame.drop(columns=["split"]).astype(str)
+    aux, private = tmp_path / "aux.csv", tmp_path / "private.csv"
+    frame.iloc[:1500].to_csv(aux, index=False)
+    rare = frame.iloc[40000:40400].copy()
+    rare.loc[rare.index[0], "occupation"] = "Astronaut"  # only in the private rows
+    rare.to_csv(private, index=False)
+    out, record = tmp_path / "r.parquet", tmp_path / "r.json"
+    code = main(
+        [
+            "sanitize", "resample", str(private), "--aux", str(aux), "--sensitive", "sex",
+            "--epsilon", "1", "--infer-schema", "--proxies", "2", "--out", str(out),
+            "--record", str(record),
+        ]
+    )  # fmt: skip
+    assert code == 0
+    assumptions = " ".join(json.loads(record.read_text())["record"]["assumptions"])
+    assert "read off the auxiliary data" in assumptions and "private data" not in assumptions
 
 
 @pytest.mark.parametrize(

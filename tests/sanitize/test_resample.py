@@ -493,25 +493,57 @@ def test_bad_data_is_refused_in_one_line(
         _resampler().calibrate()
 
 
-def test_the_overlap_check_compares_whole_rows_and_warns_when_they_cannot_tell(
-    split: tuple[pd.DataFrame, pd.DataFrame],
+def test_the_overlap_check_reads_only_the_columns_released_unchanged(
+    fitted: ProxyResampler, split: tuple[pd.DataFrame, pd.DataFrame]
 ) -> None:
-    """With ``y`` alone released unchanged, the training rows are still refused (rows are
-    compared whole); a table whose rows repeat each other cannot be checked: a warning."""
+    """The training rows are refused on the columns passed through (public under the unit);
+    with ``y`` alone passed through, the check cannot tell rows apart: a warning, no refusal."""
     aux, private = split
-    model = _resampler(proxies=["copy", "level", "context", "noise"]).fit(aux)
-    assert model.context_ == ("y",)
-    assert model.repeats_training_rows(aux) and not model.repeats_training_rows(private)
-    with pytest.raises(InputError, match="repeat auxiliary rows"):
-        model.release(aux)
+    assert fitted.context_ == ("context", "noise", "y")
+    assert fitted.repeats_training_rows(aux) and not fitted.repeats_training_rows(private)
+    with pytest.raises(InputError, match="repeat auxiliary rows") as caught:
+        fitted.release(aux)
+    assert "%" not in str(caught.value)  # no exact share of the private rows is printed
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        assert len(model.release(private).data) == len(private)
-    coarse = ["s", "copy", "y"]  # 3 x 3 x 2 values: nearly every row repeats another
-    few = _resampler(proxies=["copy"]).fit(aux[coarse])
-    assert few.overlap_chance_ > 0.95 and not few.repeats_training_rows(aux[coarse])
+        assert len(fitted.release(private).data) == len(private)
+    redrawn = _resampler(proxies=["copy", "level", "context", "noise"]).fit(aux)
+    assert redrawn.context_ == ("y",) and redrawn.overlap_chance_ > 0.95
+    assert not redrawn.repeats_training_rows(aux)
     with pytest.warns(UserWarning, match="cannot check that the private rows"):
-        few.release(private[coarse])
+        redrawn.release(aux)
+
+
+def test_neighbouring_tables_get_the_same_overlap_decision(
+    fitted: ProxyResampler, split: tuple[pd.DataFrame, pd.DataFrame]
+) -> None:
+    """The issue's case: a private table just over the refusal limit when rows are compared
+    whole, and its neighbour that changes one repeated row's sensitive value and proxies (just
+    under it, compared whole). Compared on the columns passed through, both are refused."""
+    aux, private = split
+    n = 600
+    limit = (1.0 + fitted.overlap_chance_) / 2.0
+    repeated = int(math.floor(limit * n)) + 1  # whole rows: just over the limit
+    table = pd.concat([aux.iloc[:repeated], private.iloc[: n - repeated]], ignore_index=True)
+    neighbour = table.copy()
+    row = 0
+    neighbour.loc[row, "s"] = next(v for v in ("a", "b", "c") if v != table.loc[row, "s"])
+    neighbour.loc[row, "copy"] = next(v for v in ("a", "b", "c") if v != table.loc[row, "copy"])
+
+    def whole_rows(frame: pd.DataFrame) -> bool:  # the old check: every fitted column
+        hashes = pd.util.hash_pandas_object(frame[list(fitted.columns_)], index=False)
+        known = pd.util.hash_pandas_object(aux[list(fitted.columns_)], index=False)
+        return bool(np.isin(hashes, known).mean() > limit)
+
+    assert whole_rows(table) and not whole_rows(neighbour)  # the old check split them
+    decisions = []
+    for frame in (table, neighbour):
+        try:
+            fitted.release(frame)
+            decisions.append("released")
+        except InputError as exc:
+            decisions.append(str(exc))
+    assert decisions[0] == decisions[1] and "repeat auxiliary rows" in decisions[0]
 
 
 def test_a_continuous_sensitive_domain_is_refused(split: tuple[pd.DataFrame, pd.DataFrame]) -> None:

@@ -23,6 +23,8 @@ from attrpriv.errors import InputError
 if TYPE_CHECKING:
     import pandas as pd
 
+    from attrpriv.data.schema import Schema
+
 console = Console()
 err_console = Console(stderr=True)
 
@@ -102,6 +104,15 @@ SchemaOption = Annotated[
 InferOption = Annotated[
     bool,
     typer.Option("--infer-schema", help="Read domains from the data (leaks them; warned)."),
+]
+AcceptInferredOption = Annotated[
+    bool,
+    typer.Option(
+        "--accept-inferred",
+        help="Release with a schema file that still marks domains as read off the data (a "
+        "draft's 'inferred:' list): which values occur there, and their range, are not "
+        "protected; the record lists those columns. By default such a schema is refused.",
+    ),
 ]
 LedgerOption = Annotated[
     Path | None,
@@ -215,6 +226,21 @@ def warnings_printed() -> Iterator[None]:
         yield
     for warning in caught:
         err_console.print(f"warning: {warning.message}", markup=False, highlight=False)
+
+
+def check_reviewed(schema: Schema | None, path: Path | None, accept: bool) -> None:
+    """Refuse a schema file whose domains are still marked as read off the data (a draft not
+    reviewed), unless ``--accept-inferred``: its categories and ranges would be private facts
+    released outside any guarantee, decided by the rows the draft was read from."""
+    if schema is None or path is None or not schema.inferred or accept:
+        return
+    names = list(schema.inferred)
+    shown = ", ".join(names[:5]) + (f" and {len(names) - 5} more" if len(names) > 5 else "")
+    raise InputError(
+        f"schema file {str(path)!r} still marks the domains of {shown} as read off the data "
+        "('inferred:'): replace them with public domains and delete that list, or pass "
+        "--accept-inferred to release with them (the record lists them)"
+    )
 
 
 def split_names(text: str | None) -> list[str] | None:

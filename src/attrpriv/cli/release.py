@@ -14,12 +14,14 @@ import typer
 from rich.table import Table
 
 from attrpriv.cli._common import (
+    AcceptInferredOption,
     DataArgument,
     HistogramsEpsilon,
     InferOption,
     LedgerOption,
     OutFile,
     SchemaOption,
+    check_reviewed,
     console,
     examples,
     group,
@@ -102,6 +104,7 @@ def histograms(
     ] = "add-remove",
     schema: SchemaOption = None,
     infer_schema: InferOption = False,
+    accept_inferred: AcceptInferredOption = False,
     ledger: LedgerOption = None,
     out: OutFile = None,
     html: ReleaseHtml = None,
@@ -115,6 +118,7 @@ def histograms(
     book = open_ledger(ledger)
     with warnings_printed():
         source = read_data(data, schema, infer_schema=infer_schema)
+    check_reviewed(source.schema, schema, accept_inferred)
     result = mechanism.release(
         source.data, source.schema, ledger=book, label=f"histograms of {data}"
     )

@@ -9,12 +9,14 @@ import typer
 from rich.table import Table
 
 from attrpriv.cli._common import (
+    AcceptInferredOption,
     DataArgument,
     HistogramsEpsilon,
     InferOption,
     LedgerOption,
     OutFile,
     SchemaOption,
+    check_reviewed,
     console,
     examples,
     split_names,
@@ -78,6 +80,7 @@ def ddp(
     seed: Annotated[int, typer.Option(help="Seed of the learning sample (not of the noise).")] = 0,
     schema: SchemaOption = None,
     infer_schema: InferOption = False,
+    accept_inferred: AcceptInferredOption = False,
     ledger: LedgerOption = None,
     out: OutFile = None,
     html: ReleaseHtml = None,
@@ -91,6 +94,7 @@ def ddp(
     outputs = release_outputs(out, html)
     with warnings_printed():
         source = read_data(data, schema, infer_schema=infer_schema)
+    check_reviewed(source.schema, schema, accept_inferred)
     # public data: a bundled dataset's frame, or a file path (sampled by DuckDB)
     public = None if aux is None else read_data(aux, require_schema=False, what="aux").data
     mechanism = TabularDDP(

@@ -13,6 +13,7 @@ import typer
 
 from attrpriv.cli._common import (
     TABLE_SUFFIXES,
+    AcceptInferredOption,
     BoundOption,
     DecouplerOption,
     HtmlFile,
@@ -22,6 +23,7 @@ from attrpriv.cli._common import (
     RowsOption,
     SchemaOption,
     SeedOption,
+    check_reviewed,
     console,
     err_console,
     examples,
@@ -528,6 +530,7 @@ def apply(
             "it was trained with).",
         ),
     ] = None,
+    accept_inferred: AcceptInferredOption = False,
     rows: RowsOption = None,
     row_range: RowRangeOption = None,
     where: WhereOption = None,
@@ -596,6 +599,7 @@ def apply(
         size = f"{len(pixels)} images"
     else:
         source = read_data(data, schema, require_schema=False, load=True)
+        check_reviewed(source.schema, schema, accept_inferred)
         _check_same_domains(model, source.schema)
         frame = _table_rows(source.frame, row_range, where, rows, seed, data)
         trained = _training_rows(model, frame, data, decoupler, allow_training_rows)

@@ -17,18 +17,18 @@ import typer
 
 from attrpriv.cli._common import (
     TABLE_SUFFIXES,
-    InferOption,
+    AcceptInferredOption,
     LedgerOption,
     OutFile,
     RowsOption,
     SchemaOption,
     SeedOption,
+    check_reviewed,
     console,
     examples,
     json_writer,
     split_names,
     table_writer,
-    warnings_printed,
     write_outputs,
 )
 from attrpriv.cli._outputs import Outputs
@@ -108,7 +108,15 @@ def resample(
         int, typer.Option(help="How many nearest auxiliary rows a donor is picked among, >= 1.")
     ] = 200,
     schema: SchemaOption = None,
-    infer_schema: InferOption = False,
+    infer_schema: Annotated[
+        bool,
+        typer.Option(
+            "--infer-schema",
+            help="Without --schema, read the domains off the auxiliary (public) rows; the "
+            "private rows are not read for them.",
+        ),
+    ] = False,
+    accept_inferred: AcceptInferredOption = False,
     rows: RowsOption = None,
     row_range: RowRangeOption = None,
     where: WhereOption = None,
@@ -134,9 +142,10 @@ def resample(
     outputs = Outputs()
     outputs.add("--out", out)
     outputs.add("--record", record)
-    with warnings_printed():
-        private = read_data(data, schema, infer_schema=infer_schema, load=True)
-        public = read_data(aux, schema, infer_schema=infer_schema, load=True, what="aux")
+    # with --infer-schema and files, no schema: the resampler reads domains off the aux rows
+    private = read_data(data, schema, require_schema=not infer_schema, load=True)
+    public = read_data(aux, schema, require_schema=not infer_schema, load=True, what="aux")
+    check_reviewed(private.schema, schema, accept_inferred)
     aux_frame = _table_rows(public.frame, aux_row_range, aux_where, rows, seed, aux)
     frame = _table_rows(private.frame, row_range, where, rows, seed, data)
     chosen = split_names(proxy_columns)
@@ -146,7 +155,7 @@ def resample(
         conditional=conditional, n_donors=donors, draw=draw, keep=split_names(keep) or (),
         seed=seed,
     )  # fmt: skip
-    resampler.fit(aux_frame, private.schema)
+    resampler.fit(aux_frame, private.schema or public.schema)
     book = BudgetLedger(ledger, create=False) if ledger is not None else None
     result = resampler.release(frame, ledger=book, label=f"sanitize resample {data}")
     for line in _summary(resampler, result.parts, len(aux_frame), len(frame)):

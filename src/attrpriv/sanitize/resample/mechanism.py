@@ -414,12 +414,14 @@ class ProxyResampler(Mechanism[PrivateRows, ResamplePlan]):
         self.sensitive_model_ = law
         self.columns_ = setup.used
         self.template_ = frame[[sensitive]].iloc[:0].copy()
-        hashes = _hashes(frame[list(setup.used)])
+        hashes = _hashes(frame[list(context)])  # the columns a release passes through
         self.fingerprint_, counts = np.unique(hashes, return_counts=True)
         repeated = counts[np.searchsorted(self.fingerprint_, hashes)] > 1
         self.overlap_chance_ = float(repeated.mean())
-        self.inferred_ = (sensitive,) if schema is not None and sensitive in schema.inferred else ()
+        # every used column whose domain the schema marks as read off data (not only sensitive)
+        self.inferred_ = () if schema is None else schema.inferred_among(setup.used)
         self.from_aux_ = setup.from_aux
+        self.schemaless_ = schema is None
         self.fitted_for_ = self._structure()
         return self
 
@@ -531,19 +533,20 @@ class ProxyResampler(Mechanism[PrivateRows, ResamplePlan]):
         for name in self.columns_:
             if name not in frame.columns:
                 raise InputError(f"the private data has no column {name!r} (it was fitted with it)")
-        found, decisive, repeats = self._overlap(frame)  # an input check (see the docs)
+        decisive, repeats = self._overlap(frame)  # on public columns only (see the docs)
         if not decisive:
             warnings.warn(
-                f"{self.overlap_chance_:.0%} of the auxiliary rows repeat another: this release "
-                "cannot check that the private rows are not the auxiliary ones",
+                f"{self.overlap_chance_:.0%} of the auxiliary rows repeat another on the columns "
+                "released unchanged: this release cannot check that the private rows are not "
+                "the auxiliary ones",
                 UserWarning,
                 stacklevel=4,
             )
         elif repeats:
             raise InputError(
-                f"{found:.0%} of the private rows repeat auxiliary rows the resampler was "
-                f"fitted on (by chance: about {self.overlap_chance_:.0%}): fit it on public "
-                "rows disjoint from the private ones"
+                "most of the private rows repeat auxiliary rows the resampler was fitted on, on "
+                "the columns released unchanged (far more than chance): fit it on public rows "
+                "disjoint from the private ones"
             )
         codes = sensitive_codes(frame[self.sensitive], self.domain_, "the private data")
         counts = np.bincount(codes, minlength=len(self.domain_)).astype(np.int64)
@@ -552,7 +555,9 @@ class ProxyResampler(Mechanism[PrivateRows, ResamplePlan]):
 
     def repeats_training_rows(self, data: pd.DataFrame) -> bool:
         """Whether ``data`` repeats the auxiliary rows this resampler was fitted on (and a
-        release of it would be refused), judged on whole rows (every column it was fitted with).
+        release of it would be refused), judged on the columns a release passes through
+        unchanged (``context_``): never on the sensitive column or its proxies, which a release
+        protects, so that neighbouring tables get the same decision.
 
         Parameters
         ----------
@@ -576,17 +581,19 @@ class ProxyResampler(Mechanism[PrivateRows, ResamplePlan]):
         missing = [c for c in self.columns_ if c not in frame.columns]
         if missing:
             raise InputError(f"the data has no column {missing[0]!r} (it was fitted with it)")
-        _, decisive, repeats = self._overlap(frame)
+        decisive, repeats = self._overlap(frame)
         return decisive and repeats
 
-    def _overlap(self, frame: pd.DataFrame) -> tuple[float, bool, bool]:
-        """The share of ``frame``'s rows that repeat an auxiliary row; whether the check can
-        tell (the limit, halfway from chance to all rows, lies more than 3 binomial standard
-        errors above chance: not when the columns take few values); whether it exceeds it."""
-        found = float(np.isin(_hashes(frame[list(self.columns_)]), self.fingerprint_).mean())
+    def _overlap(self, frame: pd.DataFrame) -> tuple[bool, bool]:
+        """Whether the check can tell (the limit, halfway from chance to all rows, lies more
+        than 3 binomial standard errors above chance: not when the columns take few values),
+        and whether the share of ``frame``'s rows that repeat an auxiliary row on the columns
+        passed through exceeds it. It reads those columns only, which the unit leaves public
+        (and the number of rows, public too): the decision is the same on every neighbour."""
+        found = float(np.isin(_hashes(frame[list(self.context_)]), self.fingerprint_).mean())
         chance = self.overlap_chance_
         error = math.sqrt(chance * (1.0 - chance) / len(frame))
-        return found, (1.0 - chance) / 2.0 > 3.0 * error, found > (1.0 + chance) / 2.0
+        return (1.0 - chance) / 2.0 > 3.0 * error, found > (1.0 + chance) / 2.0
 
     def _calibrate(self, measured: PrivateRows, sampler: NoiseSampler) -> ResamplePlan:
         return self._plan(sampler)
@@ -613,10 +620,16 @@ class ProxyResampler(Mechanism[PrivateRows, ResamplePlan]):
             f"{protected})",
         ]
         if getattr(self, "from_aux_", False):
+            others = (
+                "; so were the categories of every other column (no schema): a private value "
+                "the auxiliary rows lack is treated as unseen, and decides nothing"
+                if getattr(self, "schemaless_", False)
+                else ""
+            )
             own.append(
                 f"the domain of {plan.sensitive!r} ({plan.n_levels} values) was read off the "
-                "auxiliary data: a private value outside it is refused, and that refusal is "
-                "not private"
+                "auxiliary data: a private value outside it is refused (an input check: the "
+                f"unit's neighbours stay inside the domain){others}"
             )
         return self._record(
             plan,
