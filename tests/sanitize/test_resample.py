@@ -523,7 +523,7 @@ def test_neighbouring_tables_get_the_same_overlap_decision(
     aux, private = split
     n = 600
     limit = (1.0 + fitted.overlap_chance_) / 2.0
-    repeated = int(math.floor(limit * n)) + 1  # whole rows: just over the limit
+    repeated = math.floor(limit * n) + 1  # whole rows: just over the limit
     table = pd.concat([aux.iloc[:repeated], private.iloc[: n - repeated]], ignore_index=True)
     neighbour = table.copy()
     row = 0
