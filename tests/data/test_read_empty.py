@@ -38,6 +38,23 @@ def test_files_without_rows_are_refused(
     assert str(info.value).startswith(f"aux file '{path}'") and "\n" not in str(info.value)
 
 
+def test_a_release_may_read_a_header_without_rows(tmp_path: Path) -> None:
+    path = tmp_path / "header.csv"
+    path.write_bytes(b"a\n")
+    assert read_data(path, _schema_file(tmp_path), allow_empty=True).data == path
+    assert len(read_data(path, _schema_file(tmp_path), allow_empty=True, load=True).data) == 0
+    zero = tmp_path / "zero.csv"
+    zero.write_bytes(b"")
+    with pytest.raises(InputError, match="0 bytes"):
+        read_data(zero, _schema_file(tmp_path), allow_empty=True)
+
+
+def _schema_file(folder: Path) -> Path:
+    path = folder / "schema.yaml"
+    SCHEMA.save(path)
+    return path
+
+
 def test_an_empty_parquet_file_and_a_malformed_csv(tmp_path: Path) -> None:
     path = tmp_path / "empty.parquet"
     pd.DataFrame({"a": pd.Series([], dtype=object)}).to_parquet(path)
@@ -55,9 +72,15 @@ def test_the_engines_refuse_a_column_that_may_not_be_missing_but_has_no_value(
     frame = pd.DataFrame({"a": pd.Series([None, None], dtype=object)})
     path = tmp_path / "missing.csv"
     frame.to_csv(path, index=False)
-    for data in (frame, path, frame.iloc[:0]):
+    for data in (frame, path):
         with aggregator_for(data, SCHEMA) as agg, pytest.raises(SchemaError, match="no values"):
             agg.all_counts()
+    # no rows at all: zero counts, not a refusal (the empty table is an add/remove neighbour)
+    header = tmp_path / "header.csv"
+    header.write_text("a\n")
+    for data in (frame.iloc[:0], header):
+        with aggregator_for(data, SCHEMA) as agg:
+            assert agg.all_counts()["a"].tolist() == [0, 0]
     partly = pd.DataFrame({"a": ["x", None, "y"]})
     with aggregator_for(partly, SCHEMA) as agg, pytest.raises(SchemaError, match="1 missing"):
         agg.counts("a")

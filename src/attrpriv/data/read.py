@@ -65,6 +65,7 @@ def read_data(
     load: bool = False,
     as_text: bool = False,
     what: str = "data",
+    allow_empty: bool = False,
 ) -> JobData[Schema]: ...
 
 
@@ -78,6 +79,7 @@ def read_data(
     load: bool = False,
     as_text: bool = False,
     what: str = "data",
+    allow_empty: bool = False,
 ) -> JobData[Schema | None]: ...
 
 
@@ -90,6 +92,7 @@ def read_data(
     load: bool = False,
     as_text: bool = False,
     what: str = "data",
+    allow_empty: bool = False,
 ) -> JobData[Any]:
     """The data of a job and its schema, from a bundled dataset name or a CSV/Parquet file.
 
@@ -117,6 +120,11 @@ def read_data(
         ``""``); implies ``load``.
     what : str, optional
         The name of the parameter in error messages (``"aux"``, ``"sequence file"``, ...).
+    allow_empty : bool, optional
+        Accept a file with a header line and no rows (for releases under add/remove
+        neighbours, where the number of rows is private: refusing the empty table but
+        releasing a one-row one would be a decision outside the guarantee). A file of 0 bytes
+        is refused either way, as is an empty file that must be loaded to infer its schema.
 
     Returns
     -------
@@ -143,7 +151,10 @@ def read_data(
             )
         raise InputError(f"{what} {str(path)!r} is not an existing file")
     where = f"{what}{'' if what.endswith('file') else ' file'} {str(path)!r}"
-    _require_rows(path, where)  # an empty file is refused before anything else is asked of it
+    if not allow_empty or (declared is None and infer_schema):
+        _require_rows(path, where)  # an empty file is refused before anything is asked of it
+    elif path.stat().st_size == 0:
+        raise InputError(f"{where} is empty (0 bytes): expected a header line")
     if declared is None and infer_schema:
         frame = _load(path, as_text, where)
         return JobData(frame, Schema.infer(frame))
@@ -153,11 +164,11 @@ def read_data(
             "(or --infer-schema, which reads the domains from the private data)"
         )
     if load or as_text:
-        return JobData(_load(path, as_text, where), declared)
+        return JobData(_load(path, as_text, where, allow_empty), declared)
     return JobData(path, declared)
 
 
-def _load(path: Path, as_text: bool, where: str) -> pd.DataFrame:
+def _load(path: Path, as_text: bool, where: str, allow_empty: bool = False) -> pd.DataFrame:
     """A Parquet or CSV file as a frame (CSV cells as written when ``as_text``); a file that
     cannot be parsed, or holds no rows, is an :class:`InputError` naming it."""
     import pandas as pd
@@ -174,7 +185,7 @@ def _load(path: Path, as_text: bool, where: str) -> pd.DataFrame:
         raise InputError(f"{where} cannot be read as {_kind(path)}: {first}") from None
     except OSError as exc:  # pyarrow's ArrowInvalid for a damaged Parquet file is one
         raise InputError(f"{where} cannot be read as {_kind(path)}: {exc}") from None
-    if len(frame) == 0:
+    if len(frame) == 0 and not allow_empty:
         raise InputError(f"{where} has no rows")
     return frame
 

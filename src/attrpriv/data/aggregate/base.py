@@ -369,7 +369,7 @@ class Aggregator(ABC):
         domain = self._numeric_domain(column, "histogram")
         cuts = _check_edges(column, edges, domain)
         stats = self._bin_stats(column, cuts)
-        if stats.low > stats.high and not self._schema[column].nullable:
+        if stats.low > stats.high and not self._schema[column].nullable and self.n_rows() > 0:
             raise SchemaError(_no_values(column))
         if stats.low <= stats.high:
             for value in (stats.low, stats.high):
@@ -482,14 +482,16 @@ class Aggregator(ABC):
     def _check_missing(self, groups: Mapping[str, Groups]) -> None:
         """Refuse missing values where the schema does not allow them.
 
-        A column without a single value (only missing ones, or no rows at all) is refused
-        whatever the back end counted; the number of missing values is checked where the back
-        end counted it (``Groups.missing``).
+        A column without a single value is refused when the data has rows (they are then all
+        missing), whatever the back end counted; a table with no rows has none to refuse (its
+        counts are zero: under add/remove neighbours the empty table is a neighbour like any
+        other, and must not be refused where one row would be released). The number of missing
+        values is checked where the back end counted it (``Groups.missing``).
         """
         for name, found in groups.items():
             if self._schema[name].nullable:
                 continue
-            if not int(found.counts.sum()):
+            if not int(found.counts.sum()) and self.n_rows() > 0:
                 raise SchemaError(_no_values(name))
             if found.missing:
                 raise SchemaError(
