@@ -657,16 +657,17 @@ def _training_rows(
         lacking = [c for c in fingerprint.columns if c not in present]
         if lacking:
             where = (
-                f", compared on the modelled and sensitive columns only: the data lacks "
-                f"{lacking}, which would tell identical records apart"
+                f", compared on the modelled columns only: the data lacks {lacking}, which "
+                "would tell identical records apart"
             )
     matched = int(np.count_nonzero(model.training_rows(x)))
     if not matched:
         return 0
-    what = f"{matched} of {len(x)} {'images' if model.kind == 'image' else 'rows'} of {data!r}"
-    premise = (
-        f"{what} equal one of the {fingerprint.n_rows} rows the decoupler {str(decoupler)!r} "
-        f"was trained on{where}"
+    what = f"{'images' if model.kind == 'image' else 'rows'} of {data!r}"
+    compared = "" if model.kind == "image" else " (compared on every column but the sensitive one)"
+    premise = (  # no count: how many private rows match is not for an error message
+        f"some {what} equal rows the decoupler {str(decoupler)!r} was trained on{compared}"
+        f"{where}"
     )
     if not allow:
         raise InputError(

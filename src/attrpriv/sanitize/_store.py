@@ -42,9 +42,11 @@ class RowFingerprint:
 
     ``rows`` holds, sorted and without repeats, the 64-bit keyed BLAKE2b digest of each
     training row's canonical values over ``columns`` (a table: every column of the training
-    frame that its schema declares, ignored ones included, in schema order; images: the
-    pixels quantised to 8 bits). ``core`` holds the same over ``core_columns`` only (the
-    modelled columns and the sensitive column), for data that lacks some of ``columns``.
+    frame that its schema declares but the sensitive one, ignored ones included, in schema
+    order; images: the pixels quantised to 8 bits). ``core`` holds the same over
+    ``core_columns`` only (the modelled columns), for data that lacks some of ``columns``. The
+    sensitive column is left out so that a row's protected value never decides whether it is
+    refused (two neighbours that differ in it get the same decision).
     The key is random per fit, so the same row gets unrelated digests in two decouplers.
     """
 

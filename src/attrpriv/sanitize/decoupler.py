@@ -380,8 +380,9 @@ class GlobalDecoupler(Parameters):
             codec = codec.learn(X)  # the fill statistics of the auxiliary data
             matrix = codec.encode(X)
             present = {str(c) for c in X.columns}
+            # never the sensitive column: a release protects it, so it must decide nothing
             fingerprint = RowFingerprint.of_table(
-                X, [c for c in schema.names if c in present], (*codec.columns, *exclude)
+                X, [c for c in schema.names if c in present and c not in exclude], codec.columns
             )
         else:
             fingerprint = RowFingerprint.of_images(matrix)

@@ -264,8 +264,9 @@ class Sanitizer:
         matched = int(np.count_nonzero(self.decoupler.training_rows(X)))
         if matched:
             message = (
-                f"{matched} of {len(X)} rows equal one of the decoupler's training rows: it must "
-                "be trained on public data only, so sanitize rows it was not trained on"
+                "some rows equal one of the decoupler's training rows (on every column but the "
+                "sensitive one): it must be trained on public data only, so sanitize rows it was "
+                "not trained on"
             )
             if mode == "refuse":
                 raise InputError(f"{message} (training_rows='allow' overrides)")
