@@ -478,3 +478,40 @@ def test_shadow_models_see_every_class_or_refuse(small: tuple[pd.DataFrame, pd.S
     ShadowModelAttack(n_shadows=3).fit(make_model("logreg"), X, rare)  # no single-class shadow
     with pytest.raises(InputError, match=r"aux class \(value hidden.*\) has 1 record\(s\)"):
         ShadowModelAttack().fit(make_model("logreg"), X, pd.Series(["a"] * 99 + ["b"]))
+
+
+def test_local_dp_in_the_loop_is_charged_once_per_draw(
+    leaky: tuple[pd.DataFrame, pd.Series], tmp_path
+) -> None:
+    """Every noise draw of the mitigation is charged to the ledger before it is drawn; a set's
+    draw is reused when later steps replay it on the same input (one charge, not one a step);
+    a strategy the budget cannot pay for is skipped with the ledger's reason."""
+    from attrpriv.assess.assessor import Replays
+    from attrpriv.dp import BudgetLedger
+    from attrpriv.errors import BudgetExceededError
+
+    X, y = leaky
+    ledger = BudgetLedger(tmp_path / "mitigate.ledger")
+    ledger.set_budget(5.0, unit="dp/substitute:coin")
+    ldp = LocalDPNoise(1.0, domain={"coin": [0, 1]})
+    done = Replays(ledger)
+    first, _ = done.apply(ldp, 0, X, ("coin",), 0, y)
+    again, _ = done.apply(ldp, 0, X.copy(), ("coin",), 0, y)  # the same input: reused
+    assert again is first and len(ledger.entries()) == 1
+    done.apply(ldp, 0, X.assign(age=X["age"] + 1), ("coin",), 0, y)  # another input: drawn
+    assert [e.record.unit.key for e in ledger.entries()] == ["dp/substitute:coin"] * 2
+    with pytest.raises(BudgetExceededError):  # no budget covers age: nothing drawn
+        Replays(ledger).apply(LocalDPNoise(1.0, bounds={"age": (17, 90)}), 0, X, ("age",), 0, y)
+    assert len(ledger.entries()) == 2
+    # through mitigate: local DP on the identifier (charged), then drop; a tiny budget skips
+    ids = LocalDPNoise(1.0, domain={"record_id": sorted(X["record_id"])})
+    ledger.set_budget(5.0, unit="dp/substitute:record_id")
+    risk = assessor(feature_sets=[["record_id"], ["coin"]], n_repeats=1, threshold=0.05)
+    path = risk.mitigate(X, y, [ids, Drop()], max_steps=3, ledger=ledger).mitigation
+    assert path is not None and [s.strategy for s in path.steps][:2] == [None, "ldp"]
+    assert len(ledger.entries()) == 3  # one more draw, however often the loop replayed it
+    small = BudgetLedger(tmp_path / "small.ledger")
+    small.set_budget(0.5, unit="dp/substitute:record_id")
+    path = risk.mitigate(X, y, [ids, Drop()], max_steps=1, ledger=small).mitigation
+    assert path is not None and path.steps[1].strategy == "drop"
+    assert "would exceed the budget" in path.steps[1].skipped[0] and not small.entries()

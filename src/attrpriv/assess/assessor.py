@@ -14,11 +14,11 @@ import math
 import sys
 import time
 from collections.abc import Sequence
-from dataclasses import replace
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from importlib.metadata import version
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
@@ -42,6 +42,9 @@ from attrpriv.assess.scoring import ATTACKS, FLAG_ON, ScoreWeights
 from attrpriv.assess.screening import Screening, screen_columns
 from attrpriv.dp.mechanism import Parameters
 from attrpriv.errors import InputError, NotFittedError, offending
+
+if TYPE_CHECKING:
+    from attrpriv.dp.ledger import BudgetLedger
 
 __all__ = ["MEMBERSHIP_ATTACKS", "FeatureRiskAssessor"]
 
@@ -278,6 +281,8 @@ class FeatureRiskAssessor(Parameters):
         y: pd.Series | np.ndarray,
         strategies: Sequence[Mitigation],
         max_steps: int = 5,
+        *,
+        ledger: BudgetLedger | None = None,
     ) -> RiskReport:
         """Assess, then mitigate the riskiest flagged set, retrain and re-assess (step 210).
 
@@ -301,6 +306,11 @@ class FeatureRiskAssessor(Parameters):
             in the step).
         max_steps : int, default 5
             At most this many mitigations; >= 1.
+        ledger : BudgetLedger or None, optional
+            Charged by every strategy that draws noise (local DP), before it draws; each
+            strategy's ``apply`` then takes ``ledger=``. A set's noise is drawn once per
+            strategy and reused when later steps replay it on the same input, so it is charged
+            once, not at every step.
 
         Returns
         -------
@@ -328,7 +338,7 @@ class FeatureRiskAssessor(Parameters):
         kept, screening = self._screen(frame)
         notes, values = screening.report_notes(), frame[list(self.sensitive)]
         first, path, mitigated, final = self._loop(
-            kept, target, list(strategies), max_steps, notes, values
+            kept, target, list(strategies), max_steps, notes, values, ledger
         )
         left_out = {c: frame[c] for c in frame.columns if c not in kept.columns}  # back, as is
         self.mitigated_, self.final_report_ = mitigated.assign(**left_out), final
@@ -503,8 +513,10 @@ class FeatureRiskAssessor(Parameters):
         max_steps: int,
         screened: tuple[str, ...],
         sensitive: pd.DataFrame,
+        ledger: BudgetLedger | None,
     ) -> tuple[RiskReport, MitigationPath, pd.DataFrame, RiskReport]:
         """The mitigation loop; see :meth:`mitigate`."""
+        done = Replays(ledger)
         sets = self._resolve(self.feature_sets, X)
         report = first = self._assess(X, y, sets, screened, sensitive)
         base = first.model.utility_test
@@ -524,7 +536,7 @@ class FeatureRiskAssessor(Parameters):
                 break
             target = ladder[0]
             candidate, records, skipped = _next_rung(
-                X, y, target, levels, strategies, int(self.seed)
+                X, y, target, levels, strategies, int(self.seed), done
             )
             if candidate is None:
                 stopped = f"could not mitigate {set_label(target)}: {'; '.join(skipped)}"
@@ -769,26 +781,58 @@ def describe(estimator: Any) -> str:
     return " | ".join(" ".join(part.split()) for part in parts)
 
 
+@dataclass
+class Replays:
+    """What each strategy made of each input during one mitigation loop, so that replaying it
+    on the same input reuses its output: noise is drawn, and charged to ``ledger``, once."""
+
+    ledger: BudgetLedger | None
+    made: list[tuple[tuple[str, ...], int, pd.DataFrame, pd.DataFrame, dict[str, Any]]] = field(
+        default_factory=list
+    )
+
+    def apply(
+        self,
+        strategy: Mitigation,
+        level: int,
+        frame: pd.DataFrame,
+        features: tuple[str, ...],
+        seed: int,
+        y: pd.Series,
+    ) -> tuple[pd.DataFrame, dict[str, Any]]:
+        """``strategy`` on ``frame``: the output it made of this input before, or a new one."""
+        present = [f for f in features if f in frame.columns]
+        for known, rung, before, after, record in self.made:
+            if known == features and rung == level and before.equals(frame):
+                return after, record
+        extra = {} if self.ledger is None else {"ledger": self.ledger}
+        out = strategy.apply(frame, present, seed=seed, y=y, **extra)
+        to_dict = getattr(getattr(strategy, "applied_", None), "to_dict", None)
+        record = dict(to_dict()) if callable(to_dict) else {}
+        self.made.append((features, level, frame, out, record))
+        return out, record
+
+
 def _apply(
     X: pd.DataFrame,
     y: pd.Series,
     levels: dict[tuple[str, ...], int],
     strategies: Sequence[Mitigation],
     seed: int,
+    done: Replays,
 ) -> tuple[pd.DataFrame, dict[tuple[str, ...], dict[str, Any]]]:
-    """Replay the current strategy of every mitigated set on the original data, in order.
+    """Replay the current strategy of every mitigated set on the original data, in order
+    (a strategy's output on an input it saw before is reused: ``done``).
 
     Returns the mitigated frame and, per set, what its strategy recorded (``applied_``: its
     parameters and, for local DP, epsilon; never data values).
     """
     frame, records = X, {}
     for features, level in levels.items():
-        present = [f for f in features if f in frame.columns]
-        if present:
-            strategy = strategies[level]
-            frame = strategy.apply(frame, present, seed=seed, y=y)
-            to_dict = getattr(getattr(strategy, "applied_", None), "to_dict", None)
-            records[features] = dict(to_dict()) if callable(to_dict) else {}
+        if any(f in frame.columns for f in features):
+            frame, records[features] = done.apply(
+                strategies[level], level, frame, features, seed, y
+            )
     return frame, records
 
 
@@ -799,6 +843,7 @@ def _next_rung(
     levels: dict[tuple[str, ...], int],
     strategies: Sequence[Mitigation],
     seed: int,
+    done: Replays,
 ) -> tuple[pd.DataFrame | None, dict[tuple[str, ...], dict[str, Any]], tuple[str, ...]]:
     """Move ``target`` to its next strategy that applies, skipping (and saying why) those that
     raise InputError on it; ``None`` as the frame when no rung of the ladder is left.
@@ -807,7 +852,7 @@ def _next_rung(
     for level in range(levels.get(target, -1) + 1, len(strategies)):
         levels[target] = level
         try:
-            candidate, records = _apply(X, y, levels, strategies, seed)
+            candidate, records = _apply(X, y, levels, strategies, seed, done)
         except InputError as exc:
             skipped.append(f"{strategies[level].name}: {exc}")
             continue

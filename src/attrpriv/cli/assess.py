@@ -27,6 +27,7 @@ from attrpriv.cli._common import (
     examples,
     group,
     json_writer,
+    ledger_callback,
     output_option,
     split_names,
     table_writer,
@@ -36,6 +37,7 @@ from attrpriv.cli._common import (
 from attrpriv.cli._outputs import Outputs
 from attrpriv.data.read import read_data
 from attrpriv.data.schema import Role, Schema
+from attrpriv.dp.ledger import BudgetLedger
 from attrpriv.errors import InputError
 from attrpriv.report import render_html
 
@@ -246,6 +248,15 @@ def run(
         output_option("Write the AES-SIV key of an 'encrypt' strategy (hex, owner-only file)."),
     ] = None,
     ldp_epsilon: Annotated[float, typer.Option(help="Epsilon of a bare 'ldp' strategy.")] = 1.0,
+    ledger: Annotated[
+        Path | None,
+        typer.Option(
+            "--ledger",
+            help="Charge every local-DP draw of the mitigation to this budget ledger, before "
+            "it is drawn (a set's draw is charged once, however often the loop replays it).",
+            callback=ledger_callback,
+        ),
+    ] = None,
     repeats: Annotated[int, typer.Option(help="Seeds each attack is repeated over.")] = 3,
     max_repeats: Annotated[
         int | None,
@@ -346,7 +357,8 @@ def run(
         seed=seed,
     )
     if strategies:
-        report = assessor.mitigate(X, y, strategies, max_steps=max_steps)
+        book = None if ledger is None else BudgetLedger(ledger, create=False)
+        report = assessor.mitigate(X, y, strategies, max_steps=max_steps, ledger=book)
     else:
         report = assessor.assess(X, y)
     if resolved_schema is not None:

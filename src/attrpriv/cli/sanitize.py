@@ -666,8 +666,7 @@ def _training_rows(
     what = f"{'images' if model.kind == 'image' else 'rows'} of {data!r}"
     compared = "" if model.kind == "image" else " (compared on every column but the sensitive one)"
     premise = (  # no count: how many private rows match is not for an error message
-        f"some {what} equal rows the decoupler {str(decoupler)!r} was trained on{compared}"
-        f"{where}"
+        f"some {what} equal rows the decoupler {str(decoupler)!r} was trained on{compared}{where}"
     )
     if not allow:
         raise InputError(

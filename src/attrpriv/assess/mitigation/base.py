@@ -12,13 +12,16 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 import pandas as pd
 
 from attrpriv._checks import check_positive_int
 from attrpriv._io import to_jsonable
 from attrpriv.errors import InputError
+
+if TYPE_CHECKING:
+    from attrpriv.dp.ledger import BudgetLedger
 
 
 @dataclass(frozen=True)
@@ -52,8 +55,10 @@ class Mitigation(Protocol):
         *,
         seed: int = 0,
         y: pd.Series | None = None,
+        ledger: BudgetLedger | None = None,
     ) -> pd.DataFrame:
-        """Return a new frame with ``features`` mitigated (``y`` only for target-guided ones)."""
+        """Return a new frame with ``features`` mitigated (``y`` only for target-guided ones),
+        charging ``ledger`` before drawing any noise."""
         ...
 
 
@@ -70,21 +75,33 @@ class Strategy(ABC):
         *,
         seed: int = 0,
         y: pd.Series | None = None,
+        ledger: BudgetLedger | None = None,
     ) -> pd.DataFrame:
-        """Mitigate ``features`` of ``X``; returns a new frame and sets ``applied_``."""
+        """Mitigate ``features`` of ``X``; returns a new frame and sets ``applied_``.
+
+        A strategy that draws noise (local DP) charges ``ledger`` with its record before it
+        draws; the others draw none and charge nothing.
+        """
         frame = check_frame(X)
         names = check_feature_names(features, frame)
         seed = check_positive_int(seed, "seed", minimum=0)
         target = check_target(y, frame)
-        out, params, epsilon = self._transform(frame.copy(deep=True), names, seed, target)
+        out, params, epsilon = self._transform(frame.copy(deep=True), names, seed, target, ledger)
         self.applied_ = Applied(self.name, names, params, epsilon)
         return out
 
     @abstractmethod
     def _transform(
-        self, X: pd.DataFrame, features: tuple[str, ...], seed: int, y: pd.Series | None
+        self,
+        X: pd.DataFrame,
+        features: tuple[str, ...],
+        seed: int,
+        y: pd.Series | None,
+        ledger: BudgetLedger | None,
     ) -> tuple[pd.DataFrame, dict[str, Any], float | None]:
-        """Work on ``X`` (a private copy): return the frame, the parameters used, the epsilon."""
+        """Work on ``X`` (a private copy): return the frame, the parameters used, the epsilon.
+
+        ``ledger`` is charged by a strategy that draws noise, before it draws."""
 
 
 class Drop(Strategy):
@@ -93,7 +110,12 @@ class Drop(Strategy):
     name = "drop"
 
     def _transform(
-        self, X: pd.DataFrame, features: tuple[str, ...], seed: int, y: pd.Series | None
+        self,
+        X: pd.DataFrame,
+        features: tuple[str, ...],
+        seed: int,
+        y: pd.Series | None,
+        ledger: BudgetLedger | None,
     ) -> tuple[pd.DataFrame, dict[str, Any], float | None]:
         if len(features) == X.shape[1]:
             raise InputError(f"dropping {list(features)} would leave no column")

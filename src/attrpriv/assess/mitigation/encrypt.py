@@ -26,7 +26,7 @@ from __future__ import annotations
 import base64
 import binascii
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
@@ -41,6 +41,9 @@ from attrpriv.assess.mitigation.base import (
     with_values,
 )
 from attrpriv.errors import InputError
+
+if TYPE_CHECKING:
+    from attrpriv.dp.ledger import BudgetLedger
 
 KEY_SIZES = (32, 48, 64)  # AES-SIV: two AES-128, -192 or -256 keys
 
@@ -66,7 +69,12 @@ class Encrypt(Strategy):
         return self._generated
 
     def _transform(
-        self, X: pd.DataFrame, features: tuple[str, ...], seed: int, y: pd.Series | None
+        self,
+        X: pd.DataFrame,
+        features: tuple[str, ...],
+        seed: int,
+        y: pd.Series | None,
+        ledger: BudgetLedger | None,
     ) -> tuple[pd.DataFrame, dict[str, Any], float | None]:
         cipher = AESSIV(self.export_key())
         numeric = [f for f in features if is_numeric(X[f])]

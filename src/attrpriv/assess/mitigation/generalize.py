@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
@@ -24,6 +24,9 @@ from sklearn.tree import DecisionTreeClassifier, DecisionTreeRegressor
 from attrpriv._checks import check_choice, check_finite_number, check_positive_int
 from attrpriv.assess.mitigation.base import Strategy, is_numeric
 from attrpriv.errors import InputError
+
+if TYPE_CHECKING:
+    from attrpriv.dp.ledger import BudgetLedger
 
 BINNING_METHODS = ("quantile", "tree")
 OTHER = "other"
@@ -56,7 +59,12 @@ class Generalize(Strategy):
         )
 
     def _transform(
-        self, X: pd.DataFrame, features: tuple[str, ...], seed: int, y: pd.Series | None
+        self,
+        X: pd.DataFrame,
+        features: tuple[str, ...],
+        seed: int,
+        y: pd.Series | None,
+        ledger: BudgetLedger | None,
     ) -> tuple[pd.DataFrame, dict[str, Any], float | None]:
         bins = check_positive_int(self.bins, "bins", minimum=2)
         method = check_choice(self.method, "method", BINNING_METHODS)

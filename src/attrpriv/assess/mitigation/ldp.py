@@ -139,9 +139,14 @@ class LocalDPNoise(Strategy, Mechanism[Columns, LocalPlan]):
         return self._release(frame.copy(deep=True), names, seed, ledger=ledger, label=label)
 
     def _transform(
-        self, X: pd.DataFrame, features: tuple[str, ...], seed: int, y: pd.Series | None
+        self,
+        X: pd.DataFrame,
+        features: tuple[str, ...],
+        seed: int,
+        y: pd.Series | None,
+        ledger: BudgetLedger | None,
     ) -> tuple[pd.DataFrame, dict[str, Any], float | None]:
-        result = self._release(X, features, seed)
+        result = self._release(X, features, seed, ledger=ledger, label=f"local DP on {features}")
         return result.values, dict(result.parts), result.record.epsilon
 
     def _measure(self, X: pd.DataFrame, features: tuple[str, ...], seed: int) -> Columns:

@@ -13,7 +13,7 @@ feature, by design, and removes the rest.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
@@ -25,6 +25,9 @@ from attrpriv.assess.mitigation.base import Strategy, is_numeric, with_values
 from attrpriv.errors import InputError
 
 _MAX_NATIVE_CATEGORIES = 250  # above this, HGB cannot treat a column as categorical
+
+if TYPE_CHECKING:
+    from attrpriv.dp.ledger import BudgetLedger
 
 
 class SyntheticReplacement(Strategy):
@@ -53,7 +56,12 @@ class SyntheticReplacement(Strategy):
         return f"SyntheticReplacement(n_folds={self.n_folds!r}, max_iter={self.max_iter!r})"
 
     def _transform(
-        self, X: pd.DataFrame, features: tuple[str, ...], seed: int, y: pd.Series | None
+        self,
+        X: pd.DataFrame,
+        features: tuple[str, ...],
+        seed: int,
+        y: pd.Series | None,
+        ledger: BudgetLedger | None,
     ) -> tuple[pd.DataFrame, dict[str, Any], float | None]:
         n_folds = check_positive_int(self.n_folds, "n_folds", minimum=2)
         max_iter = check_positive_int(self.max_iter, "max_iter")
