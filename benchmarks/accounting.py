@@ -23,8 +23,6 @@ import tempfile
 import time
 from pathlib import Path
 
-from scipy.optimize import brentq
-
 from attrpriv.dp import BudgetLedger, PrivacyRecord
 from attrpriv.dp.accounting import (
     Budget,
@@ -36,22 +34,8 @@ from attrpriv.dp.accounting import (
 from attrpriv.dp.units import ADD_REMOVE
 from attrpriv.errors import BudgetExceededError
 
-
-def kov_epsilon(k: int, epsilon: float, delta: float) -> float:
-    """Optimal composition of k epsilon-DP releases at delta (exact: k randomized responses)."""
-    p = 1.0 / (1.0 + math.exp(-epsilon))
-
-    def excess(at: float) -> float:
-        total = 0.0
-        for bad in range(k + 1):
-            if (k - 2 * bad) * epsilon > at:
-                log_c = math.lgamma(k + 1) - math.lgamma(bad + 1) - math.lgamma(k - bad + 1)
-                up = math.exp(log_c + (k - bad) * math.log(p) + bad * math.log1p(-p))
-                low = math.exp(log_c + bad * math.log(p) + (k - bad) * math.log1p(-p))
-                total += up - math.exp(at) * low
-        return total - delta
-
-    return 0.0 if excess(0.0) <= 0 else float(brentq(excess, 0.0, k * epsilon))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "dp"))
+from closed_forms import kov_epsilon  # the closed form the tests check against
 
 
 def before(charges: list[Charge], budget: Budget) -> float:

@@ -51,10 +51,14 @@ def test_draft_guesses_roles_and_marks_every_domain_inferred(
     assert set(schema.inferred) == {"answer", "vote", "age", "income", "religion"}
     assert "r000" not in out.read_text()  # the identifiers are not written down
 
-    # the drafted schema is accepted by a release, which says the domains were read off the data
+    # the draft, not reviewed, is refused by a release unless accepted explicitly; the release
+    # then says the domains were read off the data
     record = tmp_path / "hist.json"
-    code = main(["release", "histograms", str(survey), "--schema", str(out), "--epsilon", "1",
-                 "--out", str(record)])  # fmt: skip
+    args = ["release", "histograms", str(survey), "--schema", str(out), "--epsilon", "1",
+            "--out", str(record)]  # fmt: skip
+    assert main(args) == 2 and "--accept-inferred" in capsys.readouterr().err
+    assert not record.exists()
+    code = main([*args, "--accept-inferred"])
     captured = capsys.readouterr()
     assert code == 0, captured.err
     released = json.loads(record.read_text())

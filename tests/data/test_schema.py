@@ -329,7 +329,7 @@ def _set(column: str, values: list[Any]) -> Any:
 BAD_FRAMES = [
     (_drop_age, r"column 'age' is in the schema but not in the data"),
     (_add_zip, r"column 'zip' is in the data but not in the schema"),
-    (_set("age", [17.0, np.nan, 30.0]), r"column 'age' has 1 missing values \(first at row 1\)"),
+    (_set("age", [17.0, np.nan, 30.0]), r"column 'age' has missing values \(first at row 1\)"),
     (
         _set("sex", ["f", "x", "m"]),
         r"column 'sex' has a value 'x' at row 1 outside its domain: "

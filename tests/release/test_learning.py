@@ -68,7 +68,7 @@ def test_codes_follow_the_levels_and_reject_values_outside() -> None:
         levels["code"].codes(pd.Series(["01", "07"]))
     with pytest.raises(SchemaError, match=r"column 'age' has .*outside its domain"):
         levels["age"].codes(pd.Series([5, 120]))
-    with pytest.raises(SchemaError, match=r"'score' has 1 missing"):
+    with pytest.raises(SchemaError, match=r"'score' has missing"):
         levels["score"].codes(pd.Series([0.5, None]))
 
 

@@ -457,8 +457,8 @@ class Column:
         missing = np.asarray(values.isna())
         if missing.any() and not self.nullable:
             row = _row(values, int(np.flatnonzero(missing)[0]))
-            count = int(missing.sum())
-            what = "only missing values" if missing.all() else f"{count} missing values"
+            # no count: how many values are missing is a private statistic, not an error's
+            what = "only missing values" if missing.all() else "missing values"
             raise SchemaError(
                 f"column {self.name!r} has {what} (first at row {row}); the schema does not "
                 "allow missing values (set nullable: true)"

@@ -494,9 +494,9 @@ class Aggregator(ABC):
             if not int(found.counts.sum()) and self.n_rows() > 0:
                 raise SchemaError(_no_values(name))
             if found.missing:
-                raise SchemaError(
-                    f"column {name!r} has {found.missing} missing values; the schema does not "
-                    "allow missing values (set nullable: true)"
+                raise SchemaError(  # no count: how many are missing is a private statistic
+                    f"column {name!r} has missing values; the schema does not allow missing "
+                    "values (set nullable: true)"
                 )
 
     def _require_present(self, present: Sequence[str]) -> None:
