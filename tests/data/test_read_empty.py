@@ -82,7 +82,10 @@ def test_the_engines_refuse_a_column_that_may_not_be_missing_but_has_no_value(
         with aggregator_for(data, SCHEMA) as agg:
             assert agg.all_counts()["a"].tolist() == [0, 0]
     partly = pd.DataFrame({"a": ["x", None, "y"]})
-    with aggregator_for(partly, SCHEMA) as agg, pytest.raises(SchemaError, match="has missing values"):
+    with (
+        aggregator_for(partly, SCHEMA) as agg,
+        pytest.raises(SchemaError, match="has missing values"),
+    ):
         agg.counts("a")
     nullable = Schema((Column("a", Role.FEATURE, Categorical(("x", "y")), nullable=True),))
     with aggregator_for(partly, nullable) as agg:
