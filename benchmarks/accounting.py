@@ -11,6 +11,8 @@ Tables printed (one run, every accountant on the same charges):
    several epsilons and Gaussian releases of several rho; each count found by charging a real
    SQLite ledger until it refuses (so the ledger's own decision is measured), with CPU seconds
    beside wall seconds.
+3. What the tight accountants cost: ``summary()`` and the ledger page (which composes the spend
+   after every charge for its chart) on ledgers of 50 and 300 charges.
 
 Run:  python benchmarks/accounting.py
 """
@@ -33,6 +35,7 @@ from attrpriv.dp.accounting import (
 )
 from attrpriv.dp.units import ADD_REMOVE
 from attrpriv.errors import BudgetExceededError
+from attrpriv.report.ledger import render_ledger_html
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "dp"))
 from closed_forms import kov_epsilon  # the closed form the tests check against
@@ -127,6 +130,21 @@ def main() -> None:
                 else f"Laplace epsilon={release.epsilon:g}"
             )
             print(f"| {name} | {old} | {new} | {new / old:.2f}x | {used} | {w:.1f} | {c:.1f} |")
+        print("\n## What the accounting costs a ledger of many charges (Laplace epsilon 0.01)\n")
+        print("| charges | summary() wall s | CPU s | page (render_ledger_html) wall s | CPU s |")
+        print("|---|---|---|---|---|")
+        for count in (50, 300):
+            small = BudgetLedger(Path(folder) / f"page-{count}.db")
+            small.set_budget(budget.epsilon, budget.delta)
+            for _ in range(count):
+                small.charge(record(0.01, 0.0, None))
+            wall, cpu = time.perf_counter(), time.process_time()
+            summary = small.summary()
+            s_wall, s_cpu = time.perf_counter() - wall, time.process_time() - cpu
+            wall, cpu = time.perf_counter(), time.process_time()
+            render_ledger_html(summary, small.entries(), title="benchmark")
+            p_wall, p_cpu = time.perf_counter() - wall, time.process_time() - cpu
+            print(f"| {count} | {s_wall:.2f} | {s_cpu:.2f} | {p_wall:.1f} | {p_cpu:.1f} |")
     print(f"\npython {sys.version.split()[0]}")
 
 

@@ -38,9 +38,9 @@ def check_non_negative(value: object, name: str) -> float:
     return result
 
 
-MAX_EPSILON = 1e6
-"""The largest privacy-loss parameter accepted: e^epsilon is then beyond any meaning (and
-beyond a float from about 709), and epsilon^2 beyond a float from about 1e154."""
+MAX_EPSILON = 700.0
+"""The largest privacy-loss parameter accepted anywhere: ``e^epsilon`` must be a finite float
+(e^709 is the last), and a larger epsilon protects nothing anyway."""
 
 
 def check_epsilon(value: object, name: str = "epsilon") -> float:
@@ -48,8 +48,8 @@ def check_epsilon(value: object, name: str = "epsilon") -> float:
     result = check_positive(value, name)
     if result > MAX_EPSILON:
         raise InputError(
-            f"{name} must be at most {MAX_EPSILON:g} (a larger epsilon protects nothing), "
-            f"got {result:g}"
+            f"{name} must be at most {MAX_EPSILON:g} (e^{name} must be a finite number; a "
+            f"larger epsilon protects nothing), got {result:g}"
         )
     return result
 

@@ -422,7 +422,7 @@ def test_encrypt_generates_one_key_and_binds_tokens_to_the_column() -> None:
         (Generalize(min_share=1.0), ["race"], r"min_share must be in \[0, 1\)"),
         (SyntheticReplacement(n_folds=1), ["age"], "n_folds must be an integer >= 2"),
         (LocalDPNoise(0.0, bounds={"age": (17, 90)}), ["age"], "epsilon must be > 0"),
-        (LocalDPNoise(1e4, bounds={"age": (17, 90)}), ["age"], "epsilon must be <= 700"),
+        (LocalDPNoise(1e4, bounds={"age": (17, 90)}), ["age"], "epsilon must be at most 700"),
         (LocalDPNoise(1.0, bounds={"age": (90, 17)}), ["age"], "lower 90.0 is above upper"),
         (Drop(), ["height"], "features: unknown column 'height'"),
         (Drop(), [], "features must be a non-empty list"),

@@ -255,7 +255,7 @@ def test_budget_set_keeps_what_was_not_given_and_protects_columns(capsys, tmp_pa
 @pytest.mark.parametrize(
     ("args", "message"),
     [
-        (["--epsilon", "1e308"], "--epsilon must be at most 1e+06"),
+        (["--epsilon", "1e308"], "--epsilon must be at most 700"),
         (["--epsilon", "inf"], "--epsilon must be a finite number"),
         (["--epsilon", "1", "--delta", "nan"], "--delta must be a finite number"),
         (["--epsilon", "1", "--protect", "sex", "--unit", "dp/substitute"], "not both"),

@@ -93,7 +93,7 @@ def test_cli_warns_on_stderr(capsys: pytest.CaptureFixture[str], tmp_path: Path)
         (("type: resampling", "type: magic"), "type one of"),
         (("delta: 1e-3", "delta: 1e-3\nn_eval: 10"), "n_eval must be an integer >= 100"),
         (("delta: 1e-3", "delta: 1e-3\nepsilon: 50"), r"repeated key 'epsilon' \(line \d+ and"),
-        (("epsilon: 1", "epsilon: 1e308"), "epsilon must be at most 1e"),
+        (("epsilon: 1", "epsilon: 1e308"), "epsilon must be at most 700"),
     ],
 )
 def test_cli_bad_specs_are_one_line_exit_2(

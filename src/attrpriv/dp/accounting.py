@@ -246,10 +246,14 @@ def running_spend(
     if len(budgets) != len(charges):
         raise ValueError("running_spend needs one budget per charge")
     counted: list[Charge] = []
-    out = []
+    out: list[Spend] = []
     for charge, budget in zip(charges, budgets, strict=True):
-        counted += [c for c, _ in counted_in(unit, [charge])]
-        out.append(compose(unit, counted, budget))
+        new = [c for c, _ in counted_in(unit, [charge])]
+        counted += new
+        if out and not new and budget == budgets[len(out) - 1]:
+            out.append(out[-1])  # a charge of another unit, the same budget: nothing changed
+        else:
+            out.append(compose(unit, counted, budget))
     return out
 
 

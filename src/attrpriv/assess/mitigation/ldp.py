@@ -47,15 +47,6 @@ from attrpriv.dp.record import PrivacyRecord, Release
 from attrpriv.dp.units import PrivacyUnit
 from attrpriv.errors import InputError, offending
 
-MAX_EPSILON = 700.0  # e^epsilon must be a finite float
-
-
-def _check_epsilon(value: object, name: str) -> float:
-    epsilon = check_epsilon(value, name)
-    if epsilon > MAX_EPSILON:
-        raise InputError(f"{name} must be <= {MAX_EPSILON:g}, got {epsilon}")
-    return epsilon
-
 
 @dataclass(frozen=True)
 class Columns:
@@ -99,7 +90,7 @@ class LocalDPNoise(Strategy, Mechanism[Columns, LocalPlan]):
 
     name = "ldp"
     _constraints: ClassVar[Mapping[str, Check]] = {
-        "epsilon": _check_epsilon,
+        "epsilon": check_epsilon,
         "schema": optional(instance_of(Schema, "an attrpriv Schema")),
         **SAMPLER_CONSTRAINTS,
     }

@@ -28,7 +28,7 @@ import numpy as np
 from numpy.typing import NDArray
 from scipy import optimize, special
 
-from attrpriv._checks import check_delta, check_epsilon
+from attrpriv._checks import check_delta
 from attrpriv.errors import InputError
 
 Array = NDArray[np.float64]
@@ -96,21 +96,6 @@ def nominal_delta(shift: float, epsilon: float, method: str) -> float:
     if method == "classic":
         return max(exact, 1.25 * math.exp(-0.5 * (epsilon / shift) ** 2))
     return exact
-
-
-MAX_EPSILON = 700.0
-"""The largest epsilon calibrated: ``e^epsilon`` must be a finite float (e^709 is the last)."""
-
-
-def check_gaussian_epsilon(value: object, name: str = "epsilon") -> float:
-    """An epsilon for the attribute-private Gaussian mechanism: in (0, 700]."""
-    epsilon = check_epsilon(value, name)
-    if epsilon > MAX_EPSILON:
-        raise InputError(
-            f"{name} must be at most {MAX_EPSILON:g} for the attribute-private Gaussian "
-            f"mechanism (e^{name} must be a finite number), got {epsilon:g}"
-        )
-    return epsilon
 
 
 def check_gaussian_delta(value: object, name: str = "delta") -> float:
@@ -349,12 +334,10 @@ def worst_shift(constraints: Sequence[Constraint], noise: Array) -> float:
 
 __all__ = [
     "CALIBRATIONS",
-    "MAX_EPSILON",
     "Calibration",
     "Constraint",
     "calibrate",
     "check_covariance",
-    "check_gaussian_epsilon",
     "directional_noise",
     "gaussian_delta",
     "isotropic_noise",

@@ -32,6 +32,7 @@ import pandas as pd
 
 from attrpriv._checks import (
     Check,
+    check_epsilon,
     check_non_negative,
     check_positive_int,
     check_probability,
@@ -53,7 +54,6 @@ from attrpriv.release.gaussian.calibration import (
     Constraint,
     calibrate,
     check_gaussian_delta,
-    check_gaussian_epsilon,
     directional_noise,
     isotropic_noise,
     replace_shift,
@@ -122,7 +122,7 @@ class AttributePrivateGaussian(Mechanism[Answer, GaussianPlan]):
     """
 
     _constraints: ClassVar[Mapping[str, Check]] = {
-        "epsilon": check_gaussian_epsilon,
+        "epsilon": check_epsilon,
         "delta": check_gaussian_delta,
         "variant": one_of(VARIANTS),
         "calibration": one_of(CALIBRATIONS),
