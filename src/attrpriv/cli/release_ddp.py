@@ -121,6 +121,8 @@ def ddp(
             progress=lambda done, total: advance(done=done, total=total),
         )
     _summary(mechanism, result.parts)
+    for guarantee in result.record.guarantees:  # the conditional one, then the one for any law
+        console.print(f"guarantee: {guarantee.describe()}", markup=False, highlight=False)
     write_release(outputs, result, book, title=f"Tabular-DDP histograms of {data}")
 
 

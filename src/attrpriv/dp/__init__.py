@@ -13,16 +13,18 @@ from attrpriv.dp.noise import (
     default_sampler,
     require_private,
 )
-from attrpriv.dp.record import PrivacyRecord, Release
+from attrpriv.dp.record import ANY_LAW, Guarantee, PrivacyRecord, Release
 from attrpriv.dp.units import DEFINITIONS, PrivacyUnit
 
 __all__ = [
+    "ANY_LAW",
     "DEFINITIONS",
     "Accuracy",
     "AuditResult",
     "Budget",
     "BudgetChange",
     "BudgetLedger",
+    "Guarantee",
     "LedgerEntry",
     "LedgerSummary",
     "Mechanism",

@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Generic, TypeVar
 from attrpriv._checks import Check, check_flag, instance_of, optional
 from attrpriv.dp.accuracy import Accuracy
 from attrpriv.dp.noise import NoiseSampler, default_sampler, require_private
-from attrpriv.dp.record import PrivacyRecord, Release
+from attrpriv.dp.record import Guarantee, PrivacyRecord, Release
 from attrpriv.dp.units import PrivacyUnit
 from attrpriv.errors import InputError, NotFittedError
 
@@ -246,6 +246,7 @@ class Mechanism(Parameters, ABC, Generic[M, P]):
         sensitivity: float | Mapping[str, float],
         noise: Mapping[str, Any],
         assumptions: Sequence[str] = (),
+        guarantees: Sequence[Guarantee] = (),
     ) -> PrivacyRecord:
         """The one record shape: the plan's (epsilon, delta), the unit's definition, the
         sampler's description after ``noise`` and the shared assumptions after the own ones."""
@@ -259,6 +260,7 @@ class Mechanism(Parameters, ABC, Generic[M, P]):
             noise={**noise, **plan.sampler.describe()},
             unit=unit,
             assumptions=self._assumptions(plan, *assumptions),
+            guarantees=tuple(guarantees),
         )
 
     @staticmethod

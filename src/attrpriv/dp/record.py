@@ -7,7 +7,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from attrpriv._checks import check_delta, check_epsilon, check_non_negative
+from attrpriv._checks import check_delta, check_epsilon, check_non_negative, check_positive
 from attrpriv._display import html_grid, html_pairs, number
 from attrpriv._io import to_jsonable
 from attrpriv.dp.accuracy import Accuracy
@@ -16,6 +16,69 @@ from attrpriv.errors import InputError
 
 if TYPE_CHECKING:
     import pandas as pd
+
+
+ANY_LAW = "any"
+"""``Guarantee.laws`` of a guarantee that holds whatever the data's law (no assumption)."""
+
+
+@dataclass(frozen=True)
+class Guarantee:
+    """One guarantee of a release: (epsilon, delta) about the record's secret, for every
+    adversary whose belief about the data's law lies in ``laws``.
+
+    A record's own ``epsilon`` and ``delta`` are its main (conditional) guarantee; a mechanism
+    whose claim rests on an assumption about the data's law (a dependence model, independent
+    modules) also states what the same noise guarantees for every law (``laws == "any"``).
+
+    Parameters
+    ----------
+    epsilon : float
+        The privacy-loss bound, finite and > 0 (no cap: an unconditional bound may be large).
+    delta : float
+        The failure probability, in [0, 1).
+    laws : str
+        The class of laws it holds for, in plain words, or ``"any"``.
+
+    Raises
+    ------
+    InputError
+        If a field is invalid as described above.
+    """
+
+    epsilon: float
+    delta: float
+    laws: str
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "epsilon", check_positive(self.epsilon, "guarantee epsilon"))
+        object.__setattr__(self, "delta", check_delta(self.delta, "guarantee delta"))
+        if not isinstance(self.laws, str) or not self.laws.strip():
+            raise InputError("a guarantee must say which laws it holds for ('any' for all)")
+
+    def describe(self) -> str:
+        """The guarantee in one line.
+
+        Returns
+        -------
+        str
+            ``"epsilon 3.2 for any law of the data"``, or ``"epsilon 1 if <laws>"``.
+        """
+        text = f"epsilon {number(self.epsilon)}"
+        if self.delta:
+            text += f", delta {number(self.delta)}"
+        who = "for any law of the data" if self.laws == ANY_LAW else f"if {self.laws}"
+        return f"{text} {who}"
+
+    def to_dict(self) -> dict[str, Any]:
+        """The guarantee as a JSON-ready dict.
+
+        Returns
+        -------
+        dict of str to Any
+            ``{"epsilon": ..., "delta": ..., "laws": ...}``.
+        """
+        return {"epsilon": self.epsilon, "delta": self.delta, "laws": self.laws}
 
 
 @dataclass(frozen=True)
@@ -52,6 +115,10 @@ class PrivacyRecord:
     rho : float or None, default None
         The zCDP parameter, >= 0 and, when ``delta > 0``, no weaker than
         ``(epsilon, delta)``: ``rho + 2 sqrt(rho ln(1/delta)) >= epsilon``.
+    guarantees : tuple of Guarantee, default ()
+        The release's guarantees for stated classes of laws, when its main one rests on an
+        assumption about the data's law: each a :class:`Guarantee` (or its dict), one of them
+        for ``laws == "any"``. Empty for a mechanism whose guarantee holds for every law.
 
     Raises
     ------
@@ -69,6 +136,7 @@ class PrivacyRecord:
     unit: PrivacyUnit
     assumptions: tuple[str, ...] = ()
     rho: float | None = None
+    guarantees: tuple[Guarantee, ...] = ()
 
     def __post_init__(self) -> None:
         if not isinstance(self.mechanism, str) or not self.mechanism:
@@ -105,6 +173,7 @@ class PrivacyRecord:
                 f"record assumptions must be a sequence of strings, got {self.assumptions!r}"
             )
         object.__setattr__(self, "assumptions", tuple(self.assumptions))
+        object.__setattr__(self, "guarantees", _guarantees(self.guarantees))
 
     @property
     def guarantee(self) -> str:
@@ -124,6 +193,7 @@ class PrivacyRecord:
         ]
         if "distribution" in noise:
             pairs.append(("noise", f"{noise['distribution']} ({noise.get('sampler', '')})"))
+        pairs += [("guarantee", g.describe()) for g in self.guarantees]
         pairs += [("assumes", a) for a in self.assumptions]
         return pairs
 
@@ -150,6 +220,7 @@ class PrivacyRecord:
             "unit": self.unit.key,
             "assumptions": list(self.assumptions),
             "rho": self.rho,
+            "guarantees": [g.to_dict() for g in self.guarantees],
         }
 
     @classmethod
@@ -159,8 +230,8 @@ class PrivacyRecord:
         Parameters
         ----------
         spec : Mapping of str to Any
-            The record's fields by name; ``unit`` is required, ``assumptions``, ``rho`` may be
-            left out.
+            The record's fields by name; ``unit`` is required, ``assumptions``, ``rho`` and
+            ``guarantees`` may be left out.
 
         Returns
         -------
@@ -183,9 +254,27 @@ class PrivacyRecord:
             )
         try:
             fields["assumptions"] = tuple(fields.get("assumptions", ()))
+            fields["guarantees"] = tuple(fields.get("guarantees", ()))
             return cls(**fields)
         except TypeError as exc:
             raise InputError(f"not a privacy record: {exc}") from None
+
+
+def _guarantees(value: object) -> tuple[Guarantee, ...]:
+    """``value`` as guarantees: a sequence of :class:`Guarantee` or their dicts."""
+    if isinstance(value, (str, Mapping)) or not isinstance(value, (list, tuple)):
+        raise InputError(f"record guarantees must be a sequence, got {type(value).__name__}")
+    found = []
+    for item in value:
+        if isinstance(item, Mapping):
+            try:
+                item = Guarantee(**item)
+            except TypeError as exc:
+                raise InputError(f"not a guarantee: {exc}") from None
+        if not isinstance(item, Guarantee):
+            raise InputError(f"a record guarantee must be a Guarantee, got {item!r}")
+        found.append(item)
+    return tuple(found)
 
 
 def _check_rho(rho: object, epsilon: float, delta: float) -> float:

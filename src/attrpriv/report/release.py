@@ -113,6 +113,7 @@ def _guarantee(record: PrivacyRecord) -> list[tuple[str, str]]:
     ]
     if record.rho is not None:
         rows.append(("rho (zCDP)", f"{record.rho:.6g}"))
+    rows += [("guarantee", guarantee.describe()) for guarantee in record.guarantees]
     rows.append(("privacy unit", f"{record.unit.key}: {unit_meaning(record.unit)}"))
     noise = record.noise
     if "distribution" in noise:
