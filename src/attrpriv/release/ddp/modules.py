@@ -1,0 +1,420 @@
+"""Tabular-DDP's structural tier: survey histograms whose questions fall into independent modules.
+
+The class of laws is stated in one sentence: **the modules are independent of one another**;
+inside a module, any law at all. Changing one answer of one respondent can then move, besides
+that answer, only the other answers of its own module, so the histograms of the module's
+questions change by at most ``2`` each in l1 (one count down, one up) and every other histogram
+keeps its law. Discrete Laplace noise of scale ``2 |M| / epsilon`` on every histogram of module
+M gives every answer a loss of at most ``sum_{j in M} 2 / scale_j = epsilon`` for every such law
+(group privacy over the module, then the product of independent modules: the other modules'
+factors are the same under both values of the secret and cancel). The same noise gives, for any
+law whatsoever, ``sum_j 2 / scale_j`` over every histogram (:func:`any_law_epsilon`): both are
+in the record.
+
+The modules are public: declared by the user (a survey designer knows which questions form a
+section), or learned from public auxiliary rows (``modules="aux"``: the connected components of
+the question pairs whose G-test rejects independence on those rows, Bonferroni over the pairs).
+Nothing in the calibration reads the private rows: the scales depend on the modules, the
+schema's domains and epsilon only, so a change to one private row changes nothing but the
+counts. The privacy argument is in ``docs/mechanisms/tabular-ddp.md``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+import pandas as pd
+from scipy import stats
+
+from attrpriv._checks import Check, check_epsilon, check_positive_int, check_probability
+from attrpriv.data.aggregate import aggregator_for
+from attrpriv.data.schema import Role, Schema
+from attrpriv.dp.accuracy import Accuracy
+from attrpriv.dp.ledger import BudgetLedger
+from attrpriv.dp.mechanism import SAMPLER_CONSTRAINTS, Mechanism, NoisePlan
+from attrpriv.dp.noise import NoiseSampler
+from attrpriv.dp.record import ANY_LAW, Guarantee, PrivacyRecord, Release
+from attrpriv.dp.units import ANSWER, PrivacyUnit
+from attrpriv.errors import InputError
+from attrpriv.release.ddp.chunking import check_chunks, mutual_information
+from attrpriv.release.ddp.dependence import SUBSTITUTION_SENSITIVITY
+from attrpriv.release.ddp.mechanism import any_law_epsilon
+from attrpriv.release.graph.learning import (
+    Levels,
+    column_levels,
+    count_levels,
+    encode,
+    learning_rows,
+)
+from attrpriv.release.laplace import Counts, Histograms, _noisy_histograms, histogram_accuracy
+
+AUX = "aux"
+
+
+@dataclass(frozen=True)
+class Questions:
+    """The private input as measured: its exact histograms (private), and the public facts
+    calibration reads instead (the questions' levels and the schema)."""
+
+    counts: Counts
+    levels: Mapping[str, Levels]
+    schema: Schema
+
+
+@dataclass(frozen=True)
+class ModulePlan(NoisePlan):
+    """One discrete Laplace scale per module: ``2 |M| / epsilon`` on each of its histograms.
+
+    Parameters
+    ----------
+    modules : tuple of tuple of str
+        The modules, each a tuple of columns, in release order.
+    source : str
+        Where the modules came from: ``"declared"`` or ``"auxiliary rows (n)"``.
+    """
+
+    modules: tuple[tuple[str, ...], ...]
+    source: str
+
+    def scales(self) -> dict[str, float]:
+        """The noise scale of every released column, in release order."""
+        epsilon = self.epsilon
+        return {
+            c: SUBSTITUTION_SENSITIVITY * len(module) / epsilon
+            for module in self.modules
+            for c in module
+        }
+
+    @property
+    def fingerprint(self) -> str:
+        """Eight hex digits naming the modules: releases compose under one partition."""
+        text = ";".join(",".join(module) for module in self.modules)
+        return hashlib.sha256(text.encode()).hexdigest()[:8]
+
+
+class ModularDDP(Mechanism[Questions, ModulePlan]):
+    """Histograms of every question; each answer protected against an adversary who believes
+    the modules are independent of one another (any law inside a module).
+
+    Parameters
+    ----------
+    epsilon : float
+        The loss bound of one answer under that class of laws.
+    modules : sequence of sequence of str, or "aux"
+        The modules: lists of columns, each column in at most one (columns not named form one
+        module of their own, "the rest"), or ``"aux"`` to learn them from ``aux``.
+    aux : pandas.DataFrame, str, pathlib.Path or None, optional
+        Public auxiliary rows from the same population (a frame, or a CSV/Parquet path);
+        needed with ``modules="aux"``.
+    columns : sequence of str or None, optional
+        The columns to release; default every non-ignored column with a domain.
+    alpha : float, optional
+        With ``modules="aux"``: the family-wise level of the pair G-tests (Bonferroni over the
+        pairs) whose rejections join two questions in one module.
+    max_levels : int, optional
+        Numeric columns are binned into at most this many levels (as :class:`TabularDDP`).
+    max_aux_rows : int, optional
+        At most this many auxiliary rows are read to learn the modules (a uniform sample).
+    seed : int, optional
+        The seed of that sample (not of the noise).
+    noise : NoiseSampler or None, optional
+        The noise sampler; default exact OpenDP noise.
+    allow_nonprivate : bool, optional
+        Accept a non-private sampler (reproducible tests only).
+    """
+
+    _constraints: ClassVar[Mapping[str, Check]] = {
+        "epsilon": check_epsilon,
+        "alpha": lambda v, n: check_probability(v, n),
+        "max_levels": lambda v, n: check_positive_int(v, n, minimum=2),
+        "max_aux_rows": lambda v, n: check_positive_int(v, n, minimum=10),
+        "seed": lambda v, n: check_positive_int(v, n, minimum=0),
+        **SAMPLER_CONSTRAINTS,
+    }
+
+    def __init__(
+        self,
+        epsilon: float,
+        modules: Sequence[Sequence[str]] | str,
+        *,
+        aux: Any = None,
+        columns: Sequence[str] | None = None,
+        alpha: float = 0.05,
+        max_levels: int = 10,
+        max_aux_rows: int = 20_000,
+        seed: int = 0,
+        noise: NoiseSampler | None = None,
+        allow_nonprivate: bool = False,
+    ) -> None:
+        self.epsilon = epsilon
+        self.modules = modules
+        self.aux = aux
+        self.columns = columns
+        self.alpha = alpha
+        self.max_levels = max_levels
+        self.max_aux_rows = max_aux_rows
+        self.seed = seed
+        self.noise = noise
+        self.allow_nonprivate = allow_nonprivate
+
+    def release(
+        self,
+        data: Any,
+        schema: Schema,
+        *,
+        ledger: BudgetLedger | None = None,
+        label: str = "",
+    ) -> Release:
+        """Count every question, charge the ledger, add each module's noise.
+
+        Parameters
+        ----------
+        data : pandas.DataFrame, str, pathlib.Path or dask.dataframe.DataFrame
+            The private rows (counted only: nothing else is read from them).
+        schema : Schema
+            The public domains of the columns.
+        ledger : BudgetLedger or None, optional
+            Charged with the release's record before any noise is drawn.
+        label : str, optional
+            A free-text name for the release in the ledger.
+
+        Returns
+        -------
+        Release
+            The noisy histograms, their accuracy, the record (with both guarantees) and, in
+            ``parts``, the modules and their scales.
+
+        Raises
+        ------
+        InputError
+            A parameter is invalid, a module names a column twice or one not released, or
+            ``modules="aux"`` without ``aux``.
+        BudgetExceededError
+            The release does not fit the ledger's budget (nothing is released).
+        """
+        return self._release(data, schema, ledger=ledger, label=label)
+
+    def calibrate(self, schema: Schema, sampler: NoiseSampler | None = None) -> ModulePlan:
+        """The noise of a release over ``schema``: public (modules, domains, epsilon).
+
+        Parameters
+        ----------
+        schema : Schema
+            The public domains (which columns are released).
+        sampler : NoiseSampler or None, optional
+            The noise sampler; default the mechanism's own.
+
+        Returns
+        -------
+        ModulePlan
+            Every module's scale.
+
+        Raises
+        ------
+        InputError
+            As :meth:`release`.
+        """
+        self._validate_params()
+        levels = self._levels(schema)
+        return self._plan(levels, schema, sampler or self._sampler(), ())
+
+    # -- the mechanism template -------------------------------------------------------------
+    def _levels(self, schema: Schema) -> dict[str, Levels]:
+        if self.columns is None:
+            names = [c.name for c in schema.columns if c.role is not Role.IGNORE and c.domain]
+        elif isinstance(self.columns, str):
+            raise InputError(f"columns must be a list of column names, got {self.columns!r}")
+        else:
+            names = list(self.columns)
+        return column_levels(schema, names, int(self.max_levels))
+
+    def _plan(
+        self,
+        levels: Mapping[str, Levels],
+        schema: Schema,
+        sampler: NoiseSampler,
+        inferred: tuple[str, ...],
+    ) -> ModulePlan:
+        names = list(levels)
+        if isinstance(self.modules, str):
+            if self.modules != AUX:
+                raise InputError(
+                    f"modules must be lists of columns or {AUX!r}, got {self.modules!r}"
+                )
+            if self.aux is None:
+                raise InputError("modules='aux' learns the modules from aux=: give public rows")
+            rows = learning_rows(self.aux, schema, names, int(self.max_aux_rows), int(self.seed))
+            found = learn_modules(encode(rows, levels), levels, float(self.alpha))
+            source = f"auxiliary rows ({len(rows):,})"
+        else:
+            found = declared_modules(self.modules, names)
+            source = "declared"
+        return ModulePlan(float(self.epsilon), 0.0, sampler, found, source, inferred=inferred)
+
+    def _measure(self, data: Any, schema: Schema) -> Questions:
+        levels = self._levels(schema)
+        with aggregator_for(data, schema) as aggregator:
+            counts = count_levels(aggregator, levels)
+        histograms = {
+            name: pd.Series(
+                counts[name], index=pd.Index(list(lv.labels), tupleize_cols=False), name=name
+            )
+            for name, lv in levels.items()
+        }
+        return Questions(Counts(histograms, schema.inferred_among(levels)), levels, schema)
+
+    def _calibrate(self, measured: Questions, sampler: NoiseSampler) -> ModulePlan:
+        # the counts are never read here: the modules, the levels, the schema and epsilon only
+        return self._plan(measured.levels, measured.schema, sampler, measured.counts.inferred)
+
+    def _noise(self, measured: Questions, plan: ModulePlan) -> Histograms:
+        histograms, scales = measured.counts.histograms, plan.scales()
+        raw: Histograms = {}
+        for module in plan.modules:
+            part = {c: histograms[c] for c in module}
+            raw.update(_noisy_histograms(part, scales[module[0]], plan.sampler))
+        return raw
+
+    def _accuracy(self, plan: ModulePlan, values: Histograms) -> Accuracy:
+        return histogram_accuracy(values, plan.scales())
+
+    def _parts(self, measured: Questions, plan: ModulePlan, noisy: Any) -> dict[str, Any]:
+        m = len(plan.scales())
+        laplace = SUBSTITUTION_SENSITIVITY * m / plan.epsilon  # row-level substitution Laplace
+        scales = plan.scales()
+        return {
+            "modules": [list(module) for module in plan.modules],
+            "modules_from": plan.source,
+            "scales": scales,
+            "laplace_scale": laplace,
+            "gain": laplace / (math.fsum(scales.values()) / m),
+        }
+
+    def record(self, plan: ModulePlan) -> PrivacyRecord:
+        """The guarantee of a release with ``plan``: epsilon for one answer if the modules are
+        independent of one another (any law inside each), and what the noise gives any law.
+
+        Parameters
+        ----------
+        plan : ModulePlan
+            The noise plan of the release (from :meth:`calibrate` or a release).
+
+        Returns
+        -------
+        PrivacyRecord
+            ``(epsilon, 0)``-dependent DP under ``dependent-dp/answer@<modules>``, with both
+            guarantees in ``guarantees``.
+        """
+        scales = plan.scales()
+        listing = "; ".join("{" + ", ".join(module) + "}" for module in plan.modules)
+        laws = f"the modules {listing} are independent of one another (any law inside each)"
+        return self._record(
+            plan,
+            mechanism="tabular-ddp-modules",
+            protects=(
+                "any one answer of any one respondent, changed from any value to any other, with "
+                "the respondent's other answers in its module moving with it in any way"
+            ),
+            sensitivity=dict.fromkeys(scales, SUBSTITUTION_SENSITIVITY),
+            noise={
+                "distribution": "discrete laplace",
+                "scale": scales,
+                "norm": "l1",
+                "per": "every histogram of module M: 2 |M| / epsilon",
+            },
+            unit=PrivacyUnit("dependent-dp", f"{ANSWER}@{plan.fingerprint}"),
+            assumptions=(
+                f"the modules came from {plan.source}: the guarantee holds for an adversary "
+                f"whose belief about the data's law keeps them independent ({listing})",
+            ),
+            guarantees=(
+                Guarantee(plan.epsilon, 0.0, laws),
+                Guarantee(any_law_epsilon(scales), 0.0, ANY_LAW),
+            ),
+        )
+
+
+def declared_modules(
+    modules: Sequence[Sequence[str]], columns: Sequence[str]
+) -> tuple[tuple[str, ...], ...]:
+    """The declared modules over ``columns``, each column in one; the columns no module names
+    form one more module ("the rest": no assumption among them).
+
+    Parameters
+    ----------
+    modules : sequence of sequence of str
+        The modules as given.
+    columns : sequence of str
+        The released columns.
+
+    Returns
+    -------
+    tuple of tuple of str
+        The modules restricted to ``columns`` (empty ones dropped), then the rest.
+
+    Raises
+    ------
+    InputError
+        A module names a column twice, or a column that is not released.
+    """
+    found = check_chunks(modules)
+    released = set(columns)
+    for number, module in enumerate(found, start=1):
+        for name in module:
+            if name not in released:
+                raise InputError(f"module {number} names {name!r}, which is not a released column")
+    named = {c for module in found for c in module}
+    rest = tuple(c for c in columns if c not in named)
+    return tuple(found) + ((rest,) if rest else ())
+
+
+def learn_modules(
+    codes: pd.DataFrame, levels: Mapping[str, Levels], alpha: float
+) -> tuple[tuple[str, ...], ...]:
+    """Modules from public rows: the connected components of the pairs of columns whose
+    G-test rejects independence at family-wise level ``alpha`` (Bonferroni over the pairs).
+
+    Parameters
+    ----------
+    codes : pandas.DataFrame
+        The public rows' level codes, one column per released question.
+    levels : Mapping of str to Levels
+        The columns' levels (their numbers of states).
+    alpha : float
+        The family-wise level.
+
+    Returns
+    -------
+    tuple of tuple of str
+        The modules, each in column order, ordered by their first column.
+    """
+    names = [str(c) for c in codes.columns]
+    states = {c: levels[c].n_states + 1 for c in names}  # + the missing code
+    information = mutual_information(codes, states)
+    n, m = len(codes), len(names)
+    pairs = max(m * (m - 1) // 2, 1)
+    parent = list(range(m))
+
+    def root(i: int) -> int:
+        while parent[i] != i:
+            parent[i] = parent[parent[i]]
+            i = parent[i]
+        return i
+
+    for i in range(m):
+        for j in range(i + 1, m):
+            df = max((states[names[i]] - 1) * (states[names[j]] - 1), 1)
+            p = float(stats.chi2.sf(2.0 * n * information[i, j], df))
+            if p < alpha / pairs:
+                parent[root(i)] = root(j)
+    groups: dict[int, list[str]] = {}
+    for i, name in enumerate(names):
+        groups.setdefault(root(i), []).append(name)
+    return tuple(tuple(g) for g in sorted(groups.values(), key=lambda g: names.index(g[0])))
+
+
+__all__ = ["AUX", "ModularDDP", "ModulePlan", "declared_modules", "learn_modules"]
