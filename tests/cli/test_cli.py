@@ -278,3 +278,21 @@ def test_a_huge_epsilon_with_a_ledger_is_refused_with_exit_2(capsys, tmp_path: P
     code = main([*args, "--epsilon", "1e308"])
     err = capsys.readouterr().err
     assert code == 2 and "epsilon must be at most" in err and err.strip().count("\n") == 0
+
+
+def test_release_ddp_with_modules_prints_both_guarantees(capsys, tmp_path: Path) -> None:
+    out = tmp_path / "ddp.json"
+    args = ["release", "ddp", "anes96", "--epsilon", "1", "--out", str(out)]
+    assert main([*args, "--modules", "popul,tv_news;self_lr,clin_lr,dole_lr"]) == 0
+    text = " ".join(capsys.readouterr().out.split())
+    assert "3 modules (declared)" in text
+    assert "guarantee: epsilon 1 if the modules {popul, tv_news}" in text
+    assert "guarantee: epsilon 3 for any law of the data" in text
+    record = json.loads(out.read_text())["record"]
+    assert [g["laws"] for g in record["guarantees"]][1] == "any"
+    assert record["mechanism"] == "tabular-ddp-modules"
+    for bad, message in ((["--modules", "aux"], "learns the modules from --aux"),
+                         (["--modules", "popul,zz"], "'zz', which is not a released column"),
+                         (["--modules", ";"], "--modules must be")):  # fmt: skip
+        assert main([*args[:-2], *bad]) == 2
+        assert message in capsys.readouterr().err

@@ -235,3 +235,12 @@ def test_apply_under_one_rows_sensitive_value(
             str(decoupler), "--epsilon", "1", "--out", str(out)]  # fmt: skip
     code, lines, _ = _same_decision(capsys, args, data, write, out)
     assert code == 2 and "trained on" in lines[-1]
+
+
+def test_tabular_ddp_modules_under_one_answer(capsys, survey) -> None:
+    """The structural tier reads nothing but counts from the private rows."""
+    data, schema = survey
+    args = ["release", "ddp", str(data), "--schema", str(schema), "--epsilon", "1",
+            "--modules", "region,age_group;answer"]  # fmt: skip
+    code, lines, _ = _same_decision(capsys, args, data, _survey(60, "answer"))
+    assert code == 0 and lines == []
