@@ -4,7 +4,7 @@ One folder per mechanism (``gaussian/``, ``markov_quilt/``, ``ddp/``), the graph
 share (``graph/``), and the row-level Laplace baseline (``laplace``).
 """
 
-from attrpriv.release.ddp import TabularDDP
+from attrpriv.release.ddp import ModularDDP, TabularDDP
 from attrpriv.release.gaussian import (
     AttributePrivateGaussian,
     GaussianModel,
@@ -31,6 +31,7 @@ __all__ = [
     "LaplaceHistograms",
     "MarkovChainModel",
     "MarkovQuiltMechanism",
+    "ModularDDP",
     "Query",
     "Quilt",
     "ResamplingModel",
