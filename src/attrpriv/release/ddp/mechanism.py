@@ -68,10 +68,10 @@ from attrpriv.release.graph.learning import (
     STRUCTURES,
     Levels,
     column_levels,
-    count_levels,
     encode,
     learn_network,
     learning_rows,
+    level_histograms,
 )
 from attrpriv.release.graph.network import DiscreteNetwork
 from attrpriv.release.laplace import (
@@ -654,13 +654,7 @@ class TabularDDP(Mechanism[Counts, DDPPlan]):
             self._fit(data, schema, progress)
         self._check_schema(schema)
         with aggregator_for(data, schema) as aggregator:
-            counts = count_levels(aggregator, self.levels_)
-        histograms = {
-            name: pd.Series(
-                counts[name], index=pd.Index(list(lv.labels), tupleize_cols=False), name=name
-            )
-            for name, lv in self.levels_.items()
-        }
+            histograms = level_histograms(aggregator, self.levels_)
         return Counts(histograms, schema.inferred_among(self.levels_))
 
     def _calibrate(self, measured: Counts, sampler: NoiseSampler) -> DDPPlan:

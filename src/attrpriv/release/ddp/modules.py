@@ -46,9 +46,9 @@ from attrpriv.release.ddp.mechanism import any_law_epsilon
 from attrpriv.release.graph.learning import (
     Levels,
     column_levels,
-    count_levels,
     encode,
     learning_rows,
+    level_histograms,
 )
 from attrpriv.release.laplace import Counts, Histograms, _noisy_histograms, histogram_accuracy
 
@@ -258,13 +258,7 @@ class ModularDDP(Mechanism[Questions, ModulePlan]):
     def _measure(self, data: Any, schema: Schema) -> Questions:
         levels = self._levels(schema)
         with aggregator_for(data, schema) as aggregator:
-            counts = count_levels(aggregator, levels)
-        histograms = {
-            name: pd.Series(
-                counts[name], index=pd.Index(list(lv.labels), tupleize_cols=False), name=name
-            )
-            for name, lv in levels.items()
-        }
+            histograms = level_histograms(aggregator, levels)
         return Questions(Counts(histograms, schema.inferred_among(levels)), levels, schema)
 
     def _calibrate(self, measured: Questions, sampler: NoiseSampler) -> ModulePlan:

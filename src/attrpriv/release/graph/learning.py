@@ -180,6 +180,17 @@ def count_levels(aggregator: Aggregator, levels: Mapping[str, Levels]) -> dict[s
     return out
 
 
+def level_histograms(aggregator: Aggregator, levels: Mapping[str, Levels]) -> dict[str, pd.Series]:
+    """:func:`count_levels` of every column as a histogram indexed by its level labels."""
+    counts = count_levels(aggregator, levels)
+    return {
+        name: pd.Series(
+            counts[name], index=pd.Index(list(lv.labels), tupleize_cols=False), name=name
+        )
+        for name, lv in levels.items()
+    }
+
+
 def encode(frame: pd.DataFrame, levels: Mapping[str, Levels]) -> pd.DataFrame:
     """The level code of every value, one int column per level set (missing -> ``size``)."""
     missing = [name for name in levels if name not in frame.columns]
@@ -295,6 +306,7 @@ __all__ = [
     "Levels",
     "column_levels",
     "count_levels",
+    "level_histograms",
     "encode",
     "learn_network",
     "learning_rows",
