@@ -306,9 +306,9 @@ __all__ = [
     "Levels",
     "column_levels",
     "count_levels",
-    "level_histograms",
     "encode",
     "learn_network",
     "learning_rows",
+    "level_histograms",
     "levels_for",
 ]
