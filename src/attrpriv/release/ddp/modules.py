@@ -129,7 +129,7 @@ class ModularDDP(Mechanism[Questions, ModulePlan]):
 
     _constraints: ClassVar[Mapping[str, Check]] = {
         "epsilon": check_epsilon,
-        "alpha": lambda v, n: check_probability(v, n),
+        "alpha": check_probability,
         "max_levels": lambda v, n: check_positive_int(v, n, minimum=2),
         "max_aux_rows": lambda v, n: check_positive_int(v, n, minimum=10),
         "seed": lambda v, n: check_positive_int(v, n, minimum=0),
@@ -277,9 +277,9 @@ class ModularDDP(Mechanism[Questions, ModulePlan]):
         return histogram_accuracy(values, plan.scales())
 
     def _parts(self, measured: Questions, plan: ModulePlan, noisy: Any) -> dict[str, Any]:
-        m = len(plan.scales())
-        laplace = SUBSTITUTION_SENSITIVITY * m / plan.epsilon  # row-level substitution Laplace
         scales = plan.scales()
+        m = len(scales)
+        laplace = SUBSTITUTION_SENSITIVITY * m / plan.epsilon  # row-level substitution Laplace
         return {
             "modules": [list(module) for module in plan.modules],
             "modules_from": plan.source,
