@@ -158,7 +158,8 @@ def _modules(
 ) -> None:
     """``--modules``: the structural tier (:class:`ModularDDP`)."""
     from attrpriv.data.read import read_data
-    from attrpriv.release.ddp.modules import AUX, ModularDDP
+    from attrpriv.release.ddp.answers import AUX
+    from attrpriv.release.ddp.modules import ModularDDP
 
     if modules.strip() == AUX and aux is None:
         raise InputError("--modules aux learns the modules from --aux: give public rows")

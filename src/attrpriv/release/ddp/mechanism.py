@@ -51,6 +51,7 @@ from attrpriv.dp.noise import NoiseSampler
 from attrpriv.dp.record import ANY_LAW, Guarantee, PrivacyRecord, Release
 from attrpriv.dp.units import ANSWER, PrivacyUnit
 from attrpriv.errors import InputError
+from attrpriv.release.ddp.answers import any_law_epsilon
 from attrpriv.release.ddp.bound import ALPHA, Evidence, chunk_evidence
 from attrpriv.release.ddp.boundary import Boundary, Encoded, find_boundary, merge_ring
 from attrpriv.release.ddp.chunking import GROUPINGS, check_chunks, dependence_chunks, order_chunks
@@ -761,28 +762,6 @@ class TabularDDP(Mechanism[Counts, DDPPlan]):
                 Guarantee(any_law_epsilon(plan.scales()), 0.0, ANY_LAW),
             ),
         )
-
-
-def any_law_epsilon(scales: Mapping[str, float]) -> float:
-    """What discrete Laplace noise of ``scales`` guarantees one answer whatever the law.
-
-    With no assumption, changing one answer may change every answer of the respondent's row;
-    each column's histogram then moves by at most ``SUBSTITUTION_SENSITIVITY`` in l1, so the
-    release is ``sum_j 2 / scale_j``-DP for that row (sequential composition over the
-    histograms): a bound on the loss of any one answer under every law (tested by exact
-    enumeration on laws outside the model).
-
-    Parameters
-    ----------
-    scales : Mapping of str to float
-        The discrete Laplace scale of every released column's histogram.
-
-    Returns
-    -------
-    float
-        ``sum_j SUBSTITUTION_SENSITIVITY / scales[j]``.
-    """
-    return math.fsum(SUBSTITUTION_SENSITIVITY / scale for scale in scales.values())
 
 
 def _fingerprint(networks: Sequence[DiscreteNetwork]) -> str:

@@ -22,7 +22,6 @@ counts. The privacy argument is in ``docs/mechanisms/tabular-ddp.md``.
 from __future__ import annotations
 
 import hashlib
-import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar
@@ -30,43 +29,31 @@ from typing import Any, ClassVar
 import pandas as pd
 from scipy import stats
 
-from attrpriv._checks import Check, check_epsilon, check_positive_int, check_probability
-from attrpriv.data.aggregate import aggregator_for
-from attrpriv.data.schema import Role, Schema
-from attrpriv.dp.accuracy import Accuracy
-from attrpriv.dp.ledger import BudgetLedger
-from attrpriv.dp.mechanism import SAMPLER_CONSTRAINTS, Mechanism, NoisePlan
+from attrpriv._checks import Check, check_probability
+from attrpriv.data.schema import Schema
 from attrpriv.dp.noise import NoiseSampler
-from attrpriv.dp.record import ANY_LAW, Guarantee, PrivacyRecord, Release
+from attrpriv.dp.record import ANY_LAW, Guarantee, PrivacyRecord
 from attrpriv.dp.units import ANSWER, PrivacyUnit
 from attrpriv.errors import InputError
+from attrpriv.release.ddp.answers import (
+    AUX,
+    TIER_CONSTRAINTS,
+    AnswerHistograms,
+    Questions,
+    ScaledPlan,
+    any_law_epsilon,
+)
 from attrpriv.release.ddp.chunking import check_chunks, mutual_information
 from attrpriv.release.ddp.dependence import SUBSTITUTION_SENSITIVITY
-from attrpriv.release.ddp.mechanism import any_law_epsilon
 from attrpriv.release.graph.learning import (
     Levels,
-    column_levels,
     encode,
     learning_rows,
-    level_histograms,
 )
-from attrpriv.release.laplace import Counts, Histograms, _noisy_histograms, histogram_accuracy
-
-AUX = "aux"
 
 
 @dataclass(frozen=True)
-class Questions:
-    """The private input as measured: its exact histograms (private), and the public facts
-    calibration reads instead (the questions' levels and the schema)."""
-
-    counts: Counts
-    levels: Mapping[str, Levels]
-    schema: Schema
-
-
-@dataclass(frozen=True)
-class ModulePlan(NoisePlan):
+class ModulePlan(ScaledPlan):
     """One discrete Laplace scale per module: ``2 |M| / epsilon`` on each of its histograms.
 
     Parameters
@@ -96,7 +83,7 @@ class ModulePlan(NoisePlan):
         return hashlib.sha256(text.encode()).hexdigest()[:8]
 
 
-class ModularDDP(Mechanism[Questions, ModulePlan]):
+class ModularDDP(AnswerHistograms[ModulePlan]):
     """Histograms of every question; each answer protected against an adversary who believes
     the modules are independent of one another (any law inside a module).
 
@@ -128,12 +115,8 @@ class ModularDDP(Mechanism[Questions, ModulePlan]):
     """
 
     _constraints: ClassVar[Mapping[str, Check]] = {
-        "epsilon": check_epsilon,
+        **TIER_CONSTRAINTS,
         "alpha": check_probability,
-        "max_levels": lambda v, n: check_positive_int(v, n, minimum=2),
-        "max_aux_rows": lambda v, n: check_positive_int(v, n, minimum=10),
-        "seed": lambda v, n: check_positive_int(v, n, minimum=0),
-        **SAMPLER_CONSTRAINTS,
     }
 
     def __init__(
@@ -161,77 +144,6 @@ class ModularDDP(Mechanism[Questions, ModulePlan]):
         self.noise = noise
         self.allow_nonprivate = allow_nonprivate
 
-    def release(
-        self,
-        data: Any,
-        schema: Schema,
-        *,
-        ledger: BudgetLedger | None = None,
-        label: str = "",
-    ) -> Release:
-        """Count every question, charge the ledger, add each module's noise.
-
-        Parameters
-        ----------
-        data : pandas.DataFrame, str, pathlib.Path or dask.dataframe.DataFrame
-            The private rows (counted only: nothing else is read from them).
-        schema : Schema
-            The public domains of the columns.
-        ledger : BudgetLedger or None, optional
-            Charged with the release's record before any noise is drawn.
-        label : str, optional
-            A free-text name for the release in the ledger.
-
-        Returns
-        -------
-        Release
-            The noisy histograms, their accuracy, the record (with both guarantees) and, in
-            ``parts``, the modules and their scales.
-
-        Raises
-        ------
-        InputError
-            A parameter is invalid, a module names a column twice or one not released, or
-            ``modules="aux"`` without ``aux``.
-        BudgetExceededError
-            The release does not fit the ledger's budget (nothing is released).
-        """
-        return self._release(data, schema, ledger=ledger, label=label)
-
-    def calibrate(self, schema: Schema, sampler: NoiseSampler | None = None) -> ModulePlan:
-        """The noise of a release over ``schema``: public (modules, domains, epsilon).
-
-        Parameters
-        ----------
-        schema : Schema
-            The public domains (which columns are released).
-        sampler : NoiseSampler or None, optional
-            The noise sampler; default the mechanism's own.
-
-        Returns
-        -------
-        ModulePlan
-            Every module's scale.
-
-        Raises
-        ------
-        InputError
-            As :meth:`release`.
-        """
-        self._validate_params()
-        levels = self._levels(schema)
-        return self._plan(levels, schema, sampler or self._sampler(), ())
-
-    # -- the mechanism template -------------------------------------------------------------
-    def _levels(self, schema: Schema) -> dict[str, Levels]:
-        if self.columns is None:
-            names = [c.name for c in schema.columns if c.role is not Role.IGNORE and c.domain]
-        elif isinstance(self.columns, str):
-            raise InputError(f"columns must be a list of column names, got {self.columns!r}")
-        else:
-            names = list(self.columns)
-        return column_levels(schema, names, int(self.max_levels))
-
     def _plan(
         self,
         levels: Mapping[str, Levels],
@@ -255,37 +167,11 @@ class ModularDDP(Mechanism[Questions, ModulePlan]):
             source = "declared"
         return ModulePlan(float(self.epsilon), 0.0, sampler, found, source, inferred=inferred)
 
-    def _measure(self, data: Any, schema: Schema) -> Questions:
-        levels = self._levels(schema)
-        with aggregator_for(data, schema) as aggregator:
-            histograms = level_histograms(aggregator, levels)
-        return Questions(Counts(histograms, schema.inferred_among(levels)), levels, schema)
-
-    def _calibrate(self, measured: Questions, sampler: NoiseSampler) -> ModulePlan:
-        # the counts are never read here: the modules, the levels, the schema and epsilon only
-        return self._plan(measured.levels, measured.schema, sampler, measured.counts.inferred)
-
-    def _noise(self, measured: Questions, plan: ModulePlan) -> Histograms:
-        histograms, scales = measured.counts.histograms, plan.scales()
-        raw: Histograms = {}
-        for module in plan.modules:
-            part = {c: histograms[c] for c in module}
-            raw.update(_noisy_histograms(part, scales[module[0]], plan.sampler))
-        return raw
-
-    def _accuracy(self, plan: ModulePlan, values: Histograms) -> Accuracy:
-        return histogram_accuracy(values, plan.scales())
-
     def _parts(self, measured: Questions, plan: ModulePlan, noisy: Any) -> dict[str, Any]:
-        scales = plan.scales()
-        m = len(scales)
-        laplace = SUBSTITUTION_SENSITIVITY * m / plan.epsilon  # row-level substitution Laplace
         return {
             "modules": [list(module) for module in plan.modules],
             "modules_from": plan.source,
-            "scales": scales,
-            "laplace_scale": laplace,
-            "gain": laplace / (math.fsum(scales.values()) / m),
+            **super()._parts(measured, plan, noisy),
         }
 
     def record(self, plan: ModulePlan) -> PrivacyRecord:
@@ -411,4 +297,4 @@ def learn_modules(
     return tuple(tuple(g) for g in sorted(groups.values(), key=lambda g: names.index(g[0])))
 
 
-__all__ = ["AUX", "ModularDDP", "ModulePlan", "declared_modules", "learn_modules"]
+__all__ = ["ModularDDP", "ModulePlan", "declared_modules", "learn_modules"]

@@ -1,0 +1,216 @@
+"""What Tabular-DDP's tiers share: one histogram per question, noise per question, both
+guarantees in the record.
+
+A tier (:class:`~attrpriv.release.ddp.modules.ModularDDP`,
+:class:`~attrpriv.release.ddp.model.ModelDDP`) decides one discrete Laplace scale per question
+from public inputs only (its structure, the schema's domains, epsilon): ``_plan``. Everything
+else is here: the questions' levels, the private counts (read through the aggregation engine,
+nothing else read), the noise, the accuracy and the comparison with row-level Laplace.
+"""
+
+from __future__ import annotations
+
+import math
+from abc import abstractmethod
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, TypeVar
+
+from attrpriv._checks import Check, check_epsilon, check_positive_int
+from attrpriv.data.aggregate import aggregator_for
+from attrpriv.data.schema import Role, Schema
+from attrpriv.dp.accuracy import Accuracy
+from attrpriv.dp.ledger import BudgetLedger
+from attrpriv.dp.mechanism import SAMPLER_CONSTRAINTS, Mechanism, NoisePlan
+from attrpriv.dp.noise import NoiseSampler
+from attrpriv.dp.record import Release
+from attrpriv.errors import InputError
+from attrpriv.release.ddp.dependence import SUBSTITUTION_SENSITIVITY
+from attrpriv.release.graph.learning import Levels, column_levels, level_histograms
+from attrpriv.release.laplace import Counts, Histograms, _noisy_histograms, histogram_accuracy
+
+AUX = "aux"
+"""The value of a tier's structure parameter that learns it from public auxiliary rows."""
+
+
+TIER_CONSTRAINTS: Mapping[str, Check] = {
+    "epsilon": check_epsilon,
+    "max_levels": lambda v, n: check_positive_int(v, n, minimum=2),
+    "max_aux_rows": lambda v, n: check_positive_int(v, n, minimum=10),
+    "seed": lambda v, n: check_positive_int(v, n, minimum=0),
+    **SAMPLER_CONSTRAINTS,
+}
+"""The constraints of the parameters every tier has."""
+
+
+@dataclass(frozen=True)
+class Questions:
+    """The private input as measured: its exact histograms (private), and the public facts
+    calibration reads instead (the questions' levels and the schema)."""
+
+    counts: Counts
+    levels: Mapping[str, Levels]
+    schema: Schema
+
+
+class ScaledPlan(NoisePlan):
+    """A plan that gives every released question one noise scale."""
+
+    @abstractmethod
+    def scales(self) -> dict[str, float]:
+        """The noise scale of every released column, in release order."""
+
+
+PlanT = TypeVar("PlanT", bound=ScaledPlan)
+
+
+class AnswerHistograms(Mechanism[Questions, PlanT]):
+    """The template of a Tabular-DDP tier: subclasses give ``_plan`` and ``record``."""
+
+    epsilon: float
+    columns: Sequence[str] | None
+    max_levels: int
+
+    def release(
+        self,
+        data: Any,
+        schema: Schema,
+        *,
+        ledger: BudgetLedger | None = None,
+        label: str = "",
+    ) -> Release:
+        """Count every question, charge the ledger, add each question's noise.
+
+        Parameters
+        ----------
+        data : pandas.DataFrame, str, pathlib.Path or dask.dataframe.DataFrame
+            The private rows (counted only: nothing else is read from them).
+        schema : Schema
+            The public domains of the columns.
+        ledger : BudgetLedger or None, optional
+            Charged with the release's record before any noise is drawn.
+        label : str, optional
+            A free-text name for the release in the ledger.
+
+        Returns
+        -------
+        Release
+            The noisy histograms, their accuracy, the record (with both guarantees) and, in
+            ``parts``, the scales and how the tier chose them.
+
+        Raises
+        ------
+        InputError
+            A parameter or the tier's public structure is invalid.
+        BudgetExceededError
+            The release does not fit the ledger's budget (nothing is released).
+        """
+        return self._release(data, schema, ledger=ledger, label=label)
+
+    def calibrate(self, schema: Schema, sampler: NoiseSampler | None = None) -> PlanT:
+        """The noise of a release over ``schema``: from public inputs only.
+
+        Parameters
+        ----------
+        schema : Schema
+            The public domains (which columns are released).
+        sampler : NoiseSampler or None, optional
+            The noise sampler; default the mechanism's own.
+
+        Returns
+        -------
+        NoisePlan
+            Every question's scale.
+
+        Raises
+        ------
+        InputError
+            As :meth:`release`.
+        """
+        self._validate_params()
+        return self._plan(self._levels(schema), schema, sampler or self._sampler(), ())
+
+    @abstractmethod
+    def _plan(
+        self,
+        levels: Mapping[str, Levels],
+        schema: Schema,
+        sampler: NoiseSampler,
+        inferred: tuple[str, ...],
+    ) -> PlanT:
+        """The plan from the levels, the schema and the tier's public structure only."""
+
+    def _levels(self, schema: Schema) -> dict[str, Levels]:
+        if self.columns is None:
+            names = [c.name for c in schema.columns if c.role is not Role.IGNORE and c.domain]
+        elif isinstance(self.columns, str):
+            raise InputError(f"columns must be a list of column names, got {self.columns!r}")
+        else:
+            names = list(self.columns)
+        return column_levels(schema, names, int(self.max_levels))
+
+    def _measure(self, data: Any, schema: Schema) -> Questions:
+        levels = self._levels(schema)
+        with aggregator_for(data, schema) as aggregator:
+            histograms = level_histograms(aggregator, levels)
+        return Questions(Counts(histograms, schema.inferred_among(levels)), levels, schema)
+
+    def _calibrate(self, measured: Questions, sampler: NoiseSampler) -> PlanT:
+        # the counts are never read here: the levels, the schema and public structure only
+        return self._plan(measured.levels, measured.schema, sampler, measured.counts.inferred)
+
+    def _noise(self, measured: Questions, plan: PlanT) -> Histograms:
+        histograms, scales = measured.counts.histograms, plan.scales()
+        groups: dict[float, dict[str, Any]] = {}
+        for column, scale in scales.items():
+            groups.setdefault(scale, {})[column] = histograms[column]
+        raw: Histograms = {}
+        for scale, part in groups.items():  # one draw per scale
+            raw.update(_noisy_histograms(part, scale, plan.sampler))
+        return {c: raw[c] for c in scales}
+
+    def _accuracy(self, plan: PlanT, values: Histograms) -> Accuracy:
+        return histogram_accuracy(values, plan.scales())
+
+    def _parts(self, measured: Questions, plan: PlanT, noisy: Any) -> dict[str, Any]:
+        scales = plan.scales()
+        m = len(scales)
+        laplace = SUBSTITUTION_SENSITIVITY * m / plan.epsilon  # row-level substitution Laplace
+        return {
+            "scales": scales,
+            "laplace_scale": laplace,
+            "gain": laplace / (math.fsum(scales.values()) / m),
+        }
+
+
+def any_law_epsilon(scales: Mapping[str, float]) -> float:
+    """What discrete Laplace noise of ``scales`` guarantees one answer whatever the law.
+
+    With no assumption, changing one answer may change every answer of the respondent's row;
+    each column's histogram then moves by at most ``SUBSTITUTION_SENSITIVITY`` in l1, so the
+    release is ``sum_j 2 / scale_j``-DP for that row (sequential composition over the
+    histograms): a bound on the loss of any one answer under every law (tested by exact
+    enumeration on laws outside the model).
+
+    Parameters
+    ----------
+    scales : Mapping of str to float
+        The discrete Laplace scale of every released column's histogram.
+
+    Returns
+    -------
+    float
+        ``sum_j SUBSTITUTION_SENSITIVITY / scales[j]``.
+    """
+    return math.fsum(SUBSTITUTION_SENSITIVITY / scale for scale in scales.values())
+
+
+__all__ = [
+    "AUX",
+    "TIER_CONSTRAINTS",
+    "AnswerHistograms",
+    "PlanT",
+    "Questions",
+    "ScaledPlan",
+    "any_law_epsilon",
+]

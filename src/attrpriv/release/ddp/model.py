@@ -1,0 +1,254 @@
+"""Tabular-DDP's model tier: survey histograms whose dependence follows a public Markov tree.
+
+The class of laws, in one sentence: **a respondent's answers are Markov on the model's tree,
+and no link of the tree reveals more than the model's link does** (level and contraction,
+:class:`~attrpriv.release.ddp.tree.EdgeLimit`); the model itself is one such law. That is the
+Tabular-DDP paper's adversary (one whose belief is the public model ``theta``), widened to every
+law the bound's two numbers per link cover. The model is learned from public auxiliary rows
+(Chow-Liu, :func:`~attrpriv.release.ddp.tree.learn_tree`) or read from a model file.
+
+Every histogram gets one discrete Laplace scale, the smallest at which every answer's bound
+(:mod:`attrpriv.release.ddp.tree_bound`: its own histogram, plus what every other answer adds
+through the tree, contracted link by link) is at most epsilon. Where the questions depend
+little, the scale approaches ``2 / epsilon`` (one answer's own); where a link copies, it passes
+everything and the scale is the row-level one, ``2 m / epsilon``. Unlike the structural tier it
+gains inside a dependent component (a chain, a hub), because dependence fades along the tree.
+
+Nothing in the calibration reads the private rows: the scale depends on the model, the
+schema's domains and epsilon. The same noise gives every law whatsoever
+``sum_j 2 / scale_j`` (:func:`~attrpriv.release.ddp.answers.any_law_epsilon`): both are in the
+record. The proof is in ``docs/mechanisms/tabular-ddp.md``.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, ClassVar
+
+from attrpriv._checks import Check, check_positive
+from attrpriv.data.schema import Schema
+from attrpriv.dp.noise import NoiseSampler
+from attrpriv.dp.record import ANY_LAW, Guarantee, PrivacyRecord
+from attrpriv.dp.units import ANSWER, PrivacyUnit
+from attrpriv.errors import InputError
+from attrpriv.release.ddp.answers import (
+    AUX,
+    TIER_CONSTRAINTS,
+    AnswerHistograms,
+    Questions,
+    ScaledPlan,
+    any_law_epsilon,
+)
+from attrpriv.release.ddp.dependence import SUBSTITUTION_SENSITIVITY
+from attrpriv.release.ddp.tree import TreeModel, learn_tree
+from attrpriv.release.ddp.tree_bound import AnswerBound, tree_scale
+from attrpriv.release.graph.learning import Levels, encode, learning_rows
+
+
+@dataclass(frozen=True)
+class ModelPlan(ScaledPlan):
+    """One discrete Laplace scale for every histogram, from the public model.
+
+    Parameters
+    ----------
+    model : TreeModel
+        The public model the bound was computed on.
+    scale : float
+        The scale of every histogram.
+    bounds : tuple of AnswerBound
+        Every answer's loss bound at that scale.
+    """
+
+    model: TreeModel
+    scale: float
+    bounds: tuple[AnswerBound, ...]
+
+    def scales(self) -> dict[str, float]:
+        """The noise scale of every released column, in release order."""
+        return dict.fromkeys(self.model.columns, self.scale)
+
+
+class ModelDDP(AnswerHistograms[ModelPlan]):
+    """Histograms of every question; each answer protected against an adversary whose belief
+    is a public Markov tree over the questions (or any law on that tree no more revealing).
+
+    Parameters
+    ----------
+    epsilon : float
+        The loss bound of one answer under that class of laws.
+    model : "aux", TreeModel, str or pathlib.Path
+        ``"aux"`` to learn the tree from ``aux``; a :class:`TreeModel`; or the path of a model
+        file (JSON, as ``TreeModel.to_dict`` writes it).
+    aux : pandas.DataFrame, str, pathlib.Path or None, optional
+        Public auxiliary rows from the same population; needed with ``model="aux"``.
+    columns : sequence of str or None, optional
+        The columns to release; default every non-ignored column with a domain.
+    prior : float, optional
+        Pseudo-rows per parent value smoothing the learned kernels (> 0).
+    max_levels : int, optional
+        Numeric columns are binned into at most this many levels.
+    max_aux_rows : int, optional
+        At most this many auxiliary rows are read (a uniform sample).
+    seed : int, optional
+        The seed of that sample (not of the noise).
+    noise : NoiseSampler or None, optional
+        The noise sampler; default exact OpenDP noise.
+    allow_nonprivate : bool, optional
+        Accept a non-private sampler (reproducible tests only).
+    """
+
+    _constraints: ClassVar[Mapping[str, Check]] = {
+        **TIER_CONSTRAINTS,
+        "prior": check_positive,
+    }
+
+    def __init__(
+        self,
+        epsilon: float,
+        model: TreeModel | str | Path,
+        *,
+        aux: Any = None,
+        columns: Sequence[str] | None = None,
+        prior: float = 1.0,
+        max_levels: int = 10,
+        max_aux_rows: int = 20_000,
+        seed: int = 0,
+        noise: NoiseSampler | None = None,
+        allow_nonprivate: bool = False,
+    ) -> None:
+        self.epsilon = epsilon
+        self.model = model
+        self.aux = aux
+        self.columns = columns
+        self.prior = prior
+        self.max_levels = max_levels
+        self.max_aux_rows = max_aux_rows
+        self.seed = seed
+        self.noise = noise
+        self.allow_nonprivate = allow_nonprivate
+
+    def _plan(
+        self,
+        levels: Mapping[str, Levels],
+        schema: Schema,
+        sampler: NoiseSampler,
+        inferred: tuple[str, ...],
+    ) -> ModelPlan:
+        model = self._model(levels, schema)
+        scale, bounds = tree_scale(model, float(self.epsilon))
+        return ModelPlan(float(self.epsilon), 0.0, sampler, model, scale, bounds, inferred=inferred)
+
+    def _model(self, levels: Mapping[str, Levels], schema: Schema) -> TreeModel:
+        names = list(levels)
+        cards = {c: levels[c].n_states for c in names}
+        if isinstance(self.model, TreeModel):
+            model = self.model
+        elif isinstance(self.model, str) and self.model == AUX:
+            if self.aux is None:
+                raise InputError("model='aux' learns the model from aux=: give public rows")
+            rows = learning_rows(self.aux, schema, names, int(self.max_aux_rows), int(self.seed))
+            source = f"auxiliary rows ({len(rows):,})"
+            return learn_tree(encode(rows, levels), cards, prior=float(self.prior), source=source)
+        elif isinstance(self.model, (str, Path)):
+            model = read_model(self.model)
+        else:
+            raise InputError(
+                f"model must be {AUX!r}, a TreeModel or a model file path, got {self.model!r}"
+            )
+        model.check_columns(names, [cards[c] for c in names])
+        return model
+
+    def _parts(self, measured: Questions, plan: ModelPlan, noisy: Any) -> dict[str, Any]:
+        return {
+            "model": plan.model.to_dict(),
+            "model_from": plan.model.source,
+            "links": [list(link) for link in plan.model.links()],
+            "bounds": {
+                b.column: {"own": b.own, "through_links": b.through_links, "loss": b.loss}
+                for b in plan.bounds
+            },
+            **super()._parts(measured, plan, noisy),
+        }
+
+    def record(self, plan: ModelPlan) -> PrivacyRecord:
+        """The guarantee of a release with ``plan``: epsilon for one answer under every law
+        Markov on the model's tree no more revealing than the model, and what the noise gives
+        any law.
+
+        Parameters
+        ----------
+        plan : ModelPlan
+            The noise plan of the release (from :meth:`calibrate` or a release).
+
+        Returns
+        -------
+        PrivacyRecord
+            ``(epsilon, 0)``-dependent DP under ``dependent-dp/answer@<model>``, with both
+            guarantees in ``guarantees``.
+        """
+        scales = plan.scales()
+        model = plan.model
+        laws = (
+            f"the answers are Markov on the tree of model {model.fingerprint} "
+            f"({len(model.columns) - 1} links, from {model.source}), no link revealing more "
+            "than the model's"
+        )
+        return self._record(
+            plan,
+            mechanism="tabular-ddp-model",
+            protects=(
+                "any one answer of any one respondent, changed from any value to any other, with "
+                "the respondent's other answers following the model's dependence"
+            ),
+            sensitivity=dict.fromkeys(scales, SUBSTITUTION_SENSITIVITY),
+            noise={
+                "distribution": "discrete laplace",
+                "scale": scales,
+                "norm": "l1",
+                "per": "every histogram: the smallest scale at which the tree bound meets epsilon",
+            },
+            unit=PrivacyUnit("dependent-dp", f"{ANSWER}@{model.fingerprint}"),
+            assumptions=(
+                f"the model came from {model.source}: the guarantee holds for an adversary whose "
+                "belief about a respondent's answers is Markov on its tree, no link revealing "
+                "more than its own",
+            ),
+            guarantees=(
+                Guarantee(plan.epsilon, 0.0, laws),
+                Guarantee(any_law_epsilon(scales), 0.0, ANY_LAW),
+            ),
+        )
+
+
+def read_model(path: str | Path) -> TreeModel:
+    """A tree model from a JSON file written from :meth:`TreeModel.to_dict`.
+
+    Parameters
+    ----------
+    path : str or pathlib.Path
+        The file.
+
+    Returns
+    -------
+    TreeModel
+        The model, its source the file's name.
+
+    Raises
+    ------
+    InputError
+        The file cannot be read, is not JSON, or is not a tree model.
+    """
+    file = Path(path)
+    try:
+        data = json.loads(file.read_text())
+    except OSError as exc:
+        raise InputError(f"cannot read the model file {file}: {exc.strerror}") from None
+    except json.JSONDecodeError as exc:
+        raise InputError(f"the model file {file} is not JSON (line {exc.lineno})") from None
+    return TreeModel.from_dict(data, source=f"model file {file.name}")
+
+
+__all__ = ["ModelDDP", "ModelPlan", "read_model"]
