@@ -634,13 +634,20 @@ PARTS: dict[str, Callable[[bool], None]] = {
 }
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def run_parts(
+    parts: dict[str, Callable[[bool], None]], description: str, default: Sequence[str]
+) -> None:
+    """The command line of a benchmark in parts: ``--part`` (repeatable) and ``--quick``."""
+    parser = argparse.ArgumentParser(description=description)
     parser.add_argument("--quick", action="store_true", help="small grid")
-    parser.add_argument("--part", choices=sorted(PARTS), action="append", help="default: all")
+    parser.add_argument("--part", choices=sorted(parts), action="append", help="default: all")
     args = parser.parse_args()
-    for part in args.part or ("blocks", "accuracy", "check", "speed", "audit"):
-        PARTS[part](args.quick)
+    for part in args.part or default:
+        parts[part](args.quick)
+
+
+def main() -> None:
+    run_parts(PARTS, __doc__.splitlines()[0], ("blocks", "accuracy", "check", "speed", "audit"))
 
 
 if __name__ == "__main__":

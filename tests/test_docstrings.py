@@ -60,7 +60,7 @@ ENTRY_POINTS = sorted(_entry_points())
 
 def test_the_entry_points_are_found() -> None:
     assert len(ENTRY_POINTS) > 100
-    assert "attrpriv.release.TabularDDP.release" in ENTRY_POINTS
+    assert "attrpriv.release.ModelDDP.record" in ENTRY_POINTS
 
 
 @pytest.mark.parametrize("name", ENTRY_POINTS)

@@ -8,6 +8,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
+from attrpriv import datasets
 from attrpriv.cli import main
 from attrpriv.data import read as data_read
 
@@ -54,8 +55,8 @@ def test_every_command_and_group_has_help_with_an_example(capsys, command: list[
 
 def test_flags_show_as_flags(capsys) -> None:
     _, out, _ = run(capsys, "release", "ddp", "--help")
-    line = next(line for line in out.splitlines() if "--nonnegative" in line)
-    assert "<" not in line.split("--nonnegative", 1)[1].split("Clip")[0]
+    line = next(line for line in out.splitlines() if "--accept-inferred" in line)
+    assert "<" not in line.split("--accept-inferred", 1)[1].split("Release")[0]
 
 
 def test_datasets_show_writes_json(capsys, tmp_path: Path) -> None:
@@ -278,6 +279,47 @@ def test_a_huge_epsilon_with_a_ledger_is_refused_with_exit_2(capsys, tmp_path: P
     code = main([*args, "--epsilon", "1e308"])
     err = capsys.readouterr().err
     assert code == 2 and "epsilon must be at most" in err and err.strip().count("\n") == 0
+
+
+def test_release_ddp_without_structure_is_row_level_and_says_how_to_gain(capsys) -> None:
+    assert main(["release", "ddp", "anes96", "--epsilon", "1"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert "guarantee: epsilon 1 for any law of the data" in lines
+    assert any(line.startswith("no structure given") and "--modules" in line and "--aux" in line
+               for line in lines)  # fmt: skip
+    assert "one module (no assumption)" in lines[0] and "1.00x" in lines[0]
+
+
+def test_release_ddp_model_tier_learns_saves_and_reuses_a_tree(capsys, tmp_path: Path) -> None:
+    frame, _ = datasets.load("anes96")
+    public, private = tmp_path / "public.csv", tmp_path / "private.csv"
+    frame.iloc[:300].to_csv(public, index=False)
+    frame.iloc[300:].to_csv(private, index=False)
+    schema = tmp_path / "anes.yaml"
+    assert main(["datasets", "export", "anes96", str(tmp_path / "x.csv"),
+                 "--schema-out", str(schema)]) == 0  # fmt: skip
+    model, out = tmp_path / "model.json", tmp_path / "ddp.json"
+    args = ["release", "ddp", str(private), "--schema", str(schema), "--epsilon", "1"]
+    capsys.readouterr()
+    assert main([*args, "--aux", str(public), "--save-model", str(model), "--out", str(out)]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    guarantees = [line for line in lines if line.startswith("guarantee: ")]
+    assert len(guarantees) == 2 and "Markov on the tree of model" in guarantees[0]
+    assert guarantees[1].endswith("for any law of the data")
+    record = json.loads(out.read_text())["record"]
+    saved = json.loads(model.read_text())
+    assert record["mechanism"] == "tabular-ddp-model" and saved["fingerprint"] in record["unit"]
+    assert main([*args, "--model", str(model), "--out", str(out)]) == 0
+    again = json.loads(out.read_text())["record"]
+    assert again["noise"]["scale"] == record["noise"]["scale"]
+    assert "model file model.json" in capsys.readouterr().out
+    for bad, message in (
+        (["--model", "aux"], "learns the model from --aux"),
+        (["--model", str(model), "--modules", "pid"], "not both"),
+        (["--modules", "pid", "--save-model", str(model)], "needs --model"),
+    ):
+        assert main([*args, *bad]) == 2
+        assert message in capsys.readouterr().err
 
 
 def test_release_ddp_with_modules_prints_both_guarantees(capsys, tmp_path: Path) -> None:

@@ -73,12 +73,14 @@ def test_ddp_page_and_progress_lines(capsys, tmp_path: Path, survey, check_page)
     data, schema, ledger, forbidden = survey
     page = tmp_path / "ddp.html"
     code = main(["release", "ddp", str(data), "--schema", str(schema), "--epsilon", "1",
-                 "--chunk-size", "2", "--ledger", str(ledger), "--html", str(page)])  # fmt: skip
+                 "--modules", "answer,vote;age,income", "--ledger", str(ledger),
+                 "--html", str(page)])  # fmt: skip
     captured = capsys.readouterr()
     assert code == 0, captured.err
-    # stderr is not a terminal here: one plain line per chunk, not a redrawn bar
-    steps = [line for line in captured.err.splitlines() if "learning chunk networks" in line]
-    assert steps and steps[-1].endswith(f"{len(steps)}/{len(steps)}")
+    # stderr is not a terminal here: one plain line per step, not a redrawn bar
+    steps = [line for line in captured.err.splitlines() if line.startswith("release ddp:")]
+    assert steps == ["release ddp: 1/2 calibrated the noise (public inputs only)",
+                     "release ddp: 2/2 counted the histograms"]  # fmt: skip
     html = page.read_text(encoding="utf-8")
     check_page(html, forbidden, min_figures=4)  # answer, vote, age, income (binned)
     assert "dependent-dp/answer" in html and "any one answer of any one respondent" in html

@@ -39,9 +39,11 @@ from attrpriv.release import (
     LaplaceHistograms,
     MarkovChainModel,
     MarkovQuiltMechanism,
+    ModelDDP,
+    ModularDDP,
     Secret,
-    TabularDDP,
 )
+from attrpriv.release.ddp.mechanism import TabularDDP
 from attrpriv.sanitize.samplers import DPObfuscation, DPSampling
 
 SCHEMA = Schema(
@@ -64,7 +66,8 @@ def _network() -> DiscreteNetwork:
 
 MAKERS: dict[str, Callable[[], Mechanism[Any, Any]]] = {
     "laplace": lambda: LaplaceHistograms(1.0, ["a", "b"], noise=TEST, allow_nonprivate=True),
-    "ddp": lambda: TabularDDP(1.0, 2, structure="chow-liu", noise=TEST, allow_nonprivate=True),
+    "ddp-modules": lambda: ModularDDP(1.0, [["a"]], noise=TEST, allow_nonprivate=True),
+    "ddp-model": lambda: ModelDDP(1.0, "aux", aux=FRAME, noise=TEST, allow_nonprivate=True),
     "gaussian": lambda: AttributePrivateGaussian(
         "mean(y)",
         Secret("mean(x)", values=(0.0, 0.2)),
@@ -91,7 +94,7 @@ MAKERS: dict[str, Callable[[], Mechanism[Any, Any]]] = {
 
 def _run(name: str, mechanism: Mechanism[Any, Any]) -> Any:
     """One release of each mechanism on small data: (values, record, accuracy)."""
-    if name in ("laplace", "ddp", "attribute-quilt"):
+    if name in ("laplace", "ddp-modules", "ddp-model", "attribute-quilt"):
         return mechanism.release(FRAME, SCHEMA)  # type: ignore[attr-defined]
     if name == "gaussian":
         rng = np.random.default_rng(0)
@@ -157,7 +160,7 @@ def test_every_release_says_how_accurate_it_is(name: str) -> None:
     accuracy = result.accuracy
     assert isinstance(accuracy, Accuracy) and accuracy.confidence == 0.95
     assert accuracy.to_dict()["half_width"] is not None
-    if name in ("laplace", "ddp", "attribute-quilt"):
+    if name in ("laplace", "ddp-modules", "ddp-model", "attribute-quilt"):
         assert set(accuracy.half_width) == set(result.values)
         for column, series in result.values.items():
             assert list(accuracy.half_width[column].index) == list(series.index)
@@ -220,7 +223,7 @@ def test_no_mechanism_draws_noise_through_a_public_method() -> None:
 
 def test_not_fitted_is_an_input_error_naming_fit() -> None:
     with pytest.raises(NotFittedError, match="not fitted yet: call fit"):
-        TabularDDP(1.0).calibrate()
+        TabularDDP(1.0).calibrate()  # the benchmark comparison: fitted state
     assert issubclass(NotFittedError, InputError) and issubclass(NotFittedError, AttributeError)
 
 
@@ -232,7 +235,8 @@ def test_a_release_on_an_inferred_schema_says_so_in_its_record() -> None:
     assert Schema.from_dict(inferred.to_dict()).inferred == ("a", "b")  # kept in the file
     for mechanism in (
         LaplaceHistograms(1.0, ["a"], noise=TEST, allow_nonprivate=True),
-        TabularDDP(1.0, 2, structure="chow-liu", noise=TEST, allow_nonprivate=True),
+        ModularDDP(1.0, [["a"]], noise=TEST, allow_nonprivate=True),
+        ModelDDP(1.0, "aux", aux=FRAME, noise=TEST, allow_nonprivate=True),
     ):
         record = mechanism.release(FRAME, inferred).record
         assert any("read from the private data" in a for a in record.assumptions)

@@ -35,6 +35,9 @@ from attrpriv.cli._common import (
 from attrpriv.cli._outputs import Outputs
 
 if TYPE_CHECKING:
+    from collections.abc import Mapping
+
+    from attrpriv.cli._outputs import Writer
     from attrpriv.dp.ledger import BudgetLedger
     from attrpriv.dp.record import Release
 
@@ -68,9 +71,15 @@ def open_ledger(ledger: Path | None) -> BudgetLedger | None:
 
 
 def write_release(
-    outputs: Outputs, result: Release, book: BudgetLedger | None, *, title: str
+    outputs: Outputs,
+    result: Release,
+    book: BudgetLedger | None,
+    *,
+    title: str,
+    extra: Mapping[str, Writer | None] | None = None,
 ) -> None:
-    """Write the JSON and the page that were asked for, all or none (after the release)."""
+    """Write the JSON, the page and the ``extra`` outputs that were asked for, all or none
+    (after the release)."""
     page = None
     if "--html" in outputs.paths:
         from attrpriv.report.release import render_release_html
@@ -82,6 +91,7 @@ def write_release(
         {
             "--out": json_writer(result.to_dict()) if "--out" in outputs.paths else None,
             "--html": None if page is None else text_writer(page),
+            **(extra or {}),
         },
     )
 

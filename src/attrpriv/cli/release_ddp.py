@@ -1,12 +1,17 @@
-"""``attrpriv release ddp``: survey histograms under dependent differential privacy."""
+"""``attrpriv release ddp``: survey histograms under dependent differential privacy.
+
+Three tiers, each with a guarantee proved for a class of laws named in the record, beside the
+one every law gets from the same noise: ``--modules`` (the structural tier: modules independent
+of one another), ``--model`` or ``--aux`` alone (the model tier: a public Markov tree), and,
+with neither, no assumption at all (row-level noise, and a line on how to gain).
+"""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
-from rich.table import Table
 
 from attrpriv.cli._common import (
     AcceptInferredOption,
@@ -19,6 +24,7 @@ from attrpriv.cli._common import (
     check_reviewed,
     console,
     examples,
+    json_writer,
     split_names,
     warnings_printed,
 )
@@ -26,72 +32,65 @@ from attrpriv.cli.release import ReleaseHtml, app, open_ledger, release_outputs,
 from attrpriv.errors import InputError
 
 if TYPE_CHECKING:
-    from pathlib import Path
+    from attrpriv.dp.record import Release
+    from attrpriv.release.ddp.answers import AnswerHistograms
 
-    from attrpriv.cli._outputs import Outputs
-    from attrpriv.release.ddp.mechanism import TabularDDP
+GAIN_HINT = (
+    "no structure given: every answer is protected for any law, at the row-level scale "
+    "(Laplace on every histogram). To gain, declare modules of questions independent of one "
+    "another (--modules 'a,b;c,d') or give public rows of the same population (--aux FILE: a "
+    "dependence model is learned from them)."
+)
 
 
 @app.command(
     "ddp",
     epilog=examples(
-        "attrpriv release ddp anes96 --epsilon 1 --chunk-size 6",
         "attrpriv release ddp anes96 --epsilon 1 --modules 'popul,tv_news;self_lr,clin_lr,dole_lr'",
-        "attrpriv release ddp survey.parquet --schema survey.yaml --epsilon 1 --chunk-size 10 "
-        "--structure chow-liu --aux public_sample.csv --out hist.json --html hist.html",
+        "attrpriv release ddp survey.parquet --schema survey.yaml --epsilon 1 "
+        "--aux public_sample.csv --save-model model.json --out hist.json",
+        "attrpriv release ddp survey.parquet --schema survey.yaml --epsilon 1 --model model.json",
     ),
 )
 def ddp(
     data: DataArgument,
     epsilon: HistogramsEpsilon,
-    chunk_size: Annotated[
-        int, typer.Option(help="k: the most columns per chunk before merging (a compute bound).")
-    ] = 10,
-    structure: Annotated[
-        str, typer.Option(help="Network structure: 'hc', 'chow-liu' or 'exact' (k <= 4).")
-    ] = "hc",
-    method: Annotated[
-        str,
-        typer.Option(
-            help="'quilt' (checked bound, sound whatever network is learned) or 'pairwise' "
-            "(the paper's Liu et al. coefficients, for comparison: not sound in general)."
-        ),
-    ] = "quilt",
-    composition: Annotated[
-        str,
-        typer.Option(
-            help="'survey' (every answer against the full epsilon, chunks screened by tested "
-            "rings), 'chunks' (the paper's epsilon * k / m per chunk, chunks assumed "
-            "independent) or 'auto' (survey for quilt, chunks for pairwise)."
-        ),
-    ] = "auto",
-    grouping: Annotated[
-        str, typer.Option(help="'dependence' (dependent columns together) or 'order'.")
-    ] = "dependence",
-    aux: Annotated[
-        str | None,
-        typer.Option(help="Public data (bundled name or file) to learn the networks from."),
-    ] = None,
-    columns: Annotated[
-        str | None, typer.Option(help="Comma-separated columns; default every one with a domain.")
-    ] = None,
     modules: Annotated[
         str | None,
         typer.Option(
             help="The structural tier: modules of questions independent of one another, "
             "'a,b,c;d,e' (the columns no module names form one more), or 'aux' to learn them "
             "from --aux. Each answer gets epsilon for any adversary who believes the modules "
-            "independent (any law inside each); no network is learned, nothing but counts is "
-            "read from the private rows."
+            "independent (any law inside each)."
         ),
     ] = None,
+    model: Annotated[
+        str | None,
+        typer.Option(
+            help="The model tier: 'aux' (learn a Markov tree from --aux; the default when "
+            "--aux is given without --modules) or a model file written by --save-model. Each "
+            "answer gets epsilon for any law Markov on the tree, no link more revealing than "
+            "the model's."
+        ),
+    ] = None,
+    aux: Annotated[
+        str | None,
+        typer.Option(
+            help="Public rows of the same population (bundled name or CSV/Parquet file) to "
+            "learn the modules or the model from; never the private rows."
+        ),
+    ] = None,
+    save_model: Annotated[
+        Path | None,
+        typer.Option(help="Write the model tier's tree (public) as JSON, to review or reuse."),
+    ] = None,
+    columns: Annotated[
+        str | None, typer.Option(help="Comma-separated columns; default every one with a domain.")
+    ] = None,
     max_levels: Annotated[int, typer.Option(help="Bin finer domains into this many levels.")] = 10,
-    max_learn_rows: Annotated[
-        int, typer.Option(help="Rows sampled (DuckDB for files) to learn the networks from.")
-    ] = 100_000,
-    nonnegative: Annotated[
-        bool, typer.Option("--nonnegative", help="Clip noisy counts at 0 (raw kept in JSON).")
-    ] = False,
+    max_aux_rows: Annotated[
+        int, typer.Option(help="Public rows sampled (DuckDB for files) to learn from.")
+    ] = 20_000,
     seed: Annotated[int, typer.Option(help="Seed of the learning sample (not of the noise).")] = 0,
     schema: SchemaOption = None,
     infer_schema: InferOption = False,
@@ -104,123 +103,105 @@ def ddp(
     the answers that depend on it."""
     from attrpriv._progress import progress
     from attrpriv.data.read import read_data
-    from attrpriv.release.ddp.mechanism import TabularDDP
 
     outputs = release_outputs(out, html)
+    outputs.add("--save-model", save_model)
+    if modules is not None and model is not None:
+        raise InputError("give --modules or --model, not both: they are two classes of laws")
+    if save_model is not None and modules is not None:
+        raise InputError("--save-model writes the model tier's tree: it needs --model or --aux")
     with warnings_printed():
         source = read_data(data, schema, infer_schema=infer_schema)
     check_reviewed(source.schema, schema, accept_inferred)
-    if modules is not None:
-        _modules(data, source, modules, aux, epsilon, columns, max_levels, seed, ledger, outputs)
-        return
-    # public data: a bundled dataset's frame, or a file path (sampled by DuckDB)
     public = None if aux is None else read_data(aux, require_schema=False, what="aux").data
-    mechanism = TabularDDP(
-        epsilon,
-        chunk_size,
-        split_names(columns),
-        method=method,
-        composition=composition,
-        structure=structure,
-        grouping=grouping,
-        aux=public,
-        max_levels=max_levels,
-        max_learn_rows=max_learn_rows,
-        seed=seed,
-        nonnegative=nonnegative,
-    )
+    names = split_names(columns)
+    mechanism = _tier(epsilon, modules, model, public, names, max_levels, max_aux_rows, seed)
     book = open_ledger(ledger)
-    with progress("learning chunk networks") as advance:
+    steps = ("calibrated the noise (public inputs only)", "counted the histograms")
+    with progress("release ddp", total=len(steps)) as advance:
         result = mechanism.release(
             source.data,
             source.schema,
             ledger=book,
-            label=f"ddp histograms of {data}",
-            progress=lambda done, total: advance(done=done, total=total),
+            label=f"ddp {data}",
+            progress=lambda done, total: advance(done=done, total=total, detail=steps[done - 1]),
         )
-    _summary(mechanism, result.parts)
+    _summary(result)
     for guarantee in result.record.guarantees:  # the conditional one, then the one for any law
-        console.print(f"guarantee: {guarantee.describe()}", markup=False, highlight=False)
-    write_release(outputs, result, book, title=f"Tabular-DDP histograms of {data}")
+        console.print(
+            f"guarantee: {guarantee.describe()}", markup=False, highlight=False, soft_wrap=True
+        )
+    if modules is None and model is None and aux is None:
+        console.print(GAIN_HINT, markup=False, highlight=False, soft_wrap=True)
+    model_file = None if save_model is None else json_writer(result.parts["model"])
+    write_release(
+        outputs,
+        result,
+        book,
+        title=f"Tabular-DDP histograms of {data}",
+        extra={"--save-model": model_file},
+    )
 
 
-def _modules(
-    data: str,
-    source: Any,
-    modules: str,
-    aux: str | None,
+def _tier(
     epsilon: float,
-    columns: str | None,
+    modules: str | None,
+    model: str | None,
+    public: Any,
+    columns: list[str] | None,
     max_levels: int,
+    max_aux_rows: int,
     seed: int,
-    ledger: Path | None,
-    outputs: Outputs,
-) -> None:
-    """``--modules``: the structural tier (:class:`ModularDDP`)."""
-    from attrpriv.data.read import read_data
+) -> AnswerHistograms[Any]:
+    """The mechanism of the tier the options name."""
     from attrpriv.release.ddp.answers import AUX
+    from attrpriv.release.ddp.model import ModelDDP
     from attrpriv.release.ddp.modules import ModularDDP
 
-    if modules.strip() == AUX and aux is None:
-        raise InputError("--modules aux learns the modules from --aux: give public rows")
-    declared: str | list[list[str]] = AUX
-    if modules.strip() != AUX:
-        declared = [split_names(part) or [] for part in modules.split(";") if part.strip()]
-        if not declared:
-            raise InputError(f"--modules must be 'a,b;c,d' or 'aux', got {modules!r}")
-    public = None if aux is None else read_data(aux, require_schema=False, what="aux").data
-    mechanism = ModularDDP(
-        epsilon, declared, aux=public, columns=split_names(columns), max_levels=max_levels,
-        seed=seed,
-    )  # fmt: skip
-    book = open_ledger(ledger)
-    result = mechanism.release(source.data, source.schema, ledger=book, label=f"ddp {data}")
+    common: dict[str, Any] = {
+        "aux": public,
+        "columns": columns,
+        "max_levels": max_levels,
+        "max_aux_rows": max_aux_rows,
+        "seed": seed,
+    }
+    if modules is not None:
+        if modules.strip() == AUX and public is None:
+            raise InputError("--modules aux learns the modules from --aux: give public rows")
+        declared: str | list[list[str]] = AUX
+        if modules.strip() != AUX:
+            declared = [split_names(part) or [] for part in modules.split(";") if part.strip()]
+            if not declared:
+                raise InputError(f"--modules must be 'a,b;c,d' or 'aux', got {modules!r}")
+        return ModularDDP(epsilon, declared, **common)
+    if model is not None or public is not None:
+        chosen = AUX if model is None or model.strip() == AUX else model
+        if chosen == AUX and public is None:
+            raise InputError("--model aux learns the model from --aux: give public rows")
+        return ModelDDP(epsilon, chosen, **common)
+    return ModularDDP(epsilon, [], **common)  # one module: no assumption
+
+
+def _summary(result: Release) -> None:
     parts = result.parts
+    if "modules" in parts:
+        found = parts["modules"]
+        what = (
+            "one module (no assumption)"
+            if len(found) == 1
+            else f"{len(found)} modules ({parts['modules_from']})"
+        )
+        how = "noise scale 2|M|/epsilon per module"
+    else:
+        what = f"a Markov tree over {len(parts['scales'])} questions ({parts['model_from']})"
+        how = "one noise scale from the tree bound"
     console.print(
-        f"{len(parts['modules'])} modules ({parts['modules_from']}); noise scale 2|M|/epsilon "
-        f"per module, {parts['gain']:.2f}x smaller on average than the row-level Laplace "
+        f"{what}; {how}, {parts['gain']:.2f}x smaller on average than the row-level Laplace "
         f"scale {parts['laplace_scale']:.4g}",
         markup=False,
         highlight=False,
+        soft_wrap=True,
     )
-    for guarantee in result.record.guarantees:
-        console.print(f"guarantee: {guarantee.describe()}", markup=False, highlight=False)
-    write_release(outputs, result, book, title=f"Tabular-DDP (modules) histograms of {data}")
 
 
-def _summary(mechanism: TabularDDP, parts: Mapping[str, Any]) -> None:
-    table = Table("chunk", "columns", "DS", "noise scale", "E|error| per bin")
-    for number, chunk in enumerate(parts["chunks"], start=1):
-        names = ", ".join(chunk["columns"])
-        table.add_row(
-            str(number),
-            names if len(names) <= 60 else names[:57] + "...",
-            f"{chunk['dependent_sensitivity']:.3g} / {chunk['row_sensitivity']:.3g}",
-            f"{chunk['scale']:.4g}",
-            f"{chunk['expected_mae']:.4g}",
-        )
-    console.print(table)
-    error = parts["expected_error"]
-    where = (
-        "public auxiliary data"
-        if parts["learned_from"] == "auxiliary"
-        else "the private data (not itself private)"
-    )
-    console.print(
-        f"epsilon={mechanism.epsilon:g} (dependent-dp, {mechanism.method}), "
-        f"{len(parts['chunks'])} chunks; expected |error| per bin {error['mae']:.4g} vs "
-        f"{error['laplace_mae']:.4g} for the row-level Laplace baseline "
-        f"({error['gain']:.2f}x more accurate)"
-    )
-    claims = (
-        "if a chunk's ring does not screen it from the rest"
-        if parts["composition"] == "survey"
-        else "if answers in different chunks are dependent"
-    )
-    console.print(
-        f"networks learned from {parts['n_learning_rows']:,} rows (a sample of at most "
-        f"--max-learn-rows) of {where}; {claims} the loss may reach "
-        f"{parts['epsilon_if_chunks_dependent']:.3g}"
-    )
-    if parts["fallback"]:
-        console.print(f"row-level Laplace noise everywhere: {parts['fallback']}")
+__all__ = ["GAIN_HINT", "ddp"]

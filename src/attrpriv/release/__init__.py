@@ -4,7 +4,7 @@ One folder per mechanism (``gaussian/``, ``markov_quilt/``, ``ddp/``), the graph
 share (``graph/``), and the row-level Laplace baseline (``laplace``).
 """
 
-from attrpriv.release.ddp import ModularDDP, TabularDDP
+from attrpriv.release.ddp import ModelDDP, ModularDDP, TreeModel
 from attrpriv.release.gaussian import (
     AttributePrivateGaussian,
     GaussianModel,
@@ -31,13 +31,14 @@ __all__ = [
     "LaplaceHistograms",
     "MarkovChainModel",
     "MarkovQuiltMechanism",
+    "ModelDDP",
     "ModularDDP",
     "Query",
     "Quilt",
     "ResamplingModel",
     "Secret",
     "Statistic",
-    "TabularDDP",
+    "TreeModel",
     "best_quilt",
     "max_influence",
     "quilt_scale",

@@ -11,6 +11,7 @@ public calibration facts), so no data row can reach it.
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -124,6 +125,39 @@ def _guarantee(record: PrivacyRecord) -> list[tuple[str, str]]:
     return rows
 
 
+MAX_LISTED = 25
+"""Modules or tree links listed on the page (the rest are counted; all are in the JSON)."""
+
+
+def _calibration(parts: Mapping[str, Any]) -> list[tuple[str, str]]:
+    """What a Tabular-DDP tier's noise came from, its expected error and its gain over
+    substitution Laplace (empty for other mechanisms)."""
+    if "gain" not in parts or "laplace_error" not in parts:
+        return []
+    rows: list[tuple[str, str]] = []
+    if "modules" in parts:
+        modules = parts["modules"]
+        rows.append(("modules", f"{len(modules)}, from {parts['modules_from']}"))
+        rows += [(f"module {k}", ", ".join(module))
+                 for k, module in enumerate(modules[:MAX_LISTED], start=1)]  # fmt: skip
+        if len(modules) > MAX_LISTED:
+            rows.append(("", f"{len(modules) - MAX_LISTED} more modules (in the JSON output)"))
+    if "links" in parts:
+        links = parts["links"]
+        model = parts["model"]
+        rows.append(("model", f"tree {model['fingerprint']} over {len(links) + 1} questions, "
+                              f"from {parts['model_from']}"))  # fmt: skip
+        shown = "; ".join(f"{a} - {b}" for a, b in links[:MAX_LISTED])
+        more = f"; {len(links) - MAX_LISTED} more" if len(links) > MAX_LISTED else ""
+        rows.append(("tree links", shown + more))
+    rows += [
+        ("expected |error| per bin", f"{parts['expected_error']:.4g}"),
+        ("row-level Laplace", f"{parts['laplace_error']:.4g} (scale {parts['laplace_scale']:.4g})"),
+        ("gain over Laplace", f"{parts['gain']:.2f}x smaller noise scale on average"),
+    ]
+    return rows
+
+
 def _values(frame: pd.DataFrame) -> list[dict[str, Any]]:
     def fmt(value: Any) -> str:
         return "-" if value is None or (isinstance(value, float) and math.isnan(value)) else (
@@ -166,6 +200,7 @@ def render_release_html(
         title=title,
         record=release.record,
         guarantee=_guarantee(release.record),
+        calibration=_calibration(release.parts),
         confidence=confidence,
         accuracy_of="" if accuracy is None else accuracy.of,
         distribution="" if accuracy is None else accuracy.distribution,

@@ -12,9 +12,9 @@ from __future__ import annotations
 
 import math
 from abc import abstractmethod
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import Any, Generic, TypeVar
 
 from attrpriv._checks import Check, check_epsilon, check_positive_int
 from attrpriv.data.aggregate import aggregator_for
@@ -25,13 +25,17 @@ from attrpriv.dp.mechanism import SAMPLER_CONSTRAINTS, Mechanism, NoisePlan
 from attrpriv.dp.noise import NoiseSampler
 from attrpriv.dp.record import Release
 from attrpriv.errors import InputError
-from attrpriv.release.ddp.dependence import SUBSTITUTION_SENSITIVITY
+from attrpriv.release.ddp.dependence import SUBSTITUTION_SENSITIVITY, discrete_laplace_mae
 from attrpriv.release.graph.learning import Levels, column_levels, level_histograms
 from attrpriv.release.laplace import Counts, Histograms, _noisy_histograms, histogram_accuracy
 
 AUX = "aux"
 """The value of a tier's structure parameter that learns it from public auxiliary rows."""
 
+
+RESPONDENTS = "respondents are independent of one another"
+"""What every tier assumes beside its class of laws: one respondent's row tells nothing about
+another's (the other rows' likelihood then cancels from every loss)."""
 
 TIER_CONSTRAINTS: Mapping[str, Check] = {
     "epsilon": check_epsilon,
@@ -43,14 +47,8 @@ TIER_CONSTRAINTS: Mapping[str, Check] = {
 """The constraints of the parameters every tier has."""
 
 
-@dataclass(frozen=True)
-class Questions:
-    """The private input as measured: its exact histograms (private), and the public facts
-    calibration reads instead (the questions' levels and the schema)."""
-
-    counts: Counts
-    levels: Mapping[str, Levels]
-    schema: Schema
+Progress = Callable[[int, int], None]
+"""``progress(done, total)``: called after calibrating (1 of 2) and after counting (2 of 2)."""
 
 
 class ScaledPlan(NoisePlan):
@@ -64,7 +62,16 @@ class ScaledPlan(NoisePlan):
 PlanT = TypeVar("PlanT", bound=ScaledPlan)
 
 
-class AnswerHistograms(Mechanism[Questions, PlanT]):
+@dataclass(frozen=True)
+class Questions(Generic[PlanT]):
+    """The private input as measured: its exact histograms (private), and the noise plan,
+    decided from public inputs before the private rows were read."""
+
+    counts: Counts
+    plan: PlanT
+
+
+class AnswerHistograms(Mechanism[Questions[PlanT], PlanT]):
     """The template of a Tabular-DDP tier: subclasses give ``_plan`` and ``record``."""
 
     epsilon: float
@@ -78,8 +85,9 @@ class AnswerHistograms(Mechanism[Questions, PlanT]):
         *,
         ledger: BudgetLedger | None = None,
         label: str = "",
+        progress: Progress | None = None,
     ) -> Release:
-        """Count every question, charge the ledger, add each question's noise.
+        """Calibrate from public inputs, count every question, charge the ledger, add noise.
 
         Parameters
         ----------
@@ -91,6 +99,9 @@ class AnswerHistograms(Mechanism[Questions, PlanT]):
             Charged with the release's record before any noise is drawn.
         label : str, optional
             A free-text name for the release in the ledger.
+        progress : callable or None, optional
+            Called as ``progress(done, 2)`` after calibrating (before the private rows are
+            read) and after counting.
 
         Returns
         -------
@@ -105,7 +116,7 @@ class AnswerHistograms(Mechanism[Questions, PlanT]):
         BudgetExceededError
             The release does not fit the ledger's budget (nothing is released).
         """
-        return self._release(data, schema, ledger=ledger, label=label)
+        return self._release(data, schema, progress, ledger=ledger, label=label)
 
     def calibrate(self, schema: Schema, sampler: NoiseSampler | None = None) -> PlanT:
         """The noise of a release over ``schema``: from public inputs only.
@@ -149,17 +160,24 @@ class AnswerHistograms(Mechanism[Questions, PlanT]):
             names = list(self.columns)
         return column_levels(schema, names, int(self.max_levels))
 
-    def _measure(self, data: Any, schema: Schema) -> Questions:
+    def _measure(self, data: Any, schema: Schema, progress: Progress | None) -> Questions[PlanT]:
+        # the plan first, from the levels, the schema and the public structure only: the
+        # private rows are not read until it is made (and nothing about them can reach it)
         levels = self._levels(schema)
+        inferred = schema.inferred_among(levels)
+        plan = self._plan(levels, schema, self._sampler(), inferred)
+        if progress is not None:
+            progress(1, 2)
         with aggregator_for(data, schema) as aggregator:
             histograms = level_histograms(aggregator, levels)
-        return Questions(Counts(histograms, schema.inferred_among(levels)), levels, schema)
+        if progress is not None:
+            progress(2, 2)
+        return Questions(Counts(histograms, inferred), plan)
 
-    def _calibrate(self, measured: Questions, sampler: NoiseSampler) -> PlanT:
-        # the counts are never read here: the levels, the schema and public structure only
-        return self._plan(measured.levels, measured.schema, sampler, measured.counts.inferred)
+    def _calibrate(self, measured: Questions[PlanT], sampler: NoiseSampler) -> PlanT:
+        return measured.plan
 
-    def _noise(self, measured: Questions, plan: PlanT) -> Histograms:
+    def _noise(self, measured: Questions[PlanT], plan: PlanT) -> Histograms:
         histograms, scales = measured.counts.histograms, plan.scales()
         groups: dict[float, dict[str, Any]] = {}
         for column, scale in scales.items():
@@ -172,13 +190,18 @@ class AnswerHistograms(Mechanism[Questions, PlanT]):
     def _accuracy(self, plan: PlanT, values: Histograms) -> Accuracy:
         return histogram_accuracy(values, plan.scales())
 
-    def _parts(self, measured: Questions, plan: PlanT, noisy: Any) -> dict[str, Any]:
+    def _parts(self, measured: Questions[PlanT], plan: PlanT, noisy: Any) -> dict[str, Any]:
         scales = plan.scales()
         m = len(scales)
         laplace = SUBSTITUTION_SENSITIVITY * m / plan.epsilon  # row-level substitution Laplace
+        bins = {c: len(measured.counts.histograms[c]) for c in scales}
+        total = sum(bins.values())
+        error = math.fsum(bins[c] * discrete_laplace_mae(scales[c]) for c in scales) / total
         return {
             "scales": scales,
             "laplace_scale": laplace,
+            "expected_error": error,  # E|noise| per bin, over every bin released
+            "laplace_error": discrete_laplace_mae(laplace),
             "gain": laplace / (math.fsum(scales.values()) / m),
         }
 
@@ -207,9 +230,11 @@ def any_law_epsilon(scales: Mapping[str, float]) -> float:
 
 __all__ = [
     "AUX",
+    "RESPONDENTS",
     "TIER_CONSTRAINTS",
     "AnswerHistograms",
     "PlanT",
+    "Progress",
     "Questions",
     "ScaledPlan",
     "any_law_epsilon",

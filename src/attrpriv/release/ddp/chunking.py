@@ -31,20 +31,23 @@ def order_chunks(columns: Sequence[str], k: int) -> list[tuple[str, ...]]:
     return [tuple(names[start : start + k]) for start in range(0, len(names), k)]
 
 
-def check_chunks(chunks: Sequence[Sequence[str]]) -> list[tuple[str, ...]]:
-    """Explicit chunks: a non-empty list of non-empty lists of distinct column names."""
-    if isinstance(chunks, str) or not isinstance(chunks, Sequence) or not chunks:
-        raise InputError(f"chunks must be a non-empty list of lists of columns, got {chunks!r}")
+def check_chunks(
+    chunks: Sequence[Sequence[str]], *, what: str = "chunk", allow_empty: bool = False
+) -> list[tuple[str, ...]]:
+    """Explicit groups of columns (``what``: "chunk" or "module"): a list (non-empty unless
+    ``allow_empty``) of non-empty lists of distinct column names."""
+    if isinstance(chunks, str) or not isinstance(chunks, Sequence) or not (chunks or allow_empty):
+        raise InputError(f"{what}s must be a non-empty list of lists of columns, got {chunks!r}")
     found: list[tuple[str, ...]] = []
     seen: set[str] = set()
     for number, chunk in enumerate(chunks, start=1):
         if isinstance(chunk, str) or not isinstance(chunk, Sequence):
-            raise InputError(f"chunk {number} must be a list of column names, got {chunk!r}")
+            raise InputError(f"{what} {number} must be a list of column names, got {chunk!r}")
         if not chunk:
-            raise InputError(f"chunk {number} is empty; every chunk needs at least one column")
+            raise InputError(f"{what} {number} is empty; every {what} needs at least one column")
         for name in chunk:
             if not isinstance(name, str) or name in seen:
-                raise InputError(f"column {name!r} in chunk {number} is repeated or not a name")
+                raise InputError(f"column {name!r} in {what} {number} is repeated or not a name")
             seen.add(name)
         found.append(tuple(chunk))
     return found

@@ -1,4 +1,11 @@
-"""Tabular-DDP: survey histograms under dependent differential privacy.
+"""The earlier Tabular-DDP calibration and the paper's pairwise method: comparisons only.
+
+Kept for ``benchmarks/ddp.py`` and ``benchmarks/ddp_tiers.py``, not exported by
+:mod:`attrpriv.release` nor offered by the CLI: the first guarantee of a :class:`TabularDDP`
+record rests on independence tests of the learning rows (``"quilt"``) or on no check at all
+(``"pairwise"``), not on a proof for a stated class of laws; only its "any law" guarantee is
+proved. The tiers that replace it are :class:`~attrpriv.release.ddp.modules.ModularDDP` and
+:class:`~attrpriv.release.ddp.model.ModelDDP` (docs/mechanisms/tabular-ddp.md).
 
 The columns (survey questions) are split into chunks of at most ``k``, a computational device:
 every chunk gets one discrete Laplace scale for all its histograms. Two compositions:
@@ -757,7 +764,8 @@ class TabularDDP(Mechanism[Counts, DDPPlan]):
                     plan.epsilon,
                     0.0,
                     f"the respondent's answers follow the dependence model {plan.model} "
-                    "(the chunks' networks; see the assumptions)",
+                    "(the chunks' networks; see the assumptions) and the independences tested "
+                    "on the learning rows hold (tested, not proved: a benchmark comparison)",
                 ),
                 Guarantee(any_law_epsilon(plan.scales()), 0.0, ANY_LAW),
             ),

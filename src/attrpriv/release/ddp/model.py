@@ -36,6 +36,7 @@ from attrpriv.dp.units import ANSWER, PrivacyUnit
 from attrpriv.errors import InputError
 from attrpriv.release.ddp.answers import (
     AUX,
+    RESPONDENTS,
     TIER_CONSTRAINTS,
     AnswerHistograms,
     Questions,
@@ -161,7 +162,7 @@ class ModelDDP(AnswerHistograms[ModelPlan]):
         model.check_columns(names, [cards[c] for c in names])
         return model
 
-    def _parts(self, measured: Questions, plan: ModelPlan, noisy: Any) -> dict[str, Any]:
+    def _parts(self, measured: Questions[ModelPlan], plan: ModelPlan, noisy: Any) -> dict[str, Any]:
         return {
             "model": plan.model.to_dict(),
             "model_from": plan.model.source,
@@ -212,6 +213,7 @@ class ModelDDP(AnswerHistograms[ModelPlan]):
             },
             unit=PrivacyUnit("dependent-dp", f"{ANSWER}@{model.fingerprint}"),
             assumptions=(
+                RESPONDENTS,
                 f"the model came from {model.source}: the guarantee holds for an adversary whose "
                 "belief about a respondent's answers is Markov on its tree, no link revealing "
                 "more than its own",

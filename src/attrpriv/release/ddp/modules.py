@@ -37,6 +37,7 @@ from attrpriv.dp.units import ANSWER, PrivacyUnit
 from attrpriv.errors import InputError
 from attrpriv.release.ddp.answers import (
     AUX,
+    RESPONDENTS,
     TIER_CONSTRAINTS,
     AnswerHistograms,
     Questions,
@@ -103,7 +104,7 @@ class ModularDDP(AnswerHistograms[ModulePlan]):
         With ``modules="aux"``: the family-wise level of the pair G-tests (Bonferroni over the
         pairs) whose rejections join two questions in one module.
     max_levels : int, optional
-        Numeric columns are binned into at most this many levels (as :class:`TabularDDP`).
+        Numeric columns are binned into at most this many equal-width levels.
     max_aux_rows : int, optional
         At most this many auxiliary rows are read to learn the modules (a uniform sample).
     seed : int, optional
@@ -167,7 +168,9 @@ class ModularDDP(AnswerHistograms[ModulePlan]):
             source = "declared"
         return ModulePlan(float(self.epsilon), 0.0, sampler, found, source, inferred=inferred)
 
-    def _parts(self, measured: Questions, plan: ModulePlan, noisy: Any) -> dict[str, Any]:
+    def _parts(
+        self, measured: Questions[ModulePlan], plan: ModulePlan, noisy: Any
+    ) -> dict[str, Any]:
         return {
             "modules": [list(module) for module in plan.modules],
             "modules_from": plan.source,
@@ -187,11 +190,25 @@ class ModularDDP(AnswerHistograms[ModulePlan]):
         -------
         PrivacyRecord
             ``(epsilon, 0)``-dependent DP under ``dependent-dp/answer@<modules>``, with both
-            guarantees in ``guarantees``.
+            guarantees in ``guarantees`` (one, for any law, when there is one module).
         """
         scales = plan.scales()
         listing = "; ".join("{" + ", ".join(module) + "}" for module in plan.modules)
-        laws = f"the modules {listing} are independent of one another (any law inside each)"
+        if len(plan.modules) == 1:  # no assumption: the one guarantee holds for any law
+            assumptions: tuple[str, ...] = (RESPONDENTS,)
+            guarantees: tuple[Guarantee, ...] = (Guarantee(plan.epsilon, 0.0, ANY_LAW),)
+        else:
+            origin = "were declared" if plan.source == "declared" else f"came from {plan.source}"
+            assumptions = (
+                RESPONDENTS,
+                f"the modules {origin}: the guarantee holds for an adversary "
+                f"whose belief about the data's law keeps them independent ({listing})",
+            )
+            laws = f"the modules {listing} are independent of one another (any law inside each)"
+            guarantees = (
+                Guarantee(plan.epsilon, 0.0, laws),
+                Guarantee(any_law_epsilon(scales), 0.0, ANY_LAW),
+            )
         return self._record(
             plan,
             mechanism="tabular-ddp-modules",
@@ -207,14 +224,8 @@ class ModularDDP(AnswerHistograms[ModulePlan]):
                 "per": "every histogram of module M: 2 |M| / epsilon",
             },
             unit=PrivacyUnit("dependent-dp", f"{ANSWER}@{plan.fingerprint}"),
-            assumptions=(
-                f"the modules came from {plan.source}: the guarantee holds for an adversary "
-                f"whose belief about the data's law keeps them independent ({listing})",
-            ),
-            guarantees=(
-                Guarantee(plan.epsilon, 0.0, laws),
-                Guarantee(any_law_epsilon(scales), 0.0, ANY_LAW),
-            ),
+            assumptions=assumptions,
+            guarantees=guarantees,
         )
 
 
@@ -241,7 +252,7 @@ def declared_modules(
     InputError
         A module names a column twice, or a column that is not released.
     """
-    found = check_chunks(modules)
+    found = check_chunks(modules, what="module", allow_empty=True)
     released = set(columns)
     for number, module in enumerate(found, start=1):
         for name in module:

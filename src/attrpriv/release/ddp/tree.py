@@ -134,7 +134,13 @@ class TreeModel:
         return self.parents.index(-1)
 
     def marginals(self) -> list[np.ndarray]:
-        """Every question's marginal law under the model, by propagation from the root."""
+        """Every question's marginal law under the model, by propagation from the root.
+
+        Returns
+        -------
+        list of numpy.ndarray
+            ``P(v)`` for every column, in column order.
+        """
         result: list[np.ndarray | None] = [None] * len(self.columns)
         for v in self._order(self.root):
             parent = self.parents[v]
@@ -143,7 +149,13 @@ class TreeModel:
         return [r for r in result if r is not None]
 
     def neighbours(self) -> list[list[int]]:
-        """The tree's adjacency lists (undirected)."""
+        """The tree's adjacency lists (undirected).
+
+        Returns
+        -------
+        list of list of int
+            For every column, the positions of the columns linked to it.
+        """
         links: list[list[int]] = [[] for _ in self.columns]
         for v, p in enumerate(self.parents):
             if p != -1:
@@ -153,7 +165,25 @@ class TreeModel:
 
     def kernel(self, source: int, target: int) -> np.ndarray:
         """``P(target | source)`` for two linked questions, in either direction (the reverse
-        one by Bayes' rule with the model's marginal of ``source``)."""
+        one by Bayes' rule with the model's marginal of ``target``).
+
+        Parameters
+        ----------
+        source : int
+            The position of the question conditioned on.
+        target : int
+            The position of a question linked to it.
+
+        Returns
+        -------
+        numpy.ndarray
+            Shape ``(cards[source], cards[target])``, rows summing to 1.
+
+        Raises
+        ------
+        InputError
+            The two questions are not linked.
+        """
         if self.parents[target] == source:
             return self.kernels[target]
         if self.parents[source] != target:
@@ -165,7 +195,13 @@ class TreeModel:
         return reverse
 
     def edge_limits(self) -> dict[tuple[int, int], EdgeLimit]:
-        """The level and contraction of every directed link ``(source, target)``."""
+        """The level and contraction of every directed link.
+
+        Returns
+        -------
+        dict of (int, int) to EdgeLimit
+            Keyed by ``(source, target)`` positions, both directions of every link.
+        """
         marginals = self.marginals()
         limits: dict[tuple[int, int], EdgeLimit] = {}
         for child, parent in enumerate(self.parents):
@@ -192,11 +228,23 @@ class TreeModel:
         return hashlib.sha256(text.encode()).hexdigest()[:8]
 
     def links(self) -> list[tuple[str, str]]:
-        """The tree's links as (parent, child) column names."""
+        """The tree's links.
+
+        Returns
+        -------
+        list of tuple of str
+            ``(parent, child)`` column names, one per link.
+        """
         return [(self.columns[p], self.columns[v]) for v, p in enumerate(self.parents) if p != -1]
 
     def to_network(self) -> DiscreteNetwork:
-        """The same law as a :class:`DiscreteNetwork` (states are level codes)."""
+        """The same law as a Bayesian network.
+
+        Returns
+        -------
+        DiscreteNetwork
+            The tree's law; each column's states are its level codes ``0 .. k - 1``.
+        """
         states = {c: tuple(range(k)) for c, k in zip(self.columns, self.cards, strict=True)}
         parents = {
             c: (() if p == -1 else (self.columns[p],))
@@ -209,7 +257,14 @@ class TreeModel:
         return DiscreteNetwork(states, parents, cpds)
 
     def to_dict(self) -> dict[str, Any]:
-        """The model as JSON-ready values (read back by :meth:`from_dict`)."""
+        """The model as JSON-ready values (read back by :meth:`from_dict`).
+
+        Returns
+        -------
+        dict
+            ``format``, ``source``, ``fingerprint`` and one entry per column (``name``,
+            ``states``, ``parent``, ``kernel``).
+        """
         return {
             "format": FORMAT,
             "source": self.source,
@@ -264,7 +319,20 @@ class TreeModel:
         return cls(tuple(names), tuple(cards), tuple(parents), tuple(kernels), source)
 
     def check_columns(self, columns: Sequence[str], cards: Sequence[int]) -> None:
-        """Refuse a model that is not over exactly these questions with these state counts."""
+        """Refuse a model that is not over exactly these questions with these state counts.
+
+        Parameters
+        ----------
+        columns : sequence of str
+            The released columns, in order.
+        cards : sequence of int
+            Their numbers of states.
+
+        Raises
+        ------
+        InputError
+            The model names other columns, in another order, or other state counts.
+        """
         if list(columns) != list(self.columns):
             missing = [c for c in columns if c not in self.columns]
             what = f"has no column {missing[0]!r}" if missing else "names other columns"
