@@ -322,6 +322,24 @@ def test_release_ddp_model_tier_learns_saves_and_reuses_a_tree(capsys, tmp_path:
         assert message in capsys.readouterr().err
 
 
+def test_release_ddp_learns_its_model_from_the_private_rows_by_a_charged_dp_step(
+    capsys, tmp_path: Path
+) -> None:
+    ledger = tmp_path / "a.ledger"
+    for unit in ("dp/substitute", "dependent-dp/answer"):
+        assert main(["budget", "set", "--ledger", str(ledger), "--unit", unit, "--epsilon", "5",
+                     "--delta", "1e-5"]) == 0  # fmt: skip
+    args = ["release", "ddp", "anes96", "--epsilon", "1", "--ledger", str(ledger)]
+    capsys.readouterr()
+    assert main([*args, "--model", "private", "--learn-epsilon", "1", "--learn-delta",
+                 "1e-6"]) == 0  # fmt: skip
+    out = capsys.readouterr().out
+    assert "DP release of the private rows' pair tables (epsilon 1, delta 1e-06" in out
+    assert main(["budget", "show", "--ledger", str(ledger), "--out", str(tmp_path / "b.json")]) == 0
+    assert main([*args, "--learn-epsilon", "1"]) == 2
+    assert "go with --model private" in capsys.readouterr().err
+
+
 def test_release_ddp_with_modules_prints_both_guarantees(capsys, tmp_path: Path) -> None:
     out = tmp_path / "ddp.json"
     args = ["release", "ddp", "anes96", "--epsilon", "1", "--out", str(out)]

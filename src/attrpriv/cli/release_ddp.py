@@ -31,6 +31,8 @@ from attrpriv.cli._common import (
 from attrpriv.cli.release import ReleaseHtml, app, open_ledger, release_outputs, write_release
 from attrpriv.errors import InputError
 
+PRIVATE = "private"  # attrpriv.release.ddp.model.PRIVATE, without importing the mechanisms
+
 if TYPE_CHECKING:
     from attrpriv.dp.record import Release
     from attrpriv.release.ddp.answers import AnswerHistograms
@@ -68,9 +70,10 @@ def ddp(
         str | None,
         typer.Option(
             help="The model tier: 'aux' (learn a Markov tree from --aux; the default when "
-            "--aux is given without --modules) or a model file written by --save-model. Each "
-            "answer gets epsilon for any law Markov on the tree, no link more revealing than "
-            "the model's."
+            "--aux is given without --modules), 'private' (learn it from the private rows by a "
+            "row-level DP step, --learn-epsilon/--learn-delta, charged first) or a model file "
+            "written by --save-model. Each answer gets epsilon for any law Markov on the tree, "
+            "no link more revealing than the model's."
         ),
     ] = None,
     aux: Annotated[
@@ -79,6 +82,13 @@ def ddp(
             help="Public rows of the same population (bundled name or CSV/Parquet file) to "
             "learn the modules or the model from; never the private rows."
         ),
+    ] = None,
+    learn_epsilon: Annotated[
+        float | None,
+        typer.Option(help="--model private: the DP learning step's epsilon (row-level)."),
+    ] = None,
+    learn_delta: Annotated[
+        float | None, typer.Option(help="--model private: the DP learning step's delta.")
     ] = None,
     save_model: Annotated[
         Path | None,
@@ -116,6 +126,10 @@ def ddp(
     public = None if aux is None else read_data(aux, require_schema=False, what="aux").data
     names = split_names(columns)
     mechanism = _tier(epsilon, modules, model, public, names, max_levels, max_aux_rows, seed)
+    if learn_epsilon is not None or learn_delta is not None:
+        if model is None or model.strip() != PRIVATE:
+            raise InputError("--learn-epsilon and --learn-delta go with --model private")
+        mechanism.set_params(learn_epsilon=learn_epsilon, learn_delta=learn_delta)
     book = open_ledger(ledger)
     steps = ("calibrated the noise (public inputs only)", "counted the histograms")
     with progress("release ddp", total=len(steps)) as advance:
@@ -174,6 +188,8 @@ def _tier(
             if not declared:
                 raise InputError(f"--modules must be 'a,b;c,d' or 'aux', got {modules!r}")
         return ModularDDP(epsilon, declared, **common)
+    if model is not None and model.strip() == PRIVATE:
+        return ModelDDP(epsilon, PRIVATE, **common)
     if model is not None or public is not None:
         chosen = AUX if model is None or model.strip() == AUX else model
         if chosen == AUX and public is None:
@@ -194,7 +210,7 @@ def _summary(result: Release) -> None:
         how = "noise scale 2|M|/epsilon per module"
     else:
         what = f"a Markov tree over {len(parts['scales'])} questions ({parts['model_from']})"
-        how = "one noise scale from the tree bound"
+        how = "noise scales from the tree bound"
     console.print(
         f"{what}; {how}, {parts['gain']:.2f}x smaller on average than the row-level Laplace "
         f"scale {parts['laplace_scale']:.4g}",

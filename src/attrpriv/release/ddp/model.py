@@ -24,14 +24,22 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, ClassVar
 
-from attrpriv._checks import Check, check_positive
+from attrpriv._checks import (
+    Check,
+    check_epsilon,
+    check_positive,
+    check_probability,
+    one_of,
+    optional,
+)
 from attrpriv.data.schema import Schema
+from attrpriv.dp.ledger import BudgetLedger
 from attrpriv.dp.noise import NoiseSampler
-from attrpriv.dp.record import ANY_LAW, Guarantee, PrivacyRecord
+from attrpriv.dp.record import ANY_LAW, Guarantee, PrivacyRecord, Release
 from attrpriv.dp.units import ANSWER, PrivacyUnit
 from attrpriv.errors import InputError
 from attrpriv.release.ddp.answers import (
@@ -39,13 +47,15 @@ from attrpriv.release.ddp.answers import (
     RESPONDENTS,
     TIER_CONSTRAINTS,
     AnswerHistograms,
+    Progress,
     Questions,
     ScaledPlan,
     any_law_epsilon,
 )
 from attrpriv.release.ddp.dependence import SUBSTITUTION_SENSITIVITY
+from attrpriv.release.ddp.private_tree import PrivateTree
 from attrpriv.release.ddp.tree import TreeModel, learn_tree
-from attrpriv.release.ddp.tree_bound import AnswerBound, tree_scale
+from attrpriv.release.ddp.tree_bound import CALIBRATIONS, AnswerBound, tree_scales
 from attrpriv.release.graph.learning import Levels, encode, learning_rows
 
 
@@ -57,19 +67,19 @@ class ModelPlan(ScaledPlan):
     ----------
     model : TreeModel
         The public model the bound was computed on.
-    scale : float
+    scale_of : Mapping of str to float
         The scale of every histogram.
     bounds : tuple of AnswerBound
-        Every answer's loss bound at that scale.
+        Every answer's loss bound at those scales.
     """
 
     model: TreeModel
-    scale: float
+    scale_of: Mapping[str, float]
     bounds: tuple[AnswerBound, ...]
 
     def scales(self) -> dict[str, float]:
         """The noise scale of every released column, in release order."""
-        return dict.fromkeys(self.model.columns, self.scale)
+        return {c: self.scale_of[c] for c in self.model.columns}
 
 
 class ModelDDP(AnswerHistograms[ModelPlan]):
@@ -80,13 +90,21 @@ class ModelDDP(AnswerHistograms[ModelPlan]):
     ----------
     epsilon : float
         The loss bound of one answer under that class of laws.
-    model : "aux", TreeModel, str or pathlib.Path
-        ``"aux"`` to learn the tree from ``aux``; a :class:`TreeModel`; or the path of a model
-        file (JSON, as ``TreeModel.to_dict`` writes it).
+    model : "aux", "private", TreeModel, str or pathlib.Path
+        ``"aux"`` to learn the tree from ``aux``; ``"private"`` to learn it from the private
+        rows by a DP release of their pair tables (:class:`PrivateTree`, row-level
+        ``(learn_epsilon, learn_delta)``, charged to the ledger as its own release first); a
+        :class:`TreeModel`; or the path of a model file (JSON, as ``TreeModel.to_dict`` writes
+        it).
     aux : pandas.DataFrame, str, pathlib.Path or None, optional
         Public auxiliary rows from the same population; needed with ``model="aux"``.
     columns : sequence of str or None, optional
         The columns to release; default every non-ignored column with a domain.
+    learn_epsilon, learn_delta : float or None, optional
+        With ``model="private"``: the DP learning step's row-level epsilon and delta.
+    calibration : {"per-question", "uniform"}, optional
+        One scale per histogram, chosen to minimise the expected error per bin under every
+        answer's bound (default), or one scale for all.
     prior : float, optional
         Pseudo-rows per parent value smoothing the learned kernels (> 0).
     max_levels : int, optional
@@ -103,6 +121,9 @@ class ModelDDP(AnswerHistograms[ModelPlan]):
 
     _constraints: ClassVar[Mapping[str, Check]] = {
         **TIER_CONSTRAINTS,
+        "calibration": one_of(CALIBRATIONS),
+        "learn_epsilon": optional(check_epsilon),
+        "learn_delta": optional(check_probability),
         "prior": check_positive,
     }
 
@@ -113,6 +134,9 @@ class ModelDDP(AnswerHistograms[ModelPlan]):
         *,
         aux: Any = None,
         columns: Sequence[str] | None = None,
+        learn_epsilon: float | None = None,
+        learn_delta: float | None = None,
+        calibration: str = "per-question",
         prior: float = 1.0,
         max_levels: int = 10,
         max_aux_rows: int = 20_000,
@@ -124,12 +148,73 @@ class ModelDDP(AnswerHistograms[ModelPlan]):
         self.model = model
         self.aux = aux
         self.columns = columns
+        self.learn_epsilon = learn_epsilon
+        self.learn_delta = learn_delta
+        self.calibration = calibration
         self.prior = prior
         self.max_levels = max_levels
         self.max_aux_rows = max_aux_rows
         self.seed = seed
         self.noise = noise
         self.allow_nonprivate = allow_nonprivate
+
+    def release(
+        self,
+        data: Any,
+        schema: Schema,
+        *,
+        ledger: BudgetLedger | None = None,
+        label: str = "",
+        progress: Progress | None = None,
+    ) -> Release:
+        """Calibrate from the public model, count every question, charge the ledger, add noise.
+
+        With ``model="private"`` the model is first learned from ``data`` by a DP release
+        (:class:`PrivateTree`), charged to ``ledger`` as its own release; its record is in
+        ``parts["model_step"]``.
+
+        Parameters
+        ----------
+        data : pandas.DataFrame, str, pathlib.Path or dask.dataframe.DataFrame
+            The private rows.
+        schema : Schema
+            The public domains of the columns.
+        ledger : BudgetLedger or None, optional
+            Charged with each record before its noise is drawn.
+        label : str, optional
+            A free-text name for the release in the ledger.
+        progress : callable or None, optional
+            Called as ``progress(done, 2)`` after calibrating and after counting.
+
+        Returns
+        -------
+        Release
+            The noisy histograms, their accuracy, the record (with both guarantees) and, in
+            ``parts``, the model, the scales and every answer's bound.
+
+        Raises
+        ------
+        InputError
+            A parameter or the model is invalid.
+        BudgetExceededError
+            A release does not fit the ledger's budget (nothing more is released).
+        """
+        if not (isinstance(self.model, str) and self.model == PRIVATE):
+            return super().release(data, schema, ledger=ledger, label=label, progress=progress)
+        self._validate_params()
+        if self.learn_epsilon is None or self.learn_delta is None:
+            raise InputError("model='private' learns the model by a DP step: give "
+                             "learn_epsilon and learn_delta")  # fmt: skip
+        learner = PrivateTree(
+            float(self.learn_epsilon), float(self.learn_delta), self.columns,
+            max_levels=int(self.max_levels), prior=float(self.prior),
+            max_rows=int(self.max_aux_rows), seed=int(self.seed), noise=self.noise,
+            allow_nonprivate=bool(self.allow_nonprivate),
+        )  # fmt: skip
+        model, step = learner.learn(data, schema, ledger=ledger, label=f"{label}: its model")
+        tier = ModelDDP(**{**self.get_params(deep=False), "model": model})
+        result = tier.release(data, schema, ledger=ledger, label=label, progress=progress)
+        return replace(result, parts={**result.parts, "model_step": step.record.to_dict()})
 
     def _plan(
         self,
@@ -139,14 +224,24 @@ class ModelDDP(AnswerHistograms[ModelPlan]):
         inferred: tuple[str, ...],
     ) -> ModelPlan:
         model = self._model(levels, schema)
-        scale, bounds = tree_scale(model, float(self.epsilon))
-        return ModelPlan(float(self.epsilon), 0.0, sampler, model, scale, bounds, inferred=inferred)
+        bins = {c: levels[c].size for c in levels}
+        scales, bounds = tree_scales(
+            model, float(self.epsilon), calibration=str(self.calibration), bins=bins
+        )
+        return ModelPlan(
+            float(self.epsilon), 0.0, sampler, model, scales, bounds, inferred=inferred
+        )
 
     def _model(self, levels: Mapping[str, Levels], schema: Schema) -> TreeModel:
         names = list(levels)
         cards = {c: levels[c].n_states for c in names}
         if isinstance(self.model, TreeModel):
             model = self.model
+        elif isinstance(self.model, str) and self.model == PRIVATE:
+            raise InputError(
+                "model='private' is learned from the private rows when they are released: "
+                "call release, or give a public model to calibrate"
+            )
         elif isinstance(self.model, str) and self.model == AUX:
             if self.aux is None:
                 raise InputError("model='aux' learns the model from aux=: give public rows")
@@ -209,7 +304,11 @@ class ModelDDP(AnswerHistograms[ModelPlan]):
                 "distribution": "discrete laplace",
                 "scale": scales,
                 "norm": "l1",
-                "per": "every histogram: the smallest scale at which the tree bound meets epsilon",
+                "per": (
+                    "each histogram its own scale, every answer's tree bound at most epsilon"
+                    if len(set(scales.values())) > 1
+                    else "every histogram: the smallest scale at which the tree bound meets epsilon"
+                ),
             },
             unit=PrivacyUnit("dependent-dp", f"{ANSWER}@{model.fingerprint}"),
             assumptions=(
@@ -223,6 +322,10 @@ class ModelDDP(AnswerHistograms[ModelPlan]):
                 Guarantee(any_law_epsilon(scales), 0.0, ANY_LAW),
             ),
         )
+
+
+PRIVATE = "private"
+"""The model parameter that learns the tree from the private rows by a DP step."""
 
 
 def read_model(path: str | Path) -> TreeModel:
@@ -253,4 +356,4 @@ def read_model(path: str | Path) -> TreeModel:
     return TreeModel.from_dict(data, source=f"model file {file.name}")
 
 
-__all__ = ["ModelDDP", "ModelPlan", "read_model"]
+__all__ = ["PRIVATE", "ModelDDP", "ModelPlan", "read_model"]

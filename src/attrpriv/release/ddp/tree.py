@@ -104,9 +104,11 @@ class TreeModel:
                 )
             if not np.isfinite(table).all() or (table <= 0).any():
                 raise InputError(f"the kernel of {name!r} needs finite entries > 0")
-            if np.abs(table.sum(axis=1) - 1.0).max() > 1e-6:
+            error = np.abs(table.sum(axis=1) - 1.0).max()
+            if error > 1e-6:
                 raise InputError(f"the rows of the kernel of {name!r} must sum to 1")
-            table = table / table.sum(axis=1, keepdims=True)
+            if error > 1e-12:  # a file's rounded kernel; a learned (or saved) one is kept as is
+                table = table / table.sum(axis=1, keepdims=True)
             table.setflags(write=False)
             kernels.append(table)
         object.__setattr__(self, "kernels", tuple(kernels))
@@ -386,29 +388,53 @@ def learn_tree(
     ks = [int(cards[c]) for c in names]
     parents = [-1] * m
     if m > 1:
-        information = mutual_information(codes, dict(zip(names, ks, strict=True)))
-        # maximum spanning tree: minimum over (top + 1 - I) on the complete graph
-        weights = np.triu(information.max() + 1.0 - information, k=1)
-        tree = csgraph.minimum_spanning_tree(csr_matrix(weights)).toarray()
-        links = (tree + tree.T) > 0
-        order, predecessors = csgraph.breadth_first_order(
-            csr_matrix(links.astype(np.int8)), 0, directed=False
-        )
-        if len(order) != m:  # pragma: no cover - a spanning tree of a complete graph
-            raise AssertionError("the spanning tree does not reach every column")
-        parents = [int(predecessors[v]) if v != 0 else -1 for v in range(m)]
-    kernels = []
+        parents = spanning_parents(mutual_information(codes, dict(zip(names, ks, strict=True))))
+    tables = []
     for v in range(m):
         p = parents[v]
-        k = ks[v]
         if p == -1:
-            counts = np.bincount(values[:, v], minlength=k)[None, :].astype(np.float64)
+            tables.append(np.bincount(values[:, v], minlength=ks[v])[None, :].astype(np.float64))
         else:
-            flat = values[:, p] * k + values[:, v]
-            counts = np.bincount(flat, minlength=ks[p] * k).reshape(ks[p], k).astype(np.float64)
-        smoothed = counts + prior / k
-        kernels.append(smoothed / smoothed.sum(axis=1, keepdims=True))
-    return TreeModel(tuple(names), tuple(ks), tuple(parents), tuple(kernels), source)
+            flat = values[:, p] * ks[v] + values[:, v]
+            counts = np.bincount(flat, minlength=ks[p] * ks[v]).reshape(ks[p], ks[v])
+            tables.append(counts.astype(np.float64))
+    return TreeModel(tuple(names), tuple(ks), tuple(parents), smoothed(tables, prior), source)
+
+
+def spanning_parents(information: np.ndarray) -> list[int]:
+    """The maximum spanning tree of a symmetric matrix of pairwise information, rooted at the
+    first column: every column's parent position (-1 for the root).
+
+    Parameters
+    ----------
+    information : numpy.ndarray
+        ``(m, m)``, symmetric, >= 0 (the diagonal is ignored).
+
+    Returns
+    -------
+    list of int
+        ``parents[v]``, in breadth-first orientation from column 0.
+    """
+    m = information.shape[0]
+    if m == 1:
+        return [-1]
+    weights = np.triu(information.max() + 1.0 - information, k=1)  # minimum of (top + 1 - I)
+    tree = csgraph.minimum_spanning_tree(csr_matrix(weights)).toarray()
+    links = csr_matrix(((tree + tree.T) > 0).astype(np.int8))
+    order, predecessors = csgraph.breadth_first_order(links, 0, directed=False)
+    if len(order) != m:  # pragma: no cover - a spanning tree of a complete graph
+        raise AssertionError("the spanning tree does not reach every column")
+    return [-1] + [int(predecessors[v]) for v in range(1, m)]
+
+
+def smoothed(tables: list[np.ndarray], prior: float) -> tuple[np.ndarray, ...]:
+    """Kernels from count tables (rows: the parent's states; one row for the root):
+    ``(count + prior / k) / (row total + prior)``, every entry > 0."""
+    kernels = []
+    for counts in tables:
+        table = np.maximum(counts, 0.0) + prior / counts.shape[1]
+        kernels.append(table / table.sum(axis=1, keepdims=True))
+    return tuple(kernels)
 
 
 __all__ = [
@@ -416,4 +442,6 @@ __all__ = [
     "EdgeLimit",
     "TreeModel",
     "learn_tree",
+    "smoothed",
+    "spanning_parents",
 ]

@@ -38,9 +38,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 import numpy as np
+from scipy import optimize
 
-from attrpriv._checks import check_epsilon
-from attrpriv.release.ddp.dependence import SUBSTITUTION_SENSITIVITY
+from attrpriv._checks import check_choice, check_epsilon
+from attrpriv.release.ddp.dependence import SUBSTITUTION_SENSITIVITY, discrete_laplace_mae
 from attrpriv.release.ddp.tree import TreeModel
 
 
@@ -80,13 +81,13 @@ class TreeLinks:
         return cls(parents, np.array(order), level_down, tau_down, level_up, tau_up)
 
 
-def _through(level: float, tau: float, inner: float) -> float:
-    """``min(l, log(1 - tau + tau e^L))``, computed in logs (no overflow)."""
-    if tau <= 0.0:
-        return 0.0
-    if tau >= 1.0:
-        return min(level, inner)
-    return min(level, float(np.logaddexp(math.log1p(-tau), math.log(tau) + inner)))
+def _through(level: float, tau: float, inner: np.ndarray) -> np.ndarray:
+    """``min(l, log(1 - tau + tau e^L))``, in logs (no overflow): 0 for ``tau = 0``, ``min(l,
+    L)`` for ``tau = 1``."""
+    with np.errstate(divide="ignore"):
+        passed = np.logaddexp(np.log1p(-tau), np.log(tau) + inner)
+    result: np.ndarray = np.minimum(level, passed)
+    return result
 
 
 def answer_losses(links: TreeLinks, w: np.ndarray) -> np.ndarray:
@@ -97,28 +98,29 @@ def answer_losses(links: TreeLinks, w: np.ndarray) -> np.ndarray:
     links : TreeLinks
         The model's tree and limits.
     w : numpy.ndarray
-        ``2 / sigma_j`` per column, in the model's column order.
+        ``2 / sigma_j`` per column, in the model's column order; shape ``(m,)``, or
+        ``(k, m)`` for k settings at once.
 
     Returns
     -------
     numpy.ndarray
-        ``loss(i)`` per column.
+        ``loss(i)`` per column, the shape of ``w``.
     """
     parents, order = links.parents, links.order
-    m = len(parents)
-    below = np.zeros(m)  # sum of log rho over u's children (links u -> child)
-    down = np.zeros(m)  # log rho of the link parent(u) -> u (u's subtree)
+    w = np.asarray(w, dtype=np.float64)
+    below = np.zeros_like(w)  # sum of log rho over u's children (links u -> child)
+    down = np.zeros_like(w)  # log rho of the link parent(u) -> u (u's subtree)
     for u in order[:0:-1]:  # leaves first
         p = parents[u]
-        down[u] = _through(links.level_down[u], links.tau_down[u], w[u] + below[u])
-        below[p] += down[u]
-    up = np.zeros(m)  # log rho of the link u -> parent(u) (everything but u's subtree)
+        down[..., u] = _through(links.level_down[u], links.tau_down[u], w[..., u] + below[..., u])
+        below[..., p] += down[..., u]
+    up = np.zeros_like(w)  # log rho of the link u -> parent(u) (everything but u's subtree)
     for u in order[1:]:  # root first
         p = parents[u]
-        above = up[p] if parents[p] != -1 else 0.0
-        rest = w[p] + below[p] - down[u] + above
-        up[u] = _through(links.level_up[u], links.tau_up[u], rest)
-    return w + below + np.where(parents == -1, 0.0, up)
+        rest = w[..., p] + below[..., p] - down[..., u] + up[..., p]  # up[root] is 0
+        up[..., u] = _through(links.level_up[u], links.tau_up[u], rest)
+    losses: np.ndarray = w + below + up
+    return losses
 
 
 @dataclass(frozen=True)
@@ -130,7 +132,7 @@ class AnswerBound:
     column : str
         The protected answer.
     own : float
-        ``2 / sigma`` of its own histogram.
+        ``2 / sigma_i`` of its own histogram.
     through_links : float
         What the other answers add, through the tree (``loss - own``).
     loss : float
@@ -143,9 +145,25 @@ class AnswerBound:
     loss: float
 
 
-def tree_scale(model: TreeModel, epsilon: float) -> tuple[float, tuple[AnswerBound, ...]]:
-    """The smallest scale, one for every histogram, at which every answer's bound is at most
-    ``epsilon`` for every law Markov on the model's tree within its links' limits.
+CALIBRATIONS = ("per-question", "uniform")
+
+
+def tree_scales(
+    model: TreeModel,
+    epsilon: float,
+    *,
+    calibration: str = "per-question",
+    bins: Mapping[str, int] | None = None,
+) -> tuple[dict[str, float], tuple[AnswerBound, ...]]:
+    """Noise scales at which every answer's bound is at most ``epsilon`` for every law Markov
+    on the model's tree within its links' limits.
+
+    ``"uniform"``: the smallest single scale (bisection: the bounds grow with ``w``).
+    ``"per-question"``: from there, one scale per histogram minimising the mean scale per bin
+    (``bins``: each histogram's number of bins, public) under every answer's bound (SLSQP in
+    ``log w``), then shrunk by one common factor until every bound is met; kept only if its
+    expected error per bin is below the uniform one's. Whatever the optimiser does, the scales
+    returned meet every bound: that is checked, not assumed.
 
     Parameters
     ----------
@@ -153,33 +171,90 @@ def tree_scale(model: TreeModel, epsilon: float) -> tuple[float, tuple[AnswerBou
         The public model.
     epsilon : float
         The loss bound to meet.
+    calibration : {"per-question", "uniform"}, optional
+        As above.
+    bins : Mapping of str to int or None, optional
+        Bins per histogram (default 1 each).
 
     Returns
     -------
-    scale : float
-        ``sigma``, at most ``2 m / epsilon`` (the row-level scale, where every answer moves).
+    scales : dict of str to float
+        The scale of every histogram, in column order (each at most ``2 m / epsilon``).
     bounds : tuple of AnswerBound
-        One per answer, in column order.
+        Every answer's bound at those scales, in column order.
     """
     epsilon = check_epsilon(epsilon)
+    check_choice(calibration, "calibration", CALIBRATIONS)
     links = TreeLinks.of(model)
     m = len(model.columns)
+    weights = np.array([1.0 if bins is None else float(bins[c]) for c in model.columns])
+    w = _largest_factor(links, np.ones(m), epsilon, epsilon / m, epsilon)
+    if calibration == "per-question" and m > 1:
+        tuned = _tuned(links, w, epsilon, weights)
+        if _mean_error(tuned, weights) < _mean_error(w, weights):
+            w = tuned
+    losses = answer_losses(links, w)
+    bounds = tuple(
+        AnswerBound(column, float(own), float(loss - own), float(loss))
+        for column, own, loss in zip(model.columns, w, losses, strict=True)
+    )
+    scales = {c: SUBSTITUTION_SENSITIVITY / float(x) for c, x in zip(model.columns, w, strict=True)}
+    return scales, bounds
 
-    def worst(w: float) -> float:
-        return float(answer_losses(links, np.full(m, w)).max())
 
-    low, high = epsilon / m, epsilon  # low always fits: every link passes at most e^{L}
-    if worst(high) <= epsilon:
-        low = high
+def _largest_factor(
+    links: TreeLinks, shape: np.ndarray, epsilon: float, low: float, high: float
+) -> np.ndarray:
+    """``c * shape`` for the largest ``c`` in ``[low, high]`` at which every bound is at most
+    epsilon (``low`` must fit; the bounds grow with ``c``)."""
+    if answer_losses(links, high * shape).max() <= epsilon:
+        return high * shape
     while high / low - 1.0 > 1e-10:
         middle = math.sqrt(low * high)
-        low, high = (middle, high) if worst(middle) <= epsilon else (low, middle)
-    losses = answer_losses(links, np.full(m, low))
-    bounds = tuple(
-        AnswerBound(column, low, float(loss) - low, float(loss))
-        for column, loss in zip(model.columns, losses, strict=True)
+        low, high = (middle, high) if answer_losses(links, middle * shape).max() <= epsilon else (
+            low, middle)  # fmt: skip
+    return low * shape
+
+
+def _mean_error(w: np.ndarray, weights: np.ndarray) -> float:
+    sigma = SUBSTITUTION_SENSITIVITY / w
+    return float((weights * np.array([discrete_laplace_mae(x) for x in sigma])).sum())
+
+
+def _tuned(links: TreeLinks, start: np.ndarray, epsilon: float, weights: np.ndarray) -> np.ndarray:
+    """Per-histogram ``w`` from SLSQP, then the common factor that meets every bound."""
+    m = start.size
+    step = 1e-6
+    total = float(weights.sum())
+
+    def objective(x: np.ndarray) -> tuple[float, np.ndarray]:
+        scaled = weights * np.exp(-x) / total  # the mean scale per bin, over 2
+        return float(scaled.sum()), -scaled
+
+    def slack(x: np.ndarray) -> np.ndarray:
+        return epsilon - answer_losses(links, np.exp(x))
+
+    def jacobian(x: np.ndarray) -> np.ndarray:
+        base = answer_losses(links, np.exp(x))
+        moved = answer_losses(links, np.exp(x)[None, :] * np.exp(step * np.eye(m)))
+        gradient: np.ndarray = -(moved - base[None, :]).T / step  # [i, j] = d slack_i / d x_j
+        return gradient
+
+    floor = math.log(epsilon / m) - math.log(10.0)
+    found = optimize.minimize(
+        objective,
+        np.log(start),
+        jac=True,
+        method="SLSQP",
+        bounds=[(floor, math.log(epsilon))] * m,
+        constraints=[{"type": "ineq", "fun": slack, "jac": jacobian}],
+        options={"maxiter": 200, "ftol": 1e-10},
     )
-    return SUBSTITUTION_SENSITIVITY / low, bounds
+    shape = np.exp(found.x)
+    if not np.isfinite(shape).all():  # pragma: no cover - a failed optimisation
+        return start
+    # at c = epsilon / m every w_j <= epsilon / m, and a bound never exceeds sum_j w_j
+    return _largest_factor(links, shape / shape.max(), epsilon, epsilon / m, epsilon)
 
 
 def loss_bounds(model: TreeModel, scales: Mapping[str, float]) -> dict[str, float]:
@@ -189,4 +264,11 @@ def loss_bounds(model: TreeModel, scales: Mapping[str, float]) -> dict[str, floa
     return dict(zip(model.columns, answer_losses(links, w).tolist(), strict=True))
 
 
-__all__ = ["AnswerBound", "TreeLinks", "answer_losses", "loss_bounds", "tree_scale"]
+__all__ = [
+    "CALIBRATIONS",
+    "AnswerBound",
+    "TreeLinks",
+    "answer_losses",
+    "loss_bounds",
+    "tree_scales",
+]
