@@ -54,10 +54,11 @@ import pandas as pd
 from attrpriv import Column, Integer, Schema
 from attrpriv.data import datasets
 from attrpriv.data.aggregate import aggregator_for
+from attrpriv.release.ddp.answers import any_law_epsilon
 from attrpriv.release.ddp.chunking import mutual_information
 from attrpriv.release.ddp.dependence import discrete_laplace_mae
 from attrpriv.release.ddp.empirical import empirical_loss, histogram_codes
-from attrpriv.release.ddp.mechanism import TabularDDP, any_law_epsilon
+from attrpriv.release.ddp.mechanism import TabularDDP
 from attrpriv.release.ddp.modules import ModularDDP
 from attrpriv.release.graph.learning import count_levels, encode, learning_rows
 from attrpriv.release.graph.network import DiscreteNetwork

@@ -87,6 +87,30 @@ def test_ddp_page_and_progress_lines(capsys, tmp_path: Path, survey, check_page)
     assert "<h2>Assumptions</h2>" in html and "respondents are independent" in html
 
 
+def test_ddp_model_page_shows_the_tree_the_guarantees_and_the_gain(
+    capsys, tmp_path: Path, survey, check_page
+) -> None:
+    data, schema, _, forbidden = survey
+    rng = np.random.default_rng(11)  # public rows of the same population, not the private ones
+    public = tmp_path / "public.csv"
+    pd.DataFrame(
+        {
+            "answer": rng.choice(["yes", "no", "maybe"], 300),
+            "vote": rng.choice(["A", "B"], 300),
+            "age": rng.integers(18, 99, 300),
+            "income": rng.uniform(0, 1e6, 300),
+            "person": "x",
+        }
+    ).to_csv(public, index=False)
+    page = tmp_path / "model.html"
+    html = html_of(capsys, ["release", "ddp", str(data), "--schema", str(schema), "--epsilon",
+                            "1", "--aux", str(public), "--html", str(page)], page)  # fmt: skip
+    check_page(html, forbidden, min_figures=4)
+    assert "Where the noise comes from" in html and "tree links" in html
+    assert "from auxiliary rows (300)" in html and "gain over Laplace" in html
+    assert html.count('<th class="name">guarantee</th>') == 2 and "for any law" in html
+
+
 @pytest.mark.parametrize("query", ["histogram", "sum"])
 def test_quilt_page(capsys, tmp_path: Path, check_page, query: str) -> None:
     sequence = tmp_path / "walk.csv"

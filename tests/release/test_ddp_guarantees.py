@@ -18,7 +18,8 @@ from test_ddp_exact import bits, exact_loss, parity
 from attrpriv import Column, Integer, Schema
 from attrpriv.dp import ANY_LAW, BudgetLedger, Guarantee, PrivacyRecord
 from attrpriv.errors import InputError
-from attrpriv.release.ddp.mechanism import TabularDDP, any_law_epsilon
+from attrpriv.release.ddp.answers import any_law_epsilon
+from attrpriv.release.ddp.mechanism import TabularDDP
 from attrpriv.release.graph.network import DiscreteNetwork
 
 FAIR = np.array([0.5, 0.5])

@@ -188,3 +188,17 @@ def test_the_release_is_charged_as_one_answer_under_its_modules(tmp_path) -> Non
     with pytest.raises(InputError, match="would exceed the budget"):
         mechanism.release(frame, schema, ledger=ledger)
     assert len(ledger.entries()) == 1
+
+
+def test_no_modules_is_row_level_laplace_with_one_guarantee_for_any_law() -> None:
+    """The default with only the data: one module, the substitution Laplace scale, and a
+    record that names no class (its one guarantee holds for any law), checked exactly on a
+    law where every answer copies one."""
+    data, schema = _survey(400, 2)
+    result = ModularDDP(1.0, []).release(data, schema)
+    record, m = result.record, len(schema.names)
+    assert [g.laws for g in record.guarantees] == [ANY_LAW]
+    assert set(record.noise["scale"].values()) == {2.0 * m / 1.0}
+    assert result.parts["gain"] == pytest.approx(1.0)
+    network = product(copies([f"x{k}" for k in range(4)]))
+    assert max(exact_loss(network, c, 2.0 * 4) for c in network.nodes) <= 1.0 + 1e-9
