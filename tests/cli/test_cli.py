@@ -334,7 +334,7 @@ def test_release_ddp_learns_its_model_from_the_private_rows_by_a_charged_dp_step
     assert main([*args, "--model", "private", "--learn-epsilon", "1", "--learn-delta",
                  "1e-6"]) == 0  # fmt: skip
     out = capsys.readouterr().out
-    assert "DP release of the private rows' pair tables (epsilon 1, delta 1e-06" in out
+    assert "DP release of the private rows' links (epsilon 1, delta 1e-06" in out
     assert main(["budget", "show", "--ledger", str(ledger), "--out", str(tmp_path / "b.json")]) == 0
     assert main([*args, "--learn-epsilon", "1"]) == 2
     assert "go with --model private" in capsys.readouterr().err

@@ -231,3 +231,17 @@ def test_require_private() -> None:
 def test_unsigned_counts_beyond_int64_are_refused() -> None:
     with pytest.raises(InputError, match="fit in int64"):
         SeededNumpyNoise(0).discrete_laplace(np.array([2**63], dtype=np.uint64), 1.0)
+
+
+def test_noisy_max_picks_a_far_larger_score_and_checks_its_input() -> None:
+    for sampler in (OpenDPNoise(), SeededNumpyNoise(0)):
+        picks = [sampler.noisy_max([0.0, 1_000.0, 3.0], 1.0) for _ in range(5)]
+        assert picks == [1] * 5
+        close = {sampler.noisy_max([0.0, 0.1, 0.2], 10.0) for _ in range(60)}
+        assert close == {0, 1, 2}  # at a large scale every index can win
+        with pytest.raises(InputError, match="at least one score"):
+            sampler.noisy_max([], 1.0)
+        with pytest.raises(InputError, match="every one finite"):
+            sampler.noisy_max([0.0, float("nan")], 1.0)
+        with pytest.raises(InputError, match="scale > 0"):
+            sampler.noisy_max([0.0], 0.0)

@@ -143,6 +143,20 @@ def test_laws_on_the_tree_that_reveal_less_are_covered(seed: int) -> None:
     assert _worst(law, scales) <= EPSILON + 1e-9
 
 
+def test_a_law_with_the_models_forward_kernels_but_another_marginal_is_outside_the_class() -> None:
+    """The reverse kernel depends on the marginals: the class bounds both directions, and a law
+    that keeps only the forward ones within can lose more than epsilon."""
+    kernel = np.array([[0.999, 0.001], [0.5, 0.5]])
+    model = tree([-1, 0], [np.array([[0.5, 0.5]]), kernel])
+    law = tree([-1, 0], [np.array([[0.95, 0.05]]), kernel])
+    scales, _ = tree_scales(model, EPSILON, calibration="uniform")
+    own, other = model.edge_limits(), law.edge_limits()
+    assert other[(0, 1)] == own[(0, 1)]  # forward: the same kernel
+    assert other[(1, 0)].contraction > own[(1, 0)].contraction  # reverse: more telling
+    assert exact_loss(law.to_network(), "x1", scales) > 1.1 * EPSILON
+    assert _worst(model, scales) <= EPSILON + 1e-9
+
+
 @pytest.mark.parametrize("law", ["parity", "all copy", "rare fixes"])
 def test_laws_outside_the_class_are_held_to_the_any_law_guarantee(law: str) -> None:
     network = {"parity": parity(), "all copy": all_copy(4), "rare fixes": rare_fixes(4)}[law]

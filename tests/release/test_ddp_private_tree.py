@@ -1,17 +1,17 @@
 """The model tier's tree learned from the private rows, as a DP release.
 
-The step's privacy rests on the l2 sensitivity of the tables it measures: checked exactly, by
-replacing one row of a small table with every possible row and measuring how far every pair's
-table (and the links' tables) moves; a learner that took one table's sensitivity for all of
-them is caught. Its zCDP parameter is the sum of its two measurements', and converts to at most
-the stated epsilon. Then, end to end: the step is charged to the ledger before the release that
-uses its tree, the record names it, and the tree is a public model like any other.
+The step's privacy rests on two sensitivities: how far one replaced row moves a pair's
+dependence score (each link is chosen by report noisy max on them) and the links' tables (l2):
+both checked exactly, by replacing one row of a small table with every possible row; a learner
+that took the scores' sensitivity as 1 is caught. Its zCDP parameter is the sum of its
+selections' and its tables', and converts to at most the stated epsilon. Then, end to end:
+the step is charged to the ledger before the release that uses its tree, the record names it,
+and the tree is a public model like any other; from enough rows it finds a strong chain.
 """
 
 from __future__ import annotations
 
 import itertools
-import math
 from pathlib import Path
 
 import numpy as np
@@ -26,72 +26,111 @@ from attrpriv.release.ddp import private_tree
 from attrpriv.release.ddp.model import ModelDDP
 from attrpriv.release.ddp.private_tree import (
     PrivateTree,
+    dependence_scores,
     link_sensitivity,
-    pair_sensitivity,
     rho_for,
+    score_sensitivity,
 )
 
 CARDS = (2, 3, 2, 2)
 
 
-def _schema(cards: tuple[int, ...] = CARDS) -> Schema:
-    return Schema(tuple(Column(f"q{j}", "feature", Integer(0, k - 1)) for j, k in enumerate(cards)))
+def _schema(cards: tuple[int, ...] = CARDS, nullable: int | None = None) -> Schema:
+    return Schema(tuple(
+        Column(f"q{j}", "feature", Integer(0, k - 1), nullable=j == nullable)
+        for j, k in enumerate(cards)
+    ))  # fmt: skip
 
 
-def _tables(frame: pd.DataFrame, links: list[tuple[int, int]] | None = None) -> np.ndarray:
-    """Every pair's table (or only ``links``), stacked into one vector of counts."""
-    m = frame.shape[1]
-    pairs = links or list(itertools.combinations(range(m), 2))
-    parts = []
-    for j, k in pairs:
-        flat = frame.iloc[:, j].to_numpy() * CARDS[k] + frame.iloc[:, k].to_numpy()
-        parts.append(np.bincount(flat, minlength=CARDS[j] * CARDS[k]))
-    return np.concatenate(parts).astype(np.float64)
+def _measured(frame: pd.DataFrame, schema: Schema) -> tuple[np.ndarray, list[np.ndarray]]:
+    """What the learner itself counts (its ``_measure``): every pair's dependence score, and
+    the tables of the links 0-1, 1-2, 1-3, flattened."""
+    measured = PrivateTree(1.0, 1e-6)._measure(frame, schema)
+    joint, offsets = measured.joint, measured.offsets
+    tables = [joint[offsets[j] : offsets[j + 1], offsets[k] : offsets[k + 1]].ravel()
+              for j, k in ((0, 1), (1, 2), (1, 3))]  # fmt: skip
+    return dependence_scores(joint, offsets, measured.n_rows), tables
 
 
-def test_one_replaced_row_moves_the_tables_by_exactly_the_stated_sensitivity() -> None:
+def _worst_change(frame: pd.DataFrame, schema: Schema) -> tuple[float, float]:
+    """The largest move of any pair's score, and the l2 move of the links' tables, when one row
+    is replaced by any possible row (missing included for the nullable question)."""
+    scores, tables = _measured(frame, schema)
+    states = [list(range(k)) + ([None] if schema[f"q{j}"].nullable else [])
+              for j, k in enumerate(CARDS)]  # fmt: skip
+    worst_score = worst_tables = 0.0
+    for index in (0, 7):
+        for row in itertools.product(*states):
+            other = frame.copy()
+            other.iloc[index] = row
+            moved_scores, moved = _measured(other, schema)
+            worst_score = max(worst_score, float(np.abs(moved_scores - scores).max()))
+            change = np.concatenate([x - y for x, y in zip(moved, tables, strict=True)])
+            worst_tables = max(worst_tables, float(np.linalg.norm(change)))
+    return worst_score, worst_tables
+
+
+def _frame() -> pd.DataFrame:
     rng = np.random.default_rng(0)
     frame = pd.DataFrame({f"q{j}": rng.integers(0, k, 30) for j, k in enumerate(CARDS)})
-    links = [(0, 1), (1, 2), (1, 3)]
-    base, base_links = _tables(frame), _tables(frame, links)
-    worst = worst_links = 0.0
-    for row in itertools.product(*(range(k) for k in CARDS)):
-        other = frame.copy()
-        other.iloc[0] = row
-        worst = max(worst, float(np.linalg.norm(_tables(other) - base)))
-        worst_links = max(worst_links, float(np.linalg.norm(_tables(other, links) - base_links)))
+    frame["q2"] = frame["q2"].astype("Float64")
+    frame.loc[[3, 11], "q2"] = None  # the nullable question's "missing" is a state of its own
+    return frame
+
+
+def test_one_replaced_row_moves_scores_and_tables_at_most_the_stated_sensitivity() -> None:
+    worst_score, worst_tables = _worst_change(_frame(), _schema(nullable=2))
+    assert worst_tables == pytest.approx(link_sensitivity(len(CARDS)))  # every answer changed
+    assert 1.0 < worst_score <= score_sensitivity(30)
+
+
+def _spent(record_parts: dict, worst_score: float, worst_tables: float) -> float:
+    """The zCDP the step really spends, from the measured worst moves and the scales it drew
+    with: m - 1 selections and one table measurement."""
     m = len(CARDS)
-    assert worst == pytest.approx(pair_sensitivity(m))  # reached: every answer changed
-    assert worst_links == pytest.approx(link_sensitivity(m))
-    assert worst > math.sqrt(2) * 1.5  # one table's sensitivity would be far too small
+    return ((m - 1) * worst_score**2 / (2 * record_parts["select_scale"] ** 2)
+            + worst_tables**2 / (2 * record_parts["link_scale"] ** 2))  # fmt: skip
 
 
-def test_the_step_is_the_sum_of_its_two_measurements_and_meets_its_epsilon() -> None:
+def test_the_step_is_the_sum_of_its_selections_and_its_tables() -> None:
     frame = pd.DataFrame({f"q{j}": np.arange(40) % k for j, k in enumerate(CARDS)})
     learner = PrivateTree(1.0, 1e-6, noise=SeededNumpyNoise(0), allow_nonprivate=True)
     model, step = learner.learn(frame, _schema())
     record, parts, m = step.record, step.parts, len(CARDS)
-    rho = (pair_sensitivity(m) ** 2 / (2 * parts["pair_scale"] ** 2)
+    rho = ((m - 1) * score_sensitivity(40) ** 2 / (2 * parts["select_scale"] ** 2)
            + link_sensitivity(m) ** 2 / (2 * parts["link_scale"] ** 2))  # fmt: skip
     assert record.rho == pytest.approx(rho) and rho == pytest.approx(rho_for(1.0, 1e-6))
     assert zcdp_to_epsilon(record.rho, 1e-6) <= 1.0 + 1e-9
     assert record.unit.key == "dp/substitute" and (record.epsilon, record.delta) == (1.0, 1e-6)
-    assert len(step.values) == math.comb(m, 2) + (m - 1)  # every pair, then every link
+    assert len(step.values) == m - 1  # only the chosen links' tables are released
     assert "DP release of the private rows" in model.source
     assert all((k > 0).all() for k in model.kernels)
 
 
-def test_a_learner_with_one_tables_sensitivity_draws_too_little_noise(
+def test_the_step_spends_no_more_than_its_record_and_a_broken_one_is_caught(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    frame = pd.DataFrame({f"q{j}": np.arange(40) % k for j, k in enumerate(CARDS)})
-    honest = PrivateTree(1.0, 1e-6, noise=SeededNumpyNoise(0), allow_nonprivate=True)
-    scale = honest.learn(frame, _schema())[1].parts["pair_scale"]
-    monkeypatch.setattr(private_tree, "pair_sensitivity", lambda m: math.sqrt(2))
-    broken = honest.learn(frame, _schema())[1]
-    # the l2 change a row can make, over the noise the broken step draws: rho far above its claim
-    actual = pair_sensitivity(len(CARDS)) ** 2 / (2 * broken.parts["pair_scale"] ** 2)
-    assert broken.parts["pair_scale"] < scale / 2 and actual > 2 * broken.record.rho
+    frame, schema = _frame(), _schema(nullable=2)
+    worst_score, worst_tables = _worst_change(frame, schema)
+    learner = PrivateTree(1.0, 1e-6, noise=SeededNumpyNoise(0), allow_nonprivate=True)
+    honest = learner.learn(frame, schema)[1]
+    assert _spent(honest.parts, worst_score, worst_tables) <= honest.record.rho * (1 + 1e-9)
+    monkeypatch.setattr(private_tree, "score_sensitivity", lambda n: 1.0)  # a wrong bound
+    broken = learner.learn(frame, schema)[1]
+    assert _spent(broken.parts, worst_score, worst_tables) > 2 * broken.record.rho
+
+
+def test_a_strong_chain_is_found_from_enough_rows() -> None:
+    rng = np.random.default_rng(2)
+    first = rng.integers(0, 2, 20_000)
+    columns = [first]
+    for _ in range(4):
+        columns.append(np.where(rng.random(20_000) < 0.9, columns[-1], 1 - columns[-1]))
+    frame = pd.DataFrame({f"q{j}": c for j, c in enumerate(columns)})
+    model, _ = PrivateTree(1.0, 1e-6).learn(frame, _schema((2,) * 5))
+    assert {frozenset(link) for link in model.links()} == {
+        frozenset((f"q{j}", f"q{j + 1}")) for j in range(4)
+    }
 
 
 def test_the_model_tier_charges_the_learning_step_first(tmp_path: Path) -> None:

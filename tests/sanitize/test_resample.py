@@ -278,6 +278,9 @@ class _FixedCounts(NoiseSampler):
     def _sample(self, flat: np.ndarray, scale: float, kind: str, integer: bool) -> np.ndarray:
         return np.array([300, 150, 50][: flat.size], dtype=flat.dtype)
 
+    def _select(self, scores: np.ndarray, scale: float) -> int:
+        return 0
+
 
 class _FittedOnPrivate(ProxyResampler):
     """Broken on purpose: refits the proxies' models on the private rows being released."""

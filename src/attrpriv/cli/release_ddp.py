@@ -73,7 +73,7 @@ def ddp(
             "--aux is given without --modules), 'private' (learn it from the private rows by a "
             "row-level DP step, --learn-epsilon/--learn-delta, charged first) or a model file "
             "written by --save-model. Each answer gets epsilon for any law Markov on the tree, "
-            "no link more revealing than the model's."
+            "no link more revealing than the model's in either direction."
         ),
     ] = None,
     aux: Annotated[

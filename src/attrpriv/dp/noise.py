@@ -138,6 +138,39 @@ class NoiseSampler(ABC):
         """
         return 0.0
 
+    def noisy_max(self, scores: ArrayLike, scale: float) -> int:
+        """The index of the largest of ``scores`` plus Gumbel noise of ``scale`` (report noisy
+        max: the exponential mechanism). For scores of l_inf sensitivity ``Delta`` (not
+        monotone), it is ``Delta^2 / (2 scale^2)``-zCDP (Cesar & Rogers 2021; OpenDP's map).
+
+        Parameters
+        ----------
+        scores : array_like
+            Finite floats, at least one.
+        scale : float
+            The Gumbel scale, > 0.
+
+        Returns
+        -------
+        int
+            The chosen index.
+
+        Raises
+        ------
+        InputError
+            If ``scores`` is empty or not finite, or ``scale`` is not a finite number > 0.
+        """
+        values = np.asarray(scores, dtype=np.float64).ravel()
+        if values.size == 0 or not np.isfinite(values).all():
+            raise InputError("noisy max needs at least one score, every one finite")
+        if not check_non_negative(scale, "noise scale") > 0.0:
+            raise InputError("noisy max needs a noise scale > 0")
+        return self._select(values, float(scale))
+
+    @abstractmethod
+    def _select(self, scores: np.ndarray, scale: float) -> int:
+        """:meth:`noisy_max` on checked arguments."""
+
     def describe(self) -> dict[str, Any]:
         """How the noise is drawn, for privacy records.
 
@@ -233,6 +266,14 @@ class OpenDPNoise(NoiseSampler):
         measurement = make(domain, metric, scale=scale, **kwargs)
         return np.asarray(measurement(flat.tolist()), dtype=flat.dtype)
 
+    def _select(self, scores: np.ndarray, scale: float) -> int:
+        import opendp.prelude as dp
+
+        dp.enable_features("contrib")
+        space = dp.vector_domain(dp.atom_domain(T="f64", nan=False)), dp.linf_distance(T="f64")
+        select = dp.m.make_noisy_max(*space, dp.zero_concentrated_divergence(), scale=scale)
+        return int(select(scores.tolist()))
+
 
 class SeededNumpyNoise(NoiseSampler):
     """Reproducible numpy noise for tests and examples. NOT PRIVATE: floating-point samplers leak.
@@ -264,6 +305,9 @@ class SeededNumpyNoise(NoiseSampler):
             if integer:
                 noise = np.rint(noise).astype(np.int64)
         return np.asarray(flat + noise, dtype=flat.dtype)
+
+    def _select(self, scores: np.ndarray, scale: float) -> int:
+        return int(np.argmax(scores + self.rng.gumbel(0.0, scale, scores.size)))
 
 
 def default_sampler() -> NoiseSampler:

@@ -1,8 +1,9 @@
 """Tabular-DDP's model tier: survey histograms whose dependence follows a public Markov tree.
 
 The class of laws, in one sentence: **a respondent's answers are Markov on the model's tree,
-and no link of the tree reveals more than the model's link does** (level and contraction,
-:class:`~attrpriv.release.ddp.tree.EdgeLimit`); the model itself is one such law. That is the
+and no link of the tree reveals more than the model's link does, in either direction** (level
+and contraction, :class:`~attrpriv.release.ddp.tree.EdgeLimit`; a reverse kernel depends on
+the marginals too); the model itself is one such law. That is the
 Tabular-DDP paper's adversary (one whose belief is the public model ``theta``), widened to every
 law the bound's two numbers per link cover. The model is learned from public auxiliary rows
 (Chow-Liu, :func:`~attrpriv.release.ddp.tree.learn_tree`) or read from a model file.
@@ -84,7 +85,8 @@ class ModelPlan(ScaledPlan):
 
 class ModelDDP(AnswerHistograms[ModelPlan]):
     """Histograms of every question; each answer protected against an adversary whose belief
-    is a public Markov tree over the questions (or any law on that tree no more revealing).
+    is a public Markov tree over the questions (or any law on that tree whose links, in both
+    directions, reveal no more).
 
     Parameters
     ----------
@@ -290,7 +292,7 @@ class ModelDDP(AnswerHistograms[ModelPlan]):
         laws = (
             f"the answers are Markov on the tree of model {model.fingerprint} "
             f"({len(model.columns) - 1} links, from {model.source}), no link revealing more "
-            "than the model's"
+            "than the model's in either direction"
         )
         return self._record(
             plan,

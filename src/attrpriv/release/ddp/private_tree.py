@@ -1,26 +1,29 @@
 """Learning the model tier's tree from the private rows, as a differentially private release.
 
 When no public rows exist, the model can still come from the private ones, but only through
-a DP step whose output is then public: every pairwise contingency table of the questions gets
-discrete Gaussian noise, and the Chow-Liu tree and its kernels are computed from the noisy
-tables (post-processing). The step is its own release, row-level (``dp/substitute``: what one
-respondent's row holds, which covers each of its answers), charged to the ledger before any
-noise is drawn, with its record; the model tier then uses the tree as a public model, and its
-record names the step.
+a DP step whose output is then public: the tree's links are chosen one at a time by report
+noisy max on a dependence score, and the chosen links' contingency tables get discrete
+Gaussian noise, from which the kernels come (post-processing). The step is its own release,
+row-level (``dp/substitute``: what one respondent's row holds, which covers each of its
+answers), charged to the ledger before any noise is drawn, with its record; the model tier
+then uses the tree as a public model, and its record names the step.
 
 Privacy argument (docs/mechanisms/tabular-ddp.md, "The model from the private rows"). Two
-measurements, each discrete Gaussian noise on tables of counts. Replacing one row moves, in
-the table of each pair of questions whose answers it changes, one count out of a cell and one
-into another: l2 change ``sqrt(2)`` per table. (1) Every pair's table, ``m (m - 1) / 2`` of
-them (l2 sensitivity ``sqrt(m (m - 1))``), noise of scale ``sigma_1``: the tree is chosen from
-these (the maximum spanning tree of their mutual information: post-processing). (2) The
-``m - 1`` tables of the chosen links again (sensitivity ``sqrt(2 (m - 1))``), noise of scale
-``sigma_2``: the kernels come from these. Discrete Gaussian noise of scale ``sigma`` on a query
-of l2 sensitivity ``Delta`` is ``Delta^2 / (2 sigma^2)``-zCDP (Canonne, Kamath & Steinke 2020),
-and zCDP composes adaptively by adding ``rho`` (Bun & Steinke 2016), so the step is
-``rho``-zCDP with ``rho = rho_1 + rho_2`` (half each), converted to ``(epsilon, delta)`` by the
-ledger's tight conversion. At most ``max_rows`` rows are read, a sample whose positions do not
-depend on the values, so a substituted row is either in it or not.
+steps, both zCDP, composed by adding their rho (Bun & Steinke 2016), half each. (1) The tree,
+grown one link at a time (Prim): each round picks, by report noisy max (Gumbel noise, the
+exponential mechanism; OpenDP's ``make_noisy_max``), the link from the tree to a question not
+yet in it with the largest dependence score ``s(j, k) = sum_{a,b} |n_ab - n_a n_b / n|`` (the
+l1 distance of the pair's table from the product of its margins, in counts). Replacing one row
+(``n`` fixed) moves at most two cells of ``n_ab`` by one, and ``n_a``, ``n_b`` by one in two
+states each, so ``s`` moves by at most ``2 + 4 + 4 / n`` (:func:`score_sensitivity`, checked by
+brute force); a round of scale ``beta`` is then ``Delta^2 / (2 beta^2)``-zCDP (Cesar & Rogers
+2021), ``m - 1`` rounds add up. (2) The ``m - 1`` chosen links' tables, with discrete Gaussian
+noise: replacing a row moves one count out of a cell and one into another in each, l2
+sensitivity ``sqrt(2 (m - 1))``, ``Delta^2 / (2 sigma^2)``-zCDP (Canonne, Kamath & Steinke
+2020); the kernels come from them (post-processing). ``rho`` converts to ``(epsilon, delta)``
+by the ledger's tight conversion. At most ``max_rows`` rows are read, a sample whose positions
+do not depend on the values, so a substituted row is either in it or not. The number of rows is
+treated as public (substitution keeps it).
 """
 
 from __future__ import annotations
@@ -50,10 +53,10 @@ from attrpriv.dp.noise import NoiseSampler
 from attrpriv.dp.record import PrivacyRecord, Release
 from attrpriv.dp.units import SUBSTITUTE
 from attrpriv.errors import InputError
-from attrpriv.release.ddp.tree import TreeModel, smoothed, spanning_parents
+from attrpriv.release.ddp.tree import TreeModel, smoothed
 from attrpriv.release.graph.learning import Levels, column_levels, encode, learning_rows
 
-SOURCE = "a DP release of the private rows' pair tables"
+SOURCE = "a DP release of the private rows' links"
 """The source a tree learned by :class:`PrivateTree` names in the record."""
 
 
@@ -66,31 +69,49 @@ class PairCounts:
     offsets: np.ndarray
     levels: Mapping[str, Levels]
     inferred: tuple[str, ...]
+    n_rows: int
 
 
 @dataclass(frozen=True)
 class PairPlan(NoisePlan):
-    """Discrete Gaussian noise on every pair's table (``pair_scale``), then on the chosen
-    links' tables (``link_scale``); ``rho`` is the two together."""
+    """Report noisy max of scale ``select_scale`` for each of the ``m - 1`` links, then
+    discrete Gaussian noise of ``link_scale`` on the chosen links' tables; ``rho`` is all of
+    it together."""
 
     rho: float
-    pair_scale: float
+    select_scale: float
     link_scale: float
     n_questions: int
+    n_rows: int
 
 
 LINK = "link: "
-"""The prefix of the second measurement's tables (the chosen links)."""
+"""The prefix of the chosen links' noisy tables."""
 
 
-def pair_sensitivity(m: int) -> float:
-    """The l2 change of every pair's table when one row is replaced: ``sqrt(m (m - 1))``."""
-    return math.sqrt(m * (m - 1))
+def score_sensitivity(n_rows: int) -> float:
+    """How far one replaced row moves a pair's dependence score: ``6 + 4 / n``."""
+    return 6.0 + 4.0 / max(n_rows, 1)
 
 
 def link_sensitivity(m: int) -> float:
     """The l2 change of the ``m - 1`` links' tables when one row is replaced."""
     return math.sqrt(2 * (m - 1))
+
+
+def dependence_scores(joint: np.ndarray, offsets: np.ndarray, n_rows: int) -> np.ndarray:
+    """``s(j, k) = sum_{a,b} |n_ab - n_a n_b / n|`` for every pair of questions (symmetric,
+    zero diagonal), from the stacked contingency table ``joint``."""
+    m = len(offsets) - 1
+    scores = np.zeros((m, m))
+    for j in range(m):
+        rows = joint[offsets[j] : offsets[j + 1], offsets[j] : offsets[j + 1]].diagonal()
+        for k in range(j + 1, m):
+            table = joint[offsets[j] : offsets[j + 1], offsets[k] : offsets[k + 1]]
+            columns = joint[offsets[k] : offsets[k + 1], offsets[k] : offsets[k + 1]].diagonal()
+            expected = np.outer(rows, columns) / max(n_rows, 1)
+            scores[j, k] = scores[k, j] = float(np.abs(table - expected).sum())
+    return scores
 
 
 def rho_for(epsilon: float, delta: float) -> float:
@@ -244,14 +265,14 @@ class PrivateTree(Mechanism[PairCounts, PairPlan]):
             rho=plan.rho,
             protects="what any one respondent's row holds (every answer of it)",
             sensitivity={
-                "pairs": pair_sensitivity(plan.n_questions),
+                "score (each selection)": score_sensitivity(plan.n_rows),
                 "links": link_sensitivity(plan.n_questions),
             },
             noise={
-                "distribution": "discrete gaussian",
-                "scale": {"pairs": plan.pair_scale, "links": plan.link_scale},
-                "norm": "l2",
-                "per": "every cell of every pair's table, then of the chosen links' tables",
+                "distribution": "gumbel (report noisy max), then discrete gaussian",
+                "scale": {"selection": plan.select_scale, "links": plan.link_scale},
+                "norm": "linf for the scores, l2 for the links' tables",
+                "per": "each link chosen by report noisy max, then every cell of its table",
                 **plan.sampler.describe(),
             },
             unit=SUBSTITUTE,
@@ -281,34 +302,37 @@ class PrivateTree(Mechanism[PairCounts, PairPlan]):
             (np.ones(cells.size), (index, cells)), shape=(len(codes), int(offsets[-1]))
         )
         joint = np.rint((onehot.T @ onehot).toarray()).astype(np.int64)
-        return PairCounts(joint, offsets, levels, schema.inferred_among(levels))
+        return PairCounts(joint, offsets, levels, schema.inferred_among(levels), len(codes))
 
     def _calibrate(self, measured: PairCounts, sampler: NoiseSampler) -> PairPlan:
         m = len(measured.levels)
         epsilon, delta = float(self.epsilon), float(self.delta)
         rho = rho_for(epsilon, delta)
-        pair_scale = pair_sensitivity(m) / math.sqrt(rho)  # rho / 2 each: Delta^2 / (2 sigma^2)
+        # rho / 2 over the m - 1 selections, rho / 2 on the links' tables: Delta^2 / (2 beta^2)
+        select_scale = score_sensitivity(measured.n_rows) * math.sqrt((m - 1) / rho)
         link_scale = link_sensitivity(m) / math.sqrt(rho)
         return PairPlan(
-            epsilon, delta, sampler, rho, pair_scale, link_scale, m, inferred=measured.inferred
-        )
+            epsilon, delta, sampler, rho, select_scale, link_scale, m, measured.n_rows,
+            inferred=measured.inferred,
+        )  # fmt: skip
 
     def _noise(self, measured: PairCounts, plan: PairPlan) -> dict[str, pd.Series]:
-        names = list(measured.levels)
-        cards = [measured.levels[c].n_states for c in names]
-        pairs = [(j, k) for j in range(len(names)) for k in range(j + 1, len(names))]
-        values = _noisy_tables(measured, pairs, plan.pair_scale, plan.sampler, "")
-        chosen = spanning_parents(_information(names, cards, values, float(self.prior)))
-        links = [(min(p, v), max(p, v)) for v, p in enumerate(chosen) if p != -1]
-        values.update(_noisy_tables(measured, links, plan.link_scale, plan.sampler, LINK))
-        return values
+        scores = dependence_scores(measured.joint, measured.offsets, measured.n_rows)
+        m = scores.shape[0]
+        inside, links = [0], []
+        outside = list(range(1, m))
+        for _ in range(m - 1):  # Prim, one noisy max per link
+            pairs = [(u, v) for u in inside for v in outside]
+            u, v = pairs[
+                plan.sampler.noisy_max([scores[a, b] for a, b in pairs], plan.select_scale)
+            ]
+            links.append((u, v))
+            inside.append(v)
+            outside.remove(v)
+        return _noisy_tables(measured, links, plan.link_scale, plan.sampler, LINK)
 
     def _accuracy(self, plan: PairPlan, values: Mapping[str, pd.Series]) -> Accuracy:
-        scales = {
-            name: pd.Series(plan.link_scale if name.startswith(LINK) else plan.pair_scale,
-                            index=v.index)
-            for name, v in values.items()
-        }  # fmt: skip
+        scales = {name: pd.Series(plan.link_scale, index=v.index) for name, v in values.items()}
         return Accuracy.of_scales("gaussian", scales)  # the discrete Gaussian is sub-Gaussian
 
     def _parts(
@@ -319,7 +343,7 @@ class PrivateTree(Mechanism[PairCounts, PairPlan]):
         model = tree_from_tables(names, cards, noisy, float(self.prior))
         return {
             "model": model.to_dict(),
-            "pair_scale": plan.pair_scale,
+            "select_scale": plan.select_scale,
             "link_scale": plan.link_scale,
             "rho": plan.rho,
         }
@@ -347,21 +371,6 @@ def _noisy_tables(
     return values
 
 
-def _information(
-    names: Sequence[str], cards: Sequence[int], noisy: Mapping[str, pd.Series], prior: float
-) -> np.ndarray:
-    """Plug-in mutual information of every pair's noisy table (clipped at 0, smoothed)."""
-    m = len(names)
-    information = np.zeros((m, m))
-    for j in range(m):
-        for k in range(j + 1, m):
-            p = _table(noisy[f"{names[j]} x {names[k]}"], cards[j], cards[k], prior)
-            p = p / p.sum()
-            outer = p.sum(axis=1, keepdims=True) * p.sum(axis=0, keepdims=True)
-            information[j, k] = information[k, j] = float((p * np.log(p / outer)).sum())
-    return information
-
-
 def _table(values: pd.Series, rows: int, columns: int, prior: float) -> np.ndarray:
     """A noisy table as counts: clipped at 0, ``prior`` spread over its cells."""
     table: np.ndarray = np.maximum(values.to_numpy(np.float64), 0.0).reshape(rows, columns)
@@ -375,9 +384,8 @@ def tree_from_tables(
     prior: float,
     source: str = SOURCE,
 ) -> TreeModel:
-    """The tree of the noisy tables (post-processing): the maximum spanning tree of the pair
-    tables' mutual information, kernels from the links' second tables (clipped at 0, with
-    ``prior``).
+    """The tree of the noisy links' tables (post-processing): the links as chosen, rooted at
+    the first question, kernels from the tables (clipped at 0, with ``prior``).
 
     Parameters
     ----------
@@ -386,8 +394,7 @@ def tree_from_tables(
     cards : sequence of int
         Their numbers of states.
     noisy : Mapping of str to pandas.Series
-        The noisy table of every pair ``"a x b"`` (a before b in ``names``) and of every chosen
-        link ``"link: a x b"``, row-major.
+        The noisy table of every chosen link ``"link: a x b"`` (a nearer the root), row-major.
     prior : float
         Pseudo-rows per parent value.
     source : str, optional
@@ -396,19 +403,23 @@ def tree_from_tables(
     Returns
     -------
     TreeModel
-        The tree, rooted at the first question.
+        The tree.
     """
-    parents = spanning_parents(_information(names, cards, noisy, prior))
+    position = {name: t for t, name in enumerate(names)}
+    parents = [-1] * len(names)
+    tables: dict[int, np.ndarray] = {}
+    for key, values in noisy.items():
+        a, b = key.removeprefix(LINK).split(" x ")
+        u, v = position[a], position[b]
+        parents[v] = u
+        tables[v] = _table(values, cards[u], cards[v], 0.0)
     counts = []
     for v, p in enumerate(parents):
-        if p == -1:
-            child = parents.index(v)  # the root's first child: its link's table
-            link = _table(noisy[f"{LINK}{names[v]} x {names[child]}"], cards[v], cards[child], 0)
-            counts.append(link.sum(axis=1)[None, :])
-            continue
-        j, k = min(p, v), max(p, v)
-        link = _table(noisy[f"{LINK}{names[j]} x {names[k]}"], cards[j], cards[k], 0)
-        counts.append(link if p < v else link.T)  # rows: the parent's states
+        if p == -1:  # the root's margin, from its first link's table
+            child = parents.index(v)
+            counts.append(tables[child].sum(axis=1)[None, :])
+        else:
+            counts.append(tables[v])
     return TreeModel(tuple(names), tuple(cards), tuple(parents), smoothed(counts, prior), source)
 
 
@@ -418,8 +429,9 @@ __all__ = [
     "PairCounts",
     "PairPlan",
     "PrivateTree",
+    "dependence_scores",
     "link_sensitivity",
-    "pair_sensitivity",
     "rho_for",
+    "score_sensitivity",
     "tree_from_tables",
 ]

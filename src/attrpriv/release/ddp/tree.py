@@ -8,11 +8,13 @@ below are finite). It is learned from public auxiliary rows, or read from a JSON
 earlier release wrote (:meth:`TreeModel.to_dict`), so a model can be reviewed and reused; the
 private rows are never read.
 
-What the loss bound uses of ``theta`` (:mod:`attrpriv.release.ddp.tree_quilts`) is the tree and,
-for every directed link ``p -> c``, two numbers of the kernel ``K(c | p)``: its *level*
+What the loss bound uses of ``theta`` (:mod:`attrpriv.release.ddp.tree_bound`) is the tree and,
+for every directed link ``p -> c`` (both directions of every link), two numbers of the kernel
+``K(c | p)``: its *level*
 ``max_{a, b, x} log K(x | a) / K(x | b)`` and its *contraction*
 ``max_{a, b} TV(K(. | a), K(. | b))``. The guarantee therefore holds for every law that is
-Markov on ``T`` with kernels no more revealing than these (:meth:`TreeModel.edge_limits`).
+Markov on ``T`` with kernels no more revealing than these in both directions
+(:meth:`TreeModel.edge_limits`; the reverse kernels depend on the marginals too).
 """
 
 from __future__ import annotations
@@ -350,7 +352,8 @@ def _limit(kernel: np.ndarray) -> EdgeLimit:
     ratios = max_log_ratio(kernel)
     a, b = np.triu_indices(kernel.shape[0], k=1)
     tv = 0.5 * np.abs(kernel[a] - kernel[b]).sum(axis=1)
-    return EdgeLimit(float(ratios.max()), float(tv.max()) if tv.size else 0.0)
+    contraction = min(float(tv.max()), 1.0) if tv.size else 0.0  # rows off 1 by rounding
+    return EdgeLimit(float(ratios.max()), contraction)
 
 
 def learn_tree(

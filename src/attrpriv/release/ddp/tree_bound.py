@@ -41,6 +41,7 @@ import numpy as np
 from scipy import optimize
 
 from attrpriv._checks import check_choice, check_epsilon
+from attrpriv.errors import InputError
 from attrpriv.release.ddp.dependence import SUBSTITUTION_SENSITIVITY, discrete_laplace_mae
 from attrpriv.release.ddp.tree import TreeModel
 
@@ -179,13 +180,17 @@ def tree_scales(
     Returns
     -------
     scales : dict of str to float
-        The scale of every histogram, in column order (each at most ``2 m / epsilon``).
+        The scale of every histogram, in column order (uniform: at most ``2 m / epsilon``;
+        per question, a question may get more than that if the mean error per bin falls).
     bounds : tuple of AnswerBound
         Every answer's bound at those scales, in column order.
     """
     epsilon = check_epsilon(epsilon)
     check_choice(calibration, "calibration", CALIBRATIONS)
     links = TreeLinks.of(model)
+    limits = (links.level_down, links.tau_down, links.level_up, links.tau_up)
+    if not all(np.isfinite(x).all() for x in limits):
+        raise InputError("the tree model has a link with no finite level: every kernel entry > 0")
     m = len(model.columns)
     weights = np.array([1.0 if bins is None else float(bins[c]) for c in model.columns])
     w = _largest_factor(links, np.ones(m), epsilon, epsilon / m, epsilon)
@@ -213,7 +218,11 @@ def _largest_factor(
         middle = math.sqrt(low * high)
         low, high = (middle, high) if answer_losses(links, middle * shape).max() <= epsilon else (
             low, middle)  # fmt: skip
-    return low * shape
+    for _ in range(100):  # rounding at the start: the bound equals sum_j w_j where all copy
+        if answer_losses(links, low * shape).max() <= epsilon:
+            return low * shape
+        low *= 1.0 - 1e-12
+    raise AssertionError("no scale meets the bound")  # pragma: no cover - sum_j w_j <= epsilon
 
 
 def _mean_error(w: np.ndarray, weights: np.ndarray) -> float:
