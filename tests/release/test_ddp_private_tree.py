@@ -45,7 +45,7 @@ def _schema(cards: tuple[int, ...] = CARDS, nullable: int | None = None) -> Sche
 def _measured(frame: pd.DataFrame, schema: Schema) -> tuple[np.ndarray, list[np.ndarray]]:
     """What the learner itself counts (its ``_measure``): every pair's dependence score, and
     the tables of the links 0-1, 1-2, 1-3, flattened."""
-    measured = PrivateTree(1.0, 1e-6)._measure(frame, schema)
+    measured = PrivateTree(1.0, 1e-6)._measure(frame, schema, None)
     joint, offsets = measured.joint, measured.offsets
     tables = [joint[offsets[j] : offsets[j + 1], offsets[k] : offsets[k + 1]].ravel()
               for j, k in ((0, 1), (1, 2), (1, 3))]  # fmt: skip

@@ -132,13 +132,21 @@ def ddp(
         mechanism.set_params(learn_epsilon=learn_epsilon, learn_delta=learn_delta)
     book = open_ledger(ledger)
     steps = ("calibrated the noise (public inputs only)", "counted the histograms")
-    with progress("release ddp", total=len(steps)) as advance:
+    private = model is not None and model.strip() == PRIVATE
+    with (
+        progress("release ddp: the model's links (DP step)") as links,
+        progress("release ddp", total=len(steps)) as advance,
+    ):
+        learning: dict[str, Any] = {}
+        if private:
+            learning["learn_progress"] = lambda done, total: links(done=done, total=total)
         result = mechanism.release(
             source.data,
             source.schema,
             ledger=book,
             label=f"ddp {data}",
             progress=lambda done, total: advance(done=done, total=total, detail=steps[done - 1]),
+            **learning,
         )
     _summary(result)
     for guarantee in result.record.guarantees:  # the conditional one, then the one for any law

@@ -168,6 +168,7 @@ class ModelDDP(AnswerHistograms[ModelPlan]):
         ledger: BudgetLedger | None = None,
         label: str = "",
         progress: Progress | None = None,
+        learn_progress: Progress | None = None,
     ) -> Release:
         """Calibrate from the public model, count every question, charge the ledger, add noise.
 
@@ -187,6 +188,9 @@ class ModelDDP(AnswerHistograms[ModelPlan]):
             A free-text name for the release in the ledger.
         progress : callable or None, optional
             Called as ``progress(done, 2)`` after calibrating and after counting.
+        learn_progress : callable or None, optional
+            With ``model="private"``: called as ``progress(links chosen, m - 1)`` while the
+            DP step chooses the tree's links.
 
         Returns
         -------
@@ -213,7 +217,9 @@ class ModelDDP(AnswerHistograms[ModelPlan]):
             max_rows=int(self.max_aux_rows), seed=int(self.seed), noise=self.noise,
             allow_nonprivate=bool(self.allow_nonprivate),
         )  # fmt: skip
-        model, step = learner.learn(data, schema, ledger=ledger, label=f"{label}: its model")
+        model, step = learner.learn(
+            data, schema, ledger=ledger, label=f"{label}: its model", progress=learn_progress
+        )
         tier = ModelDDP(**{**self.get_params(deep=False), "model": model})
         result = tier.release(data, schema, ledger=ledger, label=label, progress=progress)
         return replace(result, parts={**result.parts, "model_step": step.record.to_dict()})

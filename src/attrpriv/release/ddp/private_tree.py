@@ -53,6 +53,7 @@ from attrpriv.dp.noise import NoiseSampler
 from attrpriv.dp.record import PrivacyRecord, Release
 from attrpriv.dp.units import SUBSTITUTE
 from attrpriv.errors import InputError
+from attrpriv.release.ddp.answers import Progress
 from attrpriv.release.ddp.tree import TreeModel, smoothed
 from attrpriv.release.graph.learning import Levels, column_levels, encode, learning_rows
 
@@ -70,6 +71,7 @@ class PairCounts:
     levels: Mapping[str, Levels]
     inferred: tuple[str, ...]
     n_rows: int
+    progress: Progress | None = None  # where to report the links chosen
 
 
 @dataclass(frozen=True)
@@ -183,9 +185,15 @@ class PrivateTree(Mechanism[PairCounts, PairPlan]):
         self.allow_nonprivate = allow_nonprivate
 
     def release(
-        self, data: Any, schema: Schema, *, ledger: BudgetLedger | None = None, label: str = ""
+        self,
+        data: Any,
+        schema: Schema,
+        *,
+        ledger: BudgetLedger | None = None,
+        label: str = "",
+        progress: Progress | None = None,
     ) -> Release:
-        """Count every pair of questions, charge the ledger, add noise, learn the tree.
+        """Count every pair of questions, charge the ledger, choose the links, measure them.
 
         Parameters
         ----------
@@ -197,6 +205,8 @@ class PrivateTree(Mechanism[PairCounts, PairPlan]):
             Charged with the step's record before any noise is drawn.
         label : str, optional
             A free-text name for the release in the ledger.
+        progress : callable or None, optional
+            Called as ``progress(links chosen, m - 1)`` about every tenth of the links.
 
         Returns
         -------
@@ -212,10 +222,16 @@ class PrivateTree(Mechanism[PairCounts, PairPlan]):
         BudgetExceededError
             The step does not fit the ledger's budget (nothing is released).
         """
-        return self._release(data, schema, ledger=ledger, label=label)
+        return self._release(data, schema, progress, ledger=ledger, label=label)
 
     def learn(
-        self, data: Any, schema: Schema, *, ledger: BudgetLedger | None = None, label: str = ""
+        self,
+        data: Any,
+        schema: Schema,
+        *,
+        ledger: BudgetLedger | None = None,
+        label: str = "",
+        progress: Progress | None = None,
     ) -> tuple[TreeModel, Release]:
         """:meth:`release`, and the tree it learned.
 
@@ -229,6 +245,8 @@ class PrivateTree(Mechanism[PairCounts, PairPlan]):
             Charged with the step's record before any noise is drawn.
         label : str, optional
             A free-text name for the release in the ledger.
+        progress : callable or None, optional
+            As for :meth:`release`.
 
         Returns
         -------
@@ -237,7 +255,7 @@ class PrivateTree(Mechanism[PairCounts, PairPlan]):
         release : Release
             The step's release (its record is the one charged).
         """
-        result = self.release(data, schema, ledger=ledger, label=label)
+        result = self.release(data, schema, ledger=ledger, label=label, progress=progress)
         source = (
             f"{SOURCE} (epsilon {self.epsilon:g}, delta {self.delta:g}, row-level, "
             "charged as its own release)"
@@ -290,7 +308,7 @@ class PrivateTree(Mechanism[PairCounts, PairPlan]):
             raise InputError("a tree needs at least two questions; give more columns")
         return levels
 
-    def _measure(self, data: Any, schema: Schema) -> PairCounts:
+    def _measure(self, data: Any, schema: Schema, progress: Progress | None) -> PairCounts:
         levels = self._levels(schema)
         rows = learning_rows(data, schema, list(levels), int(self.max_rows), int(self.seed))
         codes = encode(rows, levels)
@@ -302,7 +320,8 @@ class PrivateTree(Mechanism[PairCounts, PairPlan]):
             (np.ones(cells.size), (index, cells)), shape=(len(codes), int(offsets[-1]))
         )
         joint = np.rint((onehot.T @ onehot).toarray()).astype(np.int64)
-        return PairCounts(joint, offsets, levels, schema.inferred_among(levels), len(codes))
+        inferred = schema.inferred_among(levels)
+        return PairCounts(joint, offsets, levels, inferred, len(codes), progress)
 
     def _calibrate(self, measured: PairCounts, sampler: NoiseSampler) -> PairPlan:
         m = len(measured.levels)
@@ -321,14 +340,16 @@ class PrivateTree(Mechanism[PairCounts, PairPlan]):
         m = scores.shape[0]
         inside, links = [0], []
         outside = list(range(1, m))
-        for _ in range(m - 1):  # Prim, one noisy max per link
-            pairs = [(u, v) for u in inside for v in outside]
-            u, v = pairs[
-                plan.sampler.noisy_max([scores[a, b] for a, b in pairs], plan.select_scale)
-            ]
+        every = max((m - 1) // 10, 1)
+        for done in range(1, m):  # Prim, one noisy max per link
+            candidates = scores[np.ix_(inside, outside)]  # rows: in the tree; columns: not yet
+            chosen = plan.sampler.noisy_max(candidates.ravel(), plan.select_scale)
+            u, v = inside[chosen // len(outside)], outside[chosen % len(outside)]
             links.append((u, v))
             inside.append(v)
             outside.remove(v)
+            if measured.progress is not None and (done % every == 0 or done == m - 1):
+                measured.progress(done, m - 1)
         return _noisy_tables(measured, links, plan.link_scale, plan.sampler, LINK)
 
     def _accuracy(self, plan: PairPlan, values: Mapping[str, pd.Series]) -> Accuracy:
