@@ -18,10 +18,12 @@ from attrpriv import datasets
 from attrpriv.assess.assessor import FeatureRiskAssessor
 from attrpriv.assess.mitigation import Drop
 from attrpriv.assess.models import make_model
-from attrpriv.assess.report import MitigationStep, RiskReport, RocCurve
+from attrpriv.assess.report import FeatureSetRisk, MitigationStep, RiskReport, RocCurve
 from attrpriv.assess.scoring import (
     ScoreWeights,
     differential_score,
+    evidence,
+    flag_reason,
     mean_interval,
     modified_interval,
     modified_score,
@@ -69,7 +71,58 @@ def test_modified_score_adds_overfitting_and_subtracts_importance() -> None:
 def test_flags_mark_every_score_over_the_threshold() -> None:
     attacks = {"membership": score(0.08), "attribute": score(0.01)}
     flags = score_flags(attacks, (0.045, (0.03, 0.06)), (0.06, (0.04, 0.08)), 0.05)
-    assert flags == {"membership": True, "attribute": False, "overall": False, "modified": True}
+    assert flags == {
+        "membership": True,
+        "attribute": False,
+        "overall": False,
+        "modified": True,
+        "identifier": False,
+    }
+
+
+def test_each_attack_is_judged_on_its_own_and_noise_over_the_threshold_is_not_a_flag() -> None:
+    """The overall score averages a strong membership attack with an attribute attack at 0:
+    the set is still flagged, by the membership attack. An attribute difference of 0.07 whose CI
+    holds 0 is noise, not a flag."""
+    attacks = {"membership": score(0.09), "attribute": score(0.0), "property": score(0.07, 0.1)}
+    overall = (0.04, (0.02, 0.06))  # under the threshold
+    flags = score_flags(attacks, overall, (0.04, (0.01, 0.07)), 0.05)
+    assert flags["membership"] and not flags["overall"] and not flags["modified"]
+    assert not flags["property"]
+    risk = FeatureSetRisk(
+        features=("x",),
+        attacks=attacks,
+        overall=0.04,
+        overall_ci=(0.02, 0.06),
+        modified=0.04,
+        overfitting=0.0,
+        importance=0.0,
+        utility_without=0.8,
+        modified_ci=(0.01, 0.07),
+        overfitting_ci=(0.0, 0.0),
+        importance_ci=(0.0, 0.0),
+        flags=flags,
+        rank=1,
+        why=flag_reason(attacks, flags, (0.04, (0.01, 0.07)), 0.05),
+    )
+    assert (
+        risk.flagged
+        and risk.why == "membership attack +0.090 [+0.070, +0.110] over the threshold 0.05"
+    )
+    assert FeatureSetRisk.from_dict(risk.to_dict()).why == risk.why
+
+
+def test_an_identifier_is_flagged_whenever_its_membership_differential_is_above_zero() -> None:
+    """The planted row ID of the issue: +0.038 [+0.023, +0.054], under the 0.05 threshold."""
+    attacks = {"membership": Score(0.8, 0.762, 0.038, (0.023, 0.054), 100)}
+    flags = score_flags(attacks, (0.019, (0.0, 0.04)), (0.02, (0.0, 0.04)), 0.05, identifier=True)
+    assert flags["identifier"] and not flags["membership"]
+    assert flag_reason(attacks, flags, (0.02, (0.0, 0.04)), 0.05).startswith("an identifier-like")
+    inconclusive = {"membership": Score(0.8, 0.79, 0.01, (-0.005, 0.025), 100)}
+    assert not score_flags(inconclusive, (0.0, (0, 0)), (0.0, (0, 0)), 0.05, identifier=True)[
+        "identifier"
+    ]
+    assert not score_flags(attacks, (0.019, (0.0, 0.04)), (0.02, (0.0, 0.04)), 0.05)["identifier"]
 
 
 def test_flagging_on_the_lower_end_needs_the_whole_ci_over_the_threshold() -> None:
@@ -77,7 +130,13 @@ def test_flagging_on_the_lower_end_needs_the_whole_ci_over_the_threshold() -> No
     attacks = {"membership": score(0.08), "attribute": score(0.06)}
     overall = (0.07, (0.055, 0.085))
     flags = score_flags(attacks, overall, (0.065, (0.045, 0.085)), 0.05, flag_on="lower")
-    assert flags == {"membership": True, "attribute": False, "overall": True, "modified": False}
+    assert flags == {
+        "membership": True,
+        "attribute": False,
+        "overall": True,
+        "modified": False,
+        "identifier": False,
+    }
     assert score_flags(attacks, overall, (0.075, (0.055, 0.095)), 0.05, "lower")["modified"]
 
 
@@ -151,8 +210,8 @@ def report(credit: tuple[pd.DataFrame, pd.Series]) -> RiskReport:
 
 def test_report_holds_every_part_of_every_score(report: RiskReport) -> None:
     assert [r.rank for r in report.feature_sets] == [1, 2, 3]
-    modified = [r.modified for r in report.feature_sets]
-    assert modified == sorted(modified, reverse=True)
+    keys = [(r.flagged, evidence(r.attacks)) for r in report.feature_sets]
+    assert keys == sorted(keys, reverse=True)  # flagged first, then the strongest evidence
     for risk in report.feature_sets:
         assert set(risk.attacks) == {"membership", "attribute"}
         membership = risk.attacks["membership"]
@@ -161,7 +220,11 @@ def test_report_holds_every_part_of_every_score(report: RiskReport) -> None:
         assert set(risk.per_feature) == set(risk.features)
         best = max(risk.per_feature.values(), key=lambda s: s["attribute"].difference)
         assert risk.attacks["attribute"] == best["attribute"]
-        assert risk.flagged == (risk.modified > report.threshold)
+        by_attack = any(
+            s.difference > report.threshold and s.ci[0] > 0 for s in risk.attacks.values()
+        )
+        assert risk.flagged == (risk.modified > report.threshold or by_attack)
+        assert bool(risk.why) == risk.flagged
         assert risk.modified_ci[0] <= risk.modified <= risk.modified_ci[1]
         assert risk.overfitting_ci[0] <= risk.overfitting <= risk.overfitting_ci[1]
         assert risk.importance_ci[0] <= risk.importance <= risk.importance_ci[1]
@@ -222,7 +285,10 @@ def test_html_has_the_figures_and_no_data_row(
     for value in rare:
         assert not re.search(rf"\b{value}\b", text), value
     assert render_html(report) == render_html(RiskReport.from_json(report.to_json()))
-    assert "modified score exceeds it" in page
+    assert "any one attack exceeds it with a CI above 0" in page
+    assert "Most exposed training rows" in page
+    exposed = report.model.membership.exposed
+    assert exposed and all(f"<td>{r.row}</td>" in page for r in exposed[:10])
 
 
 def test_html_says_when_flags_need_the_ci_over_the_threshold(report: RiskReport) -> None:

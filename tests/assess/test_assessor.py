@@ -327,7 +327,7 @@ def small() -> tuple[pd.DataFrame, pd.Series]:
         ({"attacks": ("leakage",)}, "attacks must be one of"),
         ({"backend": "spark"}, "backend must be one of"),
         ({"test_size": 1.0}, r"test_size must be in \(0, 1\)"),
-        ({"membership_attack": "lira"}, "membership_attack must be one of"),
+        ({"membership_attack": "reference"}, "membership_attack must be one of"),
         ({"weights": {"membership": 1.0}}, "weights must be a ScoreWeights"),
         ({"n_jobs": 0}, "n_jobs must be an integer >= 1"),
         ({"n_references": 0}, "n_references must be an integer >= 1"),

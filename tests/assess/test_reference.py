@@ -1,4 +1,5 @@
-"""The reference-model attack (RMIA): its score exactly, its power, and no false alarm."""
+"""The reference-model attacks (offline and online RMIA, LiRA): their scores exactly, their
+power, offline RMIA's a, and no false alarm."""
 
 from __future__ import annotations
 
@@ -10,12 +11,16 @@ import pytest
 from sklearn.base import BaseEstimator, ClassifierMixin
 
 from attrpriv import InputError
+from attrpriv.assess import _grid
 from attrpriv.assess.membership import loss_threshold_attack
 from attrpriv.assess.models import make_model, per_record_loss
 from attrpriv.assess.reference import (
+    A_GRID,
+    UNCALIBRATED_A,
     ReferenceAttack,
-    fit_reference,
+    calibrate_a,
     reference_attack,
+    reference_rows,
     reference_term,
 )
 from attrpriv.errors import NotFittedError
@@ -49,59 +54,153 @@ class Fixed(ClassifierMixin, BaseEstimator):
         return np.column_stack([1 - p, p])
 
 
-def test_the_score_is_the_log_ratio_to_the_mean_reference_probability() -> None:
-    members = (pd.DataFrame({"p": [0.9, 1.0]}), np.array([1, 1]))
-    non_members = (pd.DataFrame({"p": [0.5, 0.2]}), np.array([1, 0]))
-    # reference probabilities of each candidate's true class, two reference models
-    ref = np.array([[0.3, 1.0, 0.5, 0.6], [0.5, 1.0, 0.7, 0.9]])
-    term = reference_term(-np.log(ref), "classification")
-    assert term == pytest.approx(np.log(ref.mean(axis=0)))  # the mean of probabilities
-    result = reference_attack(Fixed().fit(None, None), members, non_members, term)
-    own = np.log([0.9, 1.0, 0.5, 0.8])
-    assert result.scores == pytest.approx(own - np.log(ref.mean(axis=0)))
-    assert result.scores[1] == pytest.approx(0.0)  # easy everywhere: not evidence of membership
-    assert result.attack == "reference" and result.score.method == "delong"
+MEMBERS = (pd.DataFrame({"p": [0.9, 1.0]}), np.array([1, 1]))
+NON_MEMBERS = (pd.DataFrame({"p": [0.5, 0.2]}), np.array([1, 0]))
+OWN = np.array([0.9, 1.0, 0.5, 0.8])  # the target's probability of each candidate's true class
+# reference probabilities of each candidate's true class, two reference models
+REF = np.array([[0.3, 1.0, 0.5, 0.6], [0.5, 1.0, 0.7, 0.9]])
+
+
+def scores_of(attack: str, a: float | None = None) -> np.ndarray:
+    term = reference_term(-np.log(REF), "classification", attack, a=a)
+    result = reference_attack(Fixed().fit(None, None), MEMBERS, NON_MEMBERS, term)
+    assert result.attack == attack and result.score.method == "delong"
+    return result.scores
+
+
+def test_offline_rmia_divides_by_the_papers_corrected_out_probability() -> None:
+    expected = np.log(OWN) - np.log(((1 + 0.2) * REF.mean(axis=0) + (1 - 0.2)) / 2)
+    assert scores_of("rmia", a=0.2) == pytest.approx(expected)
+    # a = 1: the plain ratio to the mean OUT probability; a = 0: Pr(x) = (1 + mean) / 2
+    assert scores_of("rmia", a=1.0) == pytest.approx(np.log(OWN / REF.mean(axis=0)))
+    assert scores_of("rmia", a=0.0) == pytest.approx(np.log(OWN / ((1 + REF.mean(axis=0)) / 2)))
+    assert scores_of("rmia") == pytest.approx(scores_of("rmia", a=UNCALIBRATED_A))
+
+
+def test_online_rmia_is_the_log_ratio_to_the_mean_reference_probability() -> None:
+    scores = scores_of("rmia-online")
+    assert scores == pytest.approx(np.log(OWN) - np.log(REF.mean(axis=0)))  # mean of probabilities
+    assert scores[1] == pytest.approx(0.0)  # easy everywhere: not evidence of membership
+
+
+def test_lira_compares_logits() -> None:
+    def logit(p: np.ndarray) -> np.ndarray:
+        p = np.clip(p, 1e-12, 1 - 1e-12)
+        return np.log(p / (1 - p))
+
+    expected = logit(OWN) - logit(REF).mean(axis=0)
+    assert scores_of("lira")[[0, 2, 3]] == pytest.approx(expected[[0, 2, 3]], rel=1e-9)
 
 
 def test_regression_uses_the_mean_reference_loss() -> None:
     losses = np.array([[1.0, 4.0], [3.0, 0.0]])
-    assert reference_term(losses, "regression") == pytest.approx([-2.0, -2.0])
+    for attack in ("rmia", "rmia-online", "lira"):
+        term = reference_term(losses, "regression", attack)
+        assert term.values == pytest.approx([-2.0, -2.0]) and term.signal == "loss"
 
 
-def test_it_beats_the_loss_attack_on_a_memorising_forest(adult) -> None:
+def test_a_is_the_grid_value_with_the_best_auc_of_the_references_games() -> None:
+    """Three references on 400 records: each record's probability under a model that trained on
+    it is ``a_true * p + (1 - a_true)`` with p its probability otherwise (the paper's model of
+    a), plus noise; the AUC of the a it picks is the best of the grid, recomputed here by brute
+    force, and better than that of a = 1 (no correction)."""
+    rng = np.random.default_rng(0)
+    a_true, k, m = 0.4, 3, 400
+    p = rng.uniform(0.05, 0.95, size=m)
+    trained = rng.random((k, m)) < 0.5
+    noisy = np.clip(p + rng.normal(0, 0.05, size=(k, m)), 1e-3, 1 - 1e-3)
+    proba = np.where(trained, a_true * noisy + (1 - a_true), noisy)
+    chosen = calibrate_a(-np.log(proba), trained)
+    assert chosen in A_GRID
+
+    def mean_auc(a: float) -> float:
+        from sklearn.metrics import roc_auc_score
+
+        aucs = []
+        for j in range(k):
+            others = [i for i in range(k) if i != j]
+            out = ~trained[others]
+            keep = out.any(axis=0)
+            p_out = (proba[others] * out).sum(axis=0)[keep] / out.sum(axis=0)[keep]
+            score = np.log(proba[j, keep]) - np.log(((1 + a) * p_out + 1 - a) / 2)
+            aucs.append(roc_auc_score(trained[j, keep], score))
+        return float(np.mean(aucs))
+
+    assert mean_auc(chosen) == pytest.approx(max(mean_auc(a) for a in A_GRID))
+    assert mean_auc(chosen) > mean_auc(1.0) + 0.01
+    assert calibrate_a(-np.log(proba[:1]), trained[:1]) == UNCALIBRATED_A  # nothing to compare
+
+
+def test_offline_rmia_beats_the_loss_and_the_online_attack_on_a_memorising_forest(adult) -> None:
     forest = make_model("rf", seed=0).fit(*adult["members"])
-    attack = ReferenceAttack(n_references=2, seed=3).fit(make_model("rf"), *population(adult))
-    strong = attack.attack(forest, adult["members"], adult["non_members"])
+    offline = ReferenceAttack(n_references=2, train_size=1000, seed=3)
+    offline.fit(make_model("rf"), *adult["other"])  # never saw a candidate
+    strong = offline.attack(forest, adult["members"], adult["non_members"])
+    online = ReferenceAttack(n_references=2, variant="rmia-online", seed=3)
+    middle = online.fit(make_model("rf"), *population(adult)).attack(
+        forest, adult["members"], adult["non_members"]
+    )
     weak = loss_threshold_attack(forest, adult["members"], adult["non_members"])
-    assert strong.auc > weak.auc + 0.05 and strong.score.ci[0] > 0
-    assert strong.tpr_at_1pct_fpr > weak.tpr_at_1pct_fpr + 0.02
-    assert len(attack.models_) == 2
+    assert strong.auc > middle.auc > weak.auc + 0.05 and strong.score.ci[0] > 0
+    assert strong.tpr_at_1pct_fpr > weak.tpr_at_1pct_fpr + 0.05
+    assert strong.tpr_at_01pct_fpr > middle.tpr_at_01pct_fpr + 0.02
+    assert len(offline.models_) == 2 and offline.a_ in A_GRID and online.a_ is None
 
 
 def test_no_false_alarm_and_the_check_catches_biased_references(adult) -> None:
     """A model trained on neither side: the attack's CI holds 0.5. References trained on the
     non-members only (a broken attacker who knows who is out) make them look like outsiders."""
     outsider = make_model("rf", seed=0).fit(*adult["other"])
-    X, y = population(adult)
-    attack = ReferenceAttack(n_references=2, seed=5).fit(make_model("rf"), X, y)
+    attack = ReferenceAttack(n_references=2, seed=5).fit(make_model("rf"), *adult["other"])
     fair = attack.attack(outsider, adult["members"], adult["non_members"])
     assert fair.score.ci[0] <= 0 <= fair.score.ci[1]
+    X, y = population(adult)
     biased = [make_model("rf", seed=k).fit(*adult["non_members"]) for k in range(2)]
     losses = np.array([per_record_loss(m, X, y) for m in biased])
     broken = reference_attack(
-        outsider, adult["members"], adult["non_members"], reference_term(losses, "classification")
+        outsider,
+        adult["members"],
+        adult["non_members"],
+        reference_term(losses, "classification", a=attack.a_),
     )
     assert broken.score.ci[0] > 0  # a spurious "leak" the fair attack does not report
 
 
-def test_each_reference_model_sees_half_of_each_class(adult) -> None:
-    X, y = population(adult)
-    model = fit_reference(make_model("logreg"), X, y, index=1, seed=0, drop=["age"])
-    assert "age" not in model.feature_names_in_
-    again = fit_reference(make_model("logreg"), X, y, index=1, seed=0, drop=["age"])
-    other = fit_reference(make_model("logreg"), X, y, index=2, seed=0, drop=["age"])
-    assert np.array_equal(model.predict_proba(X), again.predict_proba(X))
-    assert not np.array_equal(model.predict_proba(X), other.predict_proba(X))
+def test_reference_rows_are_seeded_and_keep_every_class() -> None:
+    y = np.array([0] * 90 + [1] * 10)
+    rows = reference_rows(y, 50, index=1, seed=0)
+    assert np.array_equal(rows, reference_rows(y, 50, index=1, seed=0))
+    assert not np.array_equal(rows, reference_rows(y, 50, index=2, seed=0))
+    assert np.bincount(y[rows]).tolist() == [45, 5]
+    pool = np.arange(20, 100)
+    inside = reference_rows(y, 40, index=0, seed=0, rows=pool)
+    assert set(inside) <= set(pool) and (y[inside] == 1).sum() == 5
+    assert reference_rows(y, 5, index=0, seed=0).size >= 2  # a tiny share still sees class 1
+
+
+def test_offline_references_of_the_assessment_never_train_on_an_attacked_row(
+    adult_xy, grid_data
+) -> None:
+    X, y = adult_xy(1500, 2)
+    data = grid_data(
+        X.reset_index(drop=True),
+        pd.Series(y),
+        test_size=0.3,
+        membership_attack="rmia",
+        max_attack_rows=300,
+        seed=4,
+    )
+    split = _grid.make_split(data, 1)
+    attacked = set(split.members[0].index) | set(split.non_members[0].index)
+    pool = _grid.population_rows(data, split)
+    assert len(attacked) == 600 and not attacked & set(pool) and pool.size == 900
+    found = _grid.run_task(data, _grid.Task("reference", 1, index=0))
+    assert isinstance(found, _grid.ReferenceLosses)
+    assert found.candidates.shape == (600,) and found.population.shape == found.trained.shape
+    assert 0.7 < found.trained.mean() <= 0.8  # target-sized (1,050), capped at 80% of 900
+    small = _grid.GridData(**{**data.__dict__, "max_attack_rows": 2000, "test_size": 0.5})
+    with pytest.raises(InputError, match="rows that are not attacked"):
+        _grid.population_rows(small, _grid.make_split(small, 0))
 
 
 def test_bad_use_is_refused(adult) -> None:
@@ -109,8 +208,15 @@ def test_bad_use_is_refused(adult) -> None:
         ReferenceAttack().attack(None, adult["members"], adult["non_members"])
     with pytest.raises(InputError, match="n_references must be an integer >= 1"):
         ReferenceAttack(n_references=0).fit(make_model("logreg"), *population(adult))
+    with pytest.raises(InputError, match="variant must be one of"):
+        ReferenceAttack(variant="lira-online").fit(make_model("logreg"), *population(adult))
+    with pytest.raises(InputError, match="train_size must be below"):
+        ReferenceAttack(train_size=2000).fit(make_model("logreg"), *population(adult))
     with pytest.raises(InputError, match="at least 20 records"):
         ReferenceAttack().fit(make_model("logreg"), adult["other"][0][:10], adult["other"][1][:10])
     forest = make_model("rf", seed=0).fit(*adult["members"])
+    term = reference_term(np.zeros((2, 3)), "classification")
     with pytest.raises(InputError, match="one value per member, then per non-member"):
-        reference_attack(forest, adult["members"], adult["non_members"], np.zeros(3))
+        reference_attack(forest, adult["members"], adult["non_members"], term)
+    with pytest.raises(InputError, match=r"a must be in \[0, 1\]"):
+        reference_term(np.zeros((2, 3)), "classification", a=1.5)

@@ -46,7 +46,8 @@ def test_a_planted_copy_ranks_first_as_a_proxy(sensitive_input: bool) -> None:
     first = risk.proxies[0]
     assert first.label == "sex_copy" and first.drop.ci[0] > 0.05
     labels = [p.label for p in risk.proxies]
-    assert ("sex" in labels) is sensitive_input  # not a target set when not an input
+    assert "sex" not in labels  # never its own proxy (an input or not)
+    assert first.flagged and [p.label for p in risk.proxies if p.flagged] == ["sex_copy"]
     assert ("sex" in [r.label for r in report.feature_sets]) is sensitive_input
     again = RiskReport.from_json(report.to_json())
     assert again.sensitive == report.sensitive
@@ -74,3 +75,28 @@ def test_issue_11_a_planted_id_ranks_first_and_the_copy_is_the_proxy() -> None:
     first = report.feature_sets[0]
     assert first.label == "row_id" and first.attacks["membership"].ci[0] > 0
     assert report.sensitive[0].proxies[0].label == "sex_copy"
+
+
+def test_a_planted_row_id_is_flagged_although_its_score_is_under_the_threshold() -> None:
+    """A forest learns the rows through a numeric row ID: its membership differential's CI is
+    above 0 but its scores stay under the threshold; the identifier rule flags it, says why, and
+    it ranks first. The same column made of repeated values is not identifier-like."""
+    X, y = planted(1500)
+    X = X[["age", "education", "relationship", "hours_per_week", "occupation", "row_id"]]
+    assessor = FeatureRiskAssessor(
+        make_model("rf"),
+        attacks=("membership", "attribute"),
+        attack_model="logreg",
+        threshold=0.2,
+        backend="sequential",
+    )
+    report = assessor.assess(X, y)
+    risk = report["row_id"]
+    membership = risk.attacks["membership"]
+    assert membership.ci[0] > 0 and risk.modified < 0.2 and not risk.flags["membership"]
+    assert risk.flags["identifier"] and risk.flagged and risk.rank == 1
+    assert risk.why.startswith("an identifier-like column")
+    assert any("'row_id' is identifier-like" in note for note in report.notes)
+    coarse = X.assign(row_id=(X["row_id"] // 100).astype(float))
+    again = assessor.assess(coarse, y)
+    assert not again["row_id"].flags["identifier"]

@@ -29,7 +29,16 @@ from attrpriv.assess.membership import (
 )
 from attrpriv.assess.models import fit_without, per_record_loss
 from attrpriv.assess.property import property_inference
-from attrpriv.assess.reference import fit_reference, reference_attack
+from attrpriv.assess.reference import (
+    MAX_CALIBRATION_ROWS,
+    MIN_REFERENCE_ROWS,
+    OFFLINE_ATTACKS,
+    REFERENCE_ATTACKS,
+    ReferenceTerm,
+    fit_reference,
+    reference_attack,
+    reference_rows,
+)
 from attrpriv.errors import InputError, private_values_shown
 from attrpriv.stats import Score
 
@@ -37,6 +46,7 @@ __all__ = [
     "AUX_SHARE",
     "GridData",
     "ModelOutcome",
+    "ReferenceLosses",
     "Task",
     "TaskFailure",
     "identifier_like",
@@ -48,6 +58,9 @@ __all__ = [
 ]
 
 AUX_SHARE = 0.5  # share of the rows held out as the attacker's data for shadow models
+# An offline reference trains on as many population records as the target trained on, at most
+# this share of them (the others show how a model's output moves when it trains on a record).
+REFERENCE_SHARE = 0.8
 
 
 @dataclass(frozen=True, eq=False)
@@ -86,7 +99,7 @@ class Task:
     of this repeat, for the attribute attack. ``reference``: the membership attack on the full
     model of this repeat (same records), for the paired differential score of a ``"without"``
     task. ``normalizer``: the repeat's reference term of each candidate record
-    (:func:`~attrpriv.assess.reference.reference_term`), for the reference attack.
+    (:func:`~attrpriv.assess.reference.reference_term`), for the reference attacks.
     """
 
     kind: str
@@ -95,7 +108,21 @@ class Task:
     model: Any = None
     reference: MembershipResult | None = None
     index: int = 0
-    normalizer: np.ndarray | None = None
+    normalizer: ReferenceTerm | None = None
+
+
+@dataclass(frozen=True, eq=False)
+class ReferenceLosses:
+    """One reference model's per-record losses (the result of a ``"reference"`` task).
+
+    ``candidates``: on the repeat's candidate records, members first. ``population`` and
+    ``trained`` (offline attacks only, else empty): its losses on up to 5,000 population records
+    and whether it trained on each, from which offline RMIA's ``a`` is calibrated.
+    """
+
+    candidates: np.ndarray
+    population: np.ndarray = field(default_factory=lambda: np.zeros(0))
+    trained: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=bool))
 
 
 @dataclass(frozen=True, eq=False)
@@ -182,7 +209,7 @@ def _membership(
     members = (split.members[0][columns], split.members[1])
     non_members = (split.non_members[0][columns], split.non_members[1])
     seed = data.seed + task.repeat
-    if data.membership_attack == "reference":
+    if data.membership_attack in REFERENCE_ATTACKS:
         assert task.normalizer is not None
         return reference_attack(
             model, members, non_members, task.normalizer, confidence=data.confidence
@@ -195,18 +222,51 @@ def _membership(
     return shadow.attack(model, members, non_members, confidence=data.confidence)
 
 
-def _reference_losses(data: GridData, task: Task) -> np.ndarray:
-    """Reference model ``task.index`` of the repeat: trained on a random half of all the rows
-    (members and non-members alike: the attacker's population), its loss on each candidate."""
+def _reference_losses(data: GridData, task: Task) -> ReferenceLosses:
+    """Reference model ``task.index`` of the repeat and its losses on the candidates.
+
+    Online (``"rmia-online"``): trained on a random half of all the rows, candidates included.
+    Offline: trained on population records only (rows that are neither attacked member nor
+    attacked non-member), as many as the target trained on but at most
+    :data:`REFERENCE_SHARE` of them; its losses on up to 5,000 population records, and whether
+    it trained on each, come back too.
+    """
     split = make_split(data, task.repeat)
     seed = data.seed + task.repeat
     estimator = reseeded(data.estimator, seed + 7919 * (task.index + 1))
-    model = _fit_all(
-        estimator,
-        lambda: fit_reference(estimator, data.X, data.y.to_numpy(), index=task.index, seed=seed),
-    )
+    labels = data.y.to_numpy()
+    stratify = labels if data.classification else None
     both = candidates(split.members, split.non_members)
-    return per_record_loss(model, both.X, both.y)
+    if data.membership_attack not in OFFLINE_ATTACKS:
+        rows = reference_rows(stratify, len(labels) // 2, index=task.index, seed=seed)
+        model = _fit_all(estimator, lambda: fit_reference(estimator, data.X, labels, rows))
+        return ReferenceLosses(per_record_loss(model, both.X, both.y))
+    pool = population_rows(data, split)
+    size = min(len(split.train[0]), int(REFERENCE_SHARE * pool.size))
+    rows = reference_rows(stratify, size, index=task.index, seed=seed, rows=pool)
+    model = _fit_all(estimator, lambda: fit_reference(estimator, data.X, labels, rows))
+    probe = np.sort(np.random.default_rng([seed, 104729]).permutation(pool)[:MAX_CALIBRATION_ROWS])
+    return ReferenceLosses(
+        per_record_loss(model, both.X, both.y),
+        per_record_loss(model, data.X.iloc[probe], labels[probe]),
+        np.isin(probe, rows),
+    )
+
+
+def population_rows(data: GridData, split: _Split) -> np.ndarray:
+    """Positions of the rows an offline reference may train on: those not attacked.
+
+    Raises InputError if fewer than 20 remain (attack fewer rows, or use ``"rmia-online"``).
+    """
+    attacked = np.r_[split.members[0].index.to_numpy(), split.non_members[0].index.to_numpy()]
+    pool = np.setdiff1d(np.arange(len(data.X)), attacked)
+    if pool.size < MIN_REFERENCE_ROWS:
+        raise InputError(
+            f"offline reference models need at least {MIN_REFERENCE_ROWS} rows that are not "
+            f"attacked, got {pool.size}; lower max_attack_rows or use "
+            "membership_attack='rmia-online'"
+        )
+    return pool
 
 
 def _fit_all(estimator: Any, fit: Callable[[], Any]) -> Any:
@@ -280,19 +340,25 @@ def _infer_sensitive(
 IDENTIFIER_SHARE = 0.5  # a categorical feature with more singleton values is identifier-like
 
 
-def identifier_like(X: pd.DataFrame, features: Sequence[str]) -> dict[str, float]:
-    """Categorical features most of whose values occur once, with that share.
+def identifier_like(
+    X: pd.DataFrame, features: Sequence[str], *, categorical_only: bool = False
+) -> dict[str, float]:
+    """Features most of whose values occur once (numeric or not), with that share.
 
-    Attribute inference learns a feature's values from other records; a value that occurs once
-    cannot be learned, so on an identifier the attack and its baselines all score about 0, at
-    the cost of a classifier with one class per record. Such features are not attacked.
+    A set holding one is flagged whenever its membership differential's CI excludes 0
+    (:func:`~attrpriv.assess.scoring.score_flags`). Attribute inference learns a categorical
+    feature's values from other records; a value that occurs once cannot be learned, so on a
+    categorical identifier the attack and its baselines all score about 0, at the cost of a
+    classifier with one class per record: ``categorical_only=True`` lists those, which are not
+    attribute-attacked (a numeric one is: a regression can still learn it).
     """
     found = {}
     for feature in features:
         values = X[feature].dropna()
-        if pd.api.types.is_numeric_dtype(values) and not isinstance(
+        numeric = pd.api.types.is_numeric_dtype(values) and not isinstance(
             values.dtype, pd.CategoricalDtype
-        ):
+        )
+        if categorical_only and numeric:
             continue
         counts = values.value_counts()
         share = float(counts[counts == 1].sum()) / max(len(values), 1)
@@ -312,7 +378,7 @@ def skipped_attacks(
     """
     found: dict[tuple[str, str], str] = {}
     if "attribute" in attacks:
-        for feature, share in identifier_like(X, features).items():
+        for feature, share in identifier_like(X, features, categorical_only=True).items():
             found["attribute", feature] = (
                 f"{share:.0%} of its values occur once (an identifier: no other record shows "
                 "its value)"
@@ -409,7 +475,7 @@ class TaskFailure:
     reason: str
 
 
-def run_task(data: GridData, task: Task) -> ModelOutcome | Score | np.ndarray | TaskFailure:
+def run_task(data: GridData, task: Task) -> ModelOutcome | Score | ReferenceLosses | TaskFailure:
     """Run one task of the grid (module-level, so worker processes can unpickle it)."""
     if task.kind == "reference":
         return _reference_losses(data, task)

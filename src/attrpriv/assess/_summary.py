@@ -13,8 +13,16 @@ from typing import Any
 
 import numpy as np
 
-from attrpriv.assess._grid import GridData, ModelOutcome, Task, TaskFailure
+from attrpriv.assess._grid import (
+    GridData,
+    ModelOutcome,
+    Task,
+    TaskFailure,
+    identifier_like,
+    make_split,
+)
 from attrpriv.assess.report import (
+    ExposedRecord,
     FeatureSetRisk,
     MembershipSummary,
     ModelSummary,
@@ -25,6 +33,8 @@ from attrpriv.assess.report import (
 from attrpriv.assess.scoring import (
     ScoreWeights,
     differential_score,
+    evidence,
+    flag_reason,
     mean_interval,
     modified_interval,
     modified_score,
@@ -35,6 +45,7 @@ from attrpriv.stats import Score, pool_replicates, rate_difference
 
 __all__ = [
     "Outcomes",
+    "exposed_records",
     "model_summary",
     "rank",
     "sensitive_risk",
@@ -152,6 +163,14 @@ def set_risk(
     importance, importance_ci = _paired(pairs, "utility_test", data.confidence)
     modified = modified_score(overall, overfitting, importance, weights)
     modified_ci = modified_interval(overall_ci, overfitting_ci, importance_ci, modified, weights)
+    flags = score_flags(
+        attacks,
+        (overall, overall_ci),
+        (modified, modified_ci),
+        threshold,
+        flag_on,
+        identifier=bool(identifier_like(data.X, group)),
+    )
     return FeatureSetRisk(
         features=group,
         attacks=attacks,
@@ -164,12 +183,11 @@ def set_risk(
         modified_ci=modified_ci,
         overfitting_ci=overfitting_ci,
         importance_ci=importance_ci,
-        flags=score_flags(
-            attacks, (overall, overall_ci), (modified, modified_ci), threshold, flag_on
-        ),
+        flags=flags,
         rank=0,
         membership_without=summarize_membership(without, data.confidence),
         per_feature=per_feature,
+        why=flag_reason(attacks, flags, (modified, modified_ci), threshold),
     )
 
 
@@ -191,26 +209,32 @@ def sensitive_risk(
     sets: Sequence[tuple[str, ...]],
     outcomes: Outcomes,
     confidence: float,
+    threshold: float,
+    flag_on: str = "estimate",
 ) -> SensitiveRisk:
     """What the models reveal of one sensitive attribute, and its proxies ranked strongest first.
 
     Per set and repeat, the full model's best attack on the attribute and the retrained one's
     are scored on the same judged records (same members and seed), so their hit rates are
     compared pairwise (Newcombe); the repeats are pooled as independent re-runs
-    (:func:`~attrpriv.stats.pool_replicates`).
+    (:func:`~attrpriv.stats.pool_replicates`). A set holding the attribute itself is not its
+    proxy and is left out. A proxy is flagged as an attack's difference is
+    (:func:`~attrpriv.assess.scoring.score_flags`).
     """
     full = [o.sensitive[attribute] for o in outcomes.full]
     proxies = []
     for group in sets:
         pairs = outcomes.pairs(group)
-        if not pairs:
+        if not pairs or attribute in group:
             continue
         drops = [
             rate_difference(f.sensitive[attribute].hits, w.sensitive[attribute].hits, confidence)
             for f, w in pairs
         ]
         gains = [w.sensitive[attribute].score for _, w in pairs]
-        proxies.append(ProxyRisk(group, _pool(drops, confidence), _pool(gains, confidence)))
+        drop = _pool(drops, confidence)
+        flagged = score_flags({"drop": drop}, (0, (0, 0)), (0, (0, 0)), threshold, flag_on)["drop"]
+        proxies.append(ProxyRisk(group, drop, _pool(gains, confidence), flagged))
     proxies.sort(key=lambda p: (-p.drop.difference, p.label))
     return SensitiveRisk(
         attribute=attribute,
@@ -222,21 +246,62 @@ def sensitive_risk(
 
 
 def rank(risks: Sequence[FeatureSetRisk]) -> tuple[FeatureSetRisk, ...]:
-    """Riskiest first by modified score (ties by label), ranks 1..n.
+    """Flagged sets first, then by the strongest evidence: the highest lower CI end among the
+    set's attacks (:func:`~attrpriv.assess.scoring.evidence`), then by modified score and label;
+    ranks 1..n.
 
     A set no attack could score (its score is NaN, see :func:`set_risk`) comes last.
     """
-    ordered = sorted(
-        risks, key=lambda r: (math.isnan(r.modified), -np.nan_to_num(r.modified), r.label)
-    )
+
+    def key(r: FeatureSetRisk) -> tuple[bool, bool, float, float, str]:
+        strongest = evidence(r.attacks)
+        return (
+            not r.flagged,
+            math.isnan(strongest),
+            -np.nan_to_num(strongest),
+            -np.nan_to_num(r.modified),
+            r.label,
+        )
+
+    ordered = sorted(risks, key=key)
     return tuple(replace(r, rank=i) for i, r in enumerate(ordered, start=1))
 
 
+MAX_EXPOSED = 100  # exposed records a report keeps
+
+
+def exposed_records(full: Sequence[ModelOutcome], data: GridData) -> tuple[ExposedRecord, ...]:
+    """The training rows the full model's membership attack singles out most, by row number.
+
+    Per repeat, each attacked member's score is compared with the attacked non-members': the
+    share scoring at least as high is the false-positive rate an attacker accepts to call that
+    row a member. A row's value is its mean over the repeats it was attacked in (its score
+    already pools the reference models). The :data:`MAX_EXPOSED` lowest are kept, ties by row.
+    """
+    rates: dict[int, list[float]] = {}
+    for repeat, outcome in enumerate(full):
+        result = outcome.membership
+        if result is None:
+            continue
+        members = make_split(data, repeat).members[0].index.to_numpy()
+        outside = np.sort(result.scores[result.labels == 0])
+        inside = result.scores[result.labels == 1]
+        above = outside.size - np.searchsorted(outside, inside, side="left")
+        for row, rate in zip(members.tolist(), (above / outside.size).tolist(), strict=True):
+            rates.setdefault(int(row), []).append(float(rate))
+    ranked = sorted((float(np.mean(v)), -len(v), row) for row, v in rates.items())
+    return tuple(ExposedRecord(row, -n, fpr) for fpr, n, row in ranked[:MAX_EXPOSED])
+
+
 def model_summary(full: Sequence[ModelOutcome], data: GridData) -> ModelSummary:
-    """The model on all features: mean train/test metric and its membership attack."""
+    """The model on all features: mean train/test metric, its membership attack and the rows
+    that attack exposes most."""
+    membership = summarize_membership(full, data.confidence)
+    if membership is not None:
+        membership = replace(membership, exposed=exposed_records(full, data))
     return ModelSummary(
         metric="accuracy" if data.classification else "r2",
         utility_train=_mean(full, "utility_train"),
         utility_test=_mean(full, "utility_test"),
-        membership=summarize_membership(full, data.confidence),
+        membership=membership,
     )

@@ -36,7 +36,12 @@ from attrpriv.assess.inference import MIN_RECORDS
 from attrpriv.assess.mitigation import Mitigation
 from attrpriv.assess.models import MODEL_CHOICES, task_of
 from attrpriv.assess.parallel import BACKENDS, check_n_jobs, run_tasks
-from attrpriv.assess.reference import reference_term
+from attrpriv.assess.reference import (
+    REFERENCE_ATTACKS,
+    ReferenceTerm,
+    calibrate_a,
+    reference_term,
+)
 from attrpriv.assess.report import MitigationPath, MitigationStep, RiskReport, set_label
 from attrpriv.assess.scoring import ATTACKS, FLAG_ON, ScoreWeights
 from attrpriv.assess.screening import Screening, screen_columns
@@ -48,7 +53,7 @@ if TYPE_CHECKING:
 
 __all__ = ["MEMBERSHIP_ATTACKS", "FeatureRiskAssessor"]
 
-MEMBERSHIP_ATTACKS = ("reference", "loss", "shadow")
+MEMBERSHIP_ATTACKS = (*REFERENCE_ATTACKS, "loss", "shadow")
 FeatureSetSpec = str | Sequence[Sequence[str]]
 FAMILIES = ("singles", "pairs", "power", "preselect")
 MIN_SHADOW_ROWS = 20  # training rows of each shadow model
@@ -96,14 +101,15 @@ class FeatureRiskAssessor(Parameters):
         Seeds (split + training seed ``seed + i``) the attacks are repeated over; >= 1.
     test_size : float, default 0.3
         Share of the rows held out (the non-members and the utility test); in (0, 1).
-    membership_attack : {"reference", "loss", "shadow"}, default "reference"
-        ``"reference"``: RMIA with ``n_references`` reference models per seed, trained once and
-        shared by every retrained model (:mod:`attrpriv.assess.reference`; the strongest and,
-        as the models are shared, about as cheap as the others); ``"loss"``: the loss
-        threshold (Yeom et al.); ``"shadow"``: shadow models (Shokri et al.).
+    membership_attack : {"rmia", "rmia-online", "lira", "loss", "shadow"}, default "rmia"
+        ``"rmia"``: offline RMIA with ``n_references`` reference models per seed, trained once
+        on rows that are not attacked and shared by every retrained model
+        (:mod:`attrpriv.assess.reference`; the strongest measured, docs/benchmarks.md);
+        ``"rmia-online"``: RMIA with references on halves of all rows; ``"lira"``: offline
+        LiRA; ``"loss"``: the loss threshold (Yeom et al.); ``"shadow"``: shadow models
+        (Shokri et al.).
     n_references : int, default 2
-        Reference models per seed of the reference attack, each trained on a random half of
-        the rows; >= 1.
+        Reference models per seed of the reference attacks; >= 1.
     n_shadows : int, default 4
         Shadow models of the shadow membership attack, and per world (low/high) of the property
         game; >= 2.
@@ -161,7 +167,7 @@ class FeatureRiskAssessor(Parameters):
         weights: ScoreWeights = ScoreWeights(),  # noqa: B008 - frozen, immutable
         n_repeats: int = 3,
         test_size: float = 0.3,
-        membership_attack: str = "reference",
+        membership_attack: str = "rmia",
         n_references: int = 2,
         n_shadows: int = 4,
         attack_model: str = "hgb",
@@ -480,6 +486,13 @@ class FeatureRiskAssessor(Parameters):
             + tuple(
                 f"{kind} inference skipped for {f!r}: {why}" for (kind, f), why in skipped.items()
             )
+            + tuple(
+                f"{f!r} is identifier-like ({share:.0%} of its values occur once): a set holding "
+                "it is flagged whenever its membership differential's CI excludes 0, whatever "
+                "the threshold"
+                for f, share in _grid.identifier_like(X, features).items()
+                if "membership" in attacks
+            )
             + outcomes.notes()
         )
         model = _summary.model_summary(full, data)
@@ -493,7 +506,9 @@ class FeatureRiskAssessor(Parameters):
                 *notes,
             )
         exposed = tuple(
-            _summary.sensitive_risk(a, a in X.columns, sets, outcomes, data.confidence)
+            _summary.sensitive_risk(
+                a, a in X.columns, sets, outcomes, data.confidence, threshold, self.flag_on
+            )
             for a in data.sensitive
         )
         return RiskReport(
@@ -619,22 +634,32 @@ class FeatureRiskAssessor(Parameters):
         results = self._run(data, tasks, f"retraining without {len(sets)} feature sets")
         return full, tasks, results
 
-    def _normalizers(self, data: _grid.GridData, repeats: range) -> list[np.ndarray | None]:
+    def _normalizers(self, data: _grid.GridData, repeats: range) -> list[ReferenceTerm | None]:
         """Per repeat, the reference attack's term of each candidate record (or ``None``).
 
         The reference models are trained once per repeat, on all features, and shared by the
         full model and every retrained one (docs/assess/attacks.md says what that costs in
         accuracy: the retrained models' attack is, if anything, underestimated).
         """
-        if not (data.membership and data.membership_attack == "reference"):
+        if not (data.membership and data.membership_attack in REFERENCE_ATTACKS):
             return [None for _ in repeats]
         k = int(self.n_references)
         tasks = [_grid.Task("reference", r, index=i) for r in repeats for i in range(k)]
-        losses = self._run(data, tasks, f"training {len(tasks)} reference models")
+        found: list[_grid.ReferenceLosses] = self._run(
+            data, tasks, f"training {len(tasks)} reference models"
+        )
         task = task_of(data.estimator)
-        return [
-            reference_term(np.array(losses[i * k : (i + 1) * k]), task) for i in range(len(repeats))
-        ]
+        terms: list[ReferenceTerm | None] = []
+        for i in range(len(repeats)):
+            models = found[i * k : (i + 1) * k]
+            a = None
+            if data.membership_attack == "rmia" and task == "classification":
+                a = calibrate_a(
+                    np.array([m.population for m in models]), np.array([m.trained for m in models])
+                )
+            losses = np.array([m.candidates for m in models])
+            terms.append(reference_term(losses, task, data.membership_attack, a=a))
+        return terms
 
     def _run(self, data: _grid.GridData, tasks: list[_grid.Task], what: str) -> list[Any]:
         return run_tasks(
@@ -892,7 +917,7 @@ def _straddles(ci: tuple[float, float], threshold: float) -> bool:
 def _plan(data: _grid.GridData, n_sets: int, attacked: dict[str, list[str]], n_repeats: int) -> str:
     """What the assessment will do, in one line."""
     split = _grid.make_split(data, 0)
-    references = data.n_references if data.membership_attack == "reference" else 0
+    references = data.n_references if data.membership_attack in REFERENCE_ATTACKS else 0
     parts = [
         f"{n_repeats * references} reference models" if data.membership and references else "",
         f"{n_repeats} full models",

@@ -18,7 +18,7 @@ from numpy.typing import ArrayLike
 
 from attrpriv._display import html_grid
 from attrpriv._io import atomic_write_json, to_jsonable
-from attrpriv.assess.scoring import ATTACKS, score_from_dict
+from attrpriv.assess.scoring import ATTACKS, FLAG_REASONS, score_from_dict
 from attrpriv.errors import InputError
 from attrpriv.stats import Score
 
@@ -26,6 +26,7 @@ if TYPE_CHECKING:
     import pandas as pd
 
 __all__ = [
+    "ExposedRecord",
     "FeatureSetRisk",
     "MembershipSummary",
     "MitigationPath",
@@ -83,8 +84,40 @@ class RocCurve:
 
 
 @dataclass(frozen=True)
+class ExposedRecord:
+    """How exposed one training row is to the membership attack (a row number, never a value).
+
+    Parameters
+    ----------
+    row : int
+        The row's 0-based position in the data the assessment was given.
+    repeats : int
+        In how many repeats it was an attacked member.
+    fpr : float
+        The share of attacked non-members the attack scores at least as high as this row, mean
+        over those repeats: an attacker who calls it a member at its score is wrong that often
+        (0 = the attack singles it out).
+    """
+
+    row: int
+    repeats: int
+    fpr: float
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"row": self.row, "repeats": self.repeats, "fpr": self.fpr}
+
+    @classmethod
+    def from_dict(cls, spec: Mapping[str, Any]) -> ExposedRecord:
+        return cls(int(spec["row"]), int(spec["repeats"]), float(spec["fpr"]))
+
+
+@dataclass(frozen=True)
 class MembershipSummary:
-    """One model's membership attack, averaged over the repeats (ROC from the first repeat)."""
+    """One model's membership attack, averaged over the repeats (ROC from the first repeat).
+
+    ``exposed``: for the model on all features, the most exposed training rows, most exposed
+    first (at most 100; :class:`ExposedRecord`); empty for a retrained model.
+    """
 
     score: Score
     auc: float
@@ -92,6 +125,7 @@ class MembershipSummary:
     tpr_at_1pct_fpr: float
     tpr_at_01pct_fpr: float
     roc: RocCurve
+    exposed: tuple[ExposedRecord, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -101,6 +135,7 @@ class MembershipSummary:
             "tpr_at_1pct_fpr": self.tpr_at_1pct_fpr,
             "tpr_at_01pct_fpr": self.tpr_at_01pct_fpr,
             "roc": self.roc.to_dict(),
+            "exposed": [r.to_dict() for r in self.exposed],
         }
 
     @classmethod
@@ -112,6 +147,7 @@ class MembershipSummary:
             float(spec["tpr_at_1pct_fpr"]),
             float(spec["tpr_at_01pct_fpr"]),
             RocCurve.from_dict(spec["roc"]),
+            tuple(ExposedRecord.from_dict(r) for r in spec.get("exposed", ())),
         )
 
 
@@ -167,6 +203,8 @@ class FeatureSetRisk:
     set minus gap without it. ``importance``: test metric with the set minus without it. Each
     of ``overfitting``/``importance`` is a mean over the repeats with its t-interval (a point
     when there is one repeat); ``modified_ci`` adds the three terms' half-widths in quadrature.
+    ``flags``: which scores are over the threshold (:func:`~attrpriv.assess.scoring.score_flags`);
+    ``why``: the strongest reason it is flagged, in one line (``""`` when it is not).
     """
 
     features: tuple[str, ...]
@@ -184,6 +222,7 @@ class FeatureSetRisk:
     rank: int
     membership_without: MembershipSummary | None = None
     per_feature: Mapping[str, Mapping[str, Score]] = field(default_factory=dict)
+    why: str = ""
 
     @property
     def label(self) -> str:
@@ -199,11 +238,13 @@ class FeatureSetRisk:
 
     @property
     def flagged(self) -> bool:
-        """True when the modified score (the one the mitigation loop acts on) is over threshold.
+        """True when any attack, the identifier rule or the modified score flags the set.
 
-        Over it by point estimate, or by the lower end of its CI (the assessor's ``flag_on``).
+        Each attack is judged on its own (:func:`~attrpriv.assess.scoring.score_flags`): over
+        the threshold by point estimate with a CI above 0, or by the lower end of its CI (the
+        assessor's ``flag_on``); the overall score is a summary and flags nothing by itself.
         """
-        return bool(self.flags.get("modified", False))
+        return any(self.flags.get(reason, False) for reason in FLAG_REASONS)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -227,6 +268,7 @@ class FeatureSetRisk:
             "per_feature": {
                 f: {k: v.to_dict() for k, v in s.items()} for f, s in self.per_feature.items()
             },
+            "why": self.why,
         }
 
     @classmethod
@@ -252,6 +294,7 @@ class FeatureSetRisk:
             rank=int(spec["rank"]),
             membership_without=_membership(spec["membership_without"]),
             per_feature={f: _scores(s) for f, s in spec["per_feature"].items()},
+            why=str(spec.get("why", "")),
         )
 
 
@@ -271,11 +314,15 @@ class ProxyRisk:
     gain_without : Score
         The model's own contribution once the set is gone: the best attack on the model
         retrained without it, minus the stronger baseline without a model.
+    flagged : bool, default False
+        Whether the drop is over the assessment's threshold, judged as an attack's difference
+        is (:func:`~attrpriv.assess.scoring.score_flags`).
     """
 
     features: tuple[str, ...]
     drop: Score
     gain_without: Score
+    flagged: bool = False
 
     @property
     def label(self) -> str:
@@ -287,13 +334,15 @@ class ProxyRisk:
         Returns
         -------
         dict of str to object
-            ``features``, ``label``, ``drop`` and ``gain_without`` (the scores as dicts).
+            ``features``, ``label``, ``drop`` and ``gain_without`` (the scores as dicts) and
+            ``flagged``.
         """
         return {
             "features": list(self.features),
             "label": self.label,
             "drop": self.drop.to_dict(),
             "gain_without": self.gain_without.to_dict(),
+            "flagged": self.flagged,
         }
 
     @classmethod
@@ -314,6 +363,7 @@ class ProxyRisk:
             tuple(spec["features"]),
             score_from_dict(spec["drop"]),
             score_from_dict(spec["gain_without"]),
+            bool(spec.get("flagged", False)),
         )
 
 
@@ -529,18 +579,37 @@ class RiskReport:
             f"{model.utility_test:.3f}{mitigated})"
         )
 
-    def to_frame(self) -> pd.DataFrame:
-        """One row per feature set, riskiest first, as a table.
+    def to_frame(self, part: str = "feature_sets") -> pd.DataFrame:
+        """One row per feature set, riskiest first (or per exposed record), as a table.
+
+        Parameters
+        ----------
+        part : {"feature_sets", "records"}, default "feature_sets"
+            ``"records"``: the most exposed training rows of the full model's membership attack
+            (:class:`ExposedRecord`), most exposed first.
 
         Returns
         -------
         pandas.DataFrame
-            Indexed by the feature set's label (``feature_set``): the rank, each attack's
-            difference with its CI, the overall score with its CI, the overfitting and
-            importance terms with theirs, the modified score with its CI (columns ``NAME``,
-            ``NAME_ci_low``, ``NAME_ci_high``), and whether it is flagged.
+            ``"feature_sets"``: indexed by the feature set's label (``feature_set``): the rank,
+            each attack's difference with its CI, the overall score with its CI, the
+            overfitting and importance terms with theirs, the modified score with its CI
+            (columns ``NAME``, ``NAME_ci_low``, ``NAME_ci_high``), whether it is flagged and
+            why. ``"records"``: indexed by ``row``, columns ``repeats`` and ``fpr``.
+
+        Raises
+        ------
+        InputError
+            If ``part`` is not one of the choices.
         """
         import pandas as pd
+
+        if part == "records":
+            exposed = () if self.model.membership is None else self.model.membership.exposed
+            frame = pd.DataFrame([r.to_dict() for r in exposed], columns=["row", "repeats", "fpr"])
+            return frame.set_index("row")
+        if part != "feature_sets":
+            raise InputError(f"part must be one of ['feature_sets', 'records'], got {part!r}")
 
         attacks = [a for a in ATTACKS if any(a in r.attacks for r in self.feature_sets)]
         rows = []
@@ -556,12 +625,13 @@ class RiskReport:
             row |= _with_ci("importance", risk.importance, risk.importance_ci)
             row |= _with_ci("modified", risk.modified, risk.modified_ci)
             row["flagged"] = risk.flagged
+            row["why"] = risk.why
             rows.append(row)
         columns = ["feature_set", "rank"] + [
-            f"{name}{part}"
+            f"{name}{end}"
             for name in (*attacks, "overall", "overfitting", "importance", "modified")
-            for part in ("", "_ci_low", "_ci_high")
-        ] + ["flagged"]  # fmt: skip
+            for end in ("", "_ci_low", "_ci_high")
+        ] + ["flagged", "why"]  # fmt: skip
         return pd.DataFrame(rows, columns=columns).set_index("feature_set")
 
     def _repr_html_(self, max_rows: int = 10) -> str:

@@ -10,7 +10,8 @@ score can always be traced back to the attack rates it came from (docs/assess/ri
   approximate CI.
 - :func:`modified_score` -- the overall score, plus the set's contribution to overfitting, minus
   its contribution to utility (claim 4; "probative" features weigh against treating them as risky).
-- :func:`score_flags` -- which of these exceed the threshold (point estimate or CI lower end).
+- :func:`score_flags` -- which of these exceed the threshold (point estimate or CI lower end),
+  each attack judged on its own; :func:`flag_reason` says why in one line.
 """
 
 from __future__ import annotations
@@ -29,8 +30,11 @@ from attrpriv.stats import Score, pool_replicates
 __all__ = [
     "ATTACKS",
     "FLAG_ON",
+    "FLAG_REASONS",
     "ScoreWeights",
     "differential_score",
+    "evidence",
+    "flag_reason",
     "mean_interval",
     "modified_interval",
     "modified_score",
@@ -273,17 +277,71 @@ def score_flags(
     modified: tuple[float, tuple[float, float]],
     threshold: float,
     flag_on: str = "estimate",
+    *,
+    identifier: bool = False,
 ) -> dict[str, bool]:
     """Which scores exceed the threshold: each attack's difference, overall, modified.
 
-    ``overall`` and ``modified`` are (value, CI). ``flag_on="estimate"`` compares the point
-    estimates; ``flag_on="lower"`` flags a score only when the lower end of its CI is over the
-    threshold, i.e. when the risk is significantly above it.
+    Each attack is judged on its own, so a strong attack is never averaged away by a weak one.
+    ``flag_on="estimate"``: an attack is flagged when its difference is over the threshold and
+    its CI excludes 0 (a noisy difference over the threshold is not flagged); the overall and
+    modified scores when their point estimates are over it. ``flag_on="lower"``: a score is
+    flagged only when the lower end of its CI is over the threshold, i.e. when the risk is
+    significantly above it. ``overall`` and ``modified`` are (value, CI).
+
+    ``identifier``: the set holds an identifier-like column (most values unique); it is then
+    flagged (``"identifier"``) whenever its membership differential's CI excludes 0, whatever
+    the threshold: a model that changes with a row ID has learned the rows, however small the
+    change.
     """
     if flag_on == "estimate":
-        flags = {name: score.difference > threshold for name, score in attacks.items()}
+        flags = {n: s.difference > threshold and s.ci[0] > 0 for n, s in attacks.items()}
         flags["overall"], flags["modified"] = overall[0] > threshold, modified[0] > threshold
     else:
         flags = {name: score.ci[0] > threshold for name, score in attacks.items()}
         flags["overall"], flags["modified"] = overall[1][0] > threshold, modified[1][0] > threshold
+    membership = attacks.get("membership")
+    flags["identifier"] = bool(identifier and membership is not None and membership.ci[0] > 0)
     return flags
+
+
+FLAG_REASONS = (*ATTACKS, "identifier", "modified")  # a set is flagged when one of these is
+
+
+def flag_reason(
+    attacks: Mapping[str, Score],
+    flags: Mapping[str, bool],
+    modified: tuple[float, tuple[float, float]],
+    threshold: float,
+) -> str:
+    """Why a set is flagged, in one line: its strongest reason (``""`` when it is not flagged).
+
+    The identifier rule first (it flags under the threshold), then the attack whose CI lies
+    highest, then the modified score.
+    """
+    if flags.get("identifier"):
+        return (
+            f"an identifier-like column (most values unique) whose removal changes the membership "
+            f"attack: differential {_text(attacks['membership'])}, CI above 0"
+        )
+    judged = [n for n in ATTACKS if flags.get(n)]
+    if judged:
+        name = max(judged, key=lambda n: attacks[n].ci[0])
+        return f"{name} attack {_text(attacks[name])} over the threshold {threshold:g}"
+    if flags.get("modified"):
+        value, (low, high) = modified
+        return (
+            f"modified score {value:+.3f} [{low:+.3f}, {high:+.3f}] over the threshold "
+            f"{threshold:g} (attacks, overfitting and utility together)"
+        )
+    return ""
+
+
+def evidence(attacks: Mapping[str, Score]) -> float:
+    """The strongest evidence of risk: the highest lower CI end among the attacks (NaN if none)."""
+    lows = [s.ci[0] for s in attacks.values() if not math.isnan(s.ci[0])]
+    return max(lows) if lows else math.nan
+
+
+def _text(score: Score) -> str:
+    return f"{score.difference:+.3f} [{score.ci[0]:+.3f}, {score.ci[1]:+.3f}]"

@@ -62,7 +62,7 @@ def screen_columns(X: pd.DataFrame) -> Screening:
     """
     left_out: dict[str, str] = {}
     notes: list[str] = []
-    identifiers = identifier_like(X, list(X.columns))  # not attribute-attacked: noted there
+    identifiers = identifier_like(X, list(X.columns), categorical_only=True)  # noted there
     for column in X.columns:
         values = X[column]
         distinct = int(values.nunique(dropna=True))

@@ -58,7 +58,8 @@ def load_frame(
     frame, schema = source.frame, source.schema
     if target not in frame.columns:
         shown = ", ".join(map(str, frame.columns[:15]))
-        raise InputError(f"--target column {target!r} is not in the data; columns: {shown}")
+        more = f", ... ({len(frame.columns)} in all)" if len(frame.columns) > 15 else ""
+        raise InputError(f"--target column {target!r} is not in the data; columns: {shown}{more}")
     ignored = set(schema.with_role(Role.IGNORE)) if schema is not None else set()
     features = [c for c in frame.columns if c != target and c not in ignored]
     y = frame[target]
@@ -111,20 +112,32 @@ def summary_table(report: RiskReport, limit: int = 20) -> Table:
         "membership (inconclusive)" if a == "membership" and report.membership_inconclusive else a
         for a in attacks
     ]
-    table = Table("rank", "feature set", *headers, "overall", "modified", "flagged")
+    percent = round(100 * float(report.settings.get("confidence", 0.95)))
+    table = Table(
+        "rank",
+        "feature set",
+        *(f"{h} [{percent}% CI]" for h in headers),
+        "overall",
+        f"modified [{percent}% CI]",
+        "flagged",
+        title=f"feature sets, flagged first, then by the strongest evidence ({percent}% CIs)",
+    )
     for risk in report.feature_sets[:limit]:
-        cells = [
-            f"{risk.attacks[a].difference:+.3f}" if a in risk.attacks else "-" for a in attacks
-        ]
+        cells = [_with_ci(risk.attacks[a].difference, risk.attacks[a].ci) if a in risk.attacks
+                 else "-" for a in attacks]  # fmt: skip
         table.add_row(
             str(risk.rank),
             risk.label,
             *cells,
             f"{risk.overall:+.3f}",
-            f"{risk.modified:+.3f}",
+            _with_ci(risk.modified, risk.modified_ci),
             "[red]yes[/red]" if risk.flagged else "no",
         )
     return table
+
+
+def _with_ci(value: float, ci: tuple[float, float]) -> str:
+    return f"{value:+.3f} [{ci[0]:+.3f}, {ci[1]:+.3f}]"
 
 
 def _sensitive_columns(option: str | None, schema: Schema | None) -> tuple[str, ...]:
@@ -143,24 +156,39 @@ def _sensitive_columns(option: str | None, schema: Schema | None) -> tuple[str, 
 
 def sensitive_table(risk: SensitiveRisk, limit: int = 10) -> Table:
     """One sensitive attribute's proxies, strongest first, as a rich table."""
-    table = Table("proxy rank", "feature set", "inference drop [95% CI]", "model gain without it")
+    table = Table(
+        "proxy rank", "feature set", "inference drop [95% CI]", "model gain without it", "flagged"
+    )
     for i, proxy in enumerate(risk.proxies[:limit], start=1):
-        low, high = proxy.drop.ci
         table.add_row(
             str(i),
             proxy.label,
-            f"{proxy.drop.difference:+.3f} [{low:+.3f}, {high:+.3f}]",
+            _with_ci(proxy.drop.difference, proxy.drop.ci),
             f"{proxy.gain_without.difference:+.3f}",
+            "[red]yes[/red]" if proxy.flagged else "no",
         )
     return table
 
 
 def _print(report: RiskReport) -> None:
     model = report.model
+    membership = model.membership
+    attack = ""
+    if membership is not None:
+        low, high = (v + membership.score.baseline for v in membership.score.ci)
+        attack = (
+            f", membership ({report.settings.get('membership_attack', '')}) AUC "
+            f"{membership.auc:.3f} [{low:.3f}, {high:.3f}], TPR at 1% / 0.1% FPR "
+            f"{membership.tpr_at_1pct_fpr:.3f} / {membership.tpr_at_01pct_fpr:.3f}"
+        )
     console.print(
         f"model: test {model.metric} {model.utility_test:.3f}, train-test gap {model.gap:+.3f}"
-        + (f", membership AUC {model.membership.auc:.3f}" if model.membership else "")
+        + attack,
+        markup=False,
     )
+    if membership is not None and membership.exposed:
+        top = ", ".join(f"{r.row} (FPR {r.fpr:.4f})" for r in membership.exposed[:5])
+        console.print(f"most exposed training rows (row number): {top}", markup=False)
     console.print(summary_table(report))
     for risk in report.sensitive:
         low, high = risk.gain.ci
@@ -174,9 +202,9 @@ def _print(report: RiskReport) -> None:
         console.print(sensitive_table(risk))
     for note in report.notes:
         console.print(f"note: {note}", markup=False)
-    shown = ", ".join(r.label for r in report.flagged) or "none"
-    compared = "modified score" if report.flag_on == "estimate" else "modified score's CI lower end"
-    console.print(f"flagged ({compared} > {report.threshold:g}): {shown}")
+    console.print(f"flagged (threshold {report.threshold:g}): {len(report.flagged) or 'none'}")
+    for flagged in report.flagged:
+        console.print(f"  {flagged.label}: {flagged.why}", markup=False)
     if report.flagged and report.mitigation is None:
         console.print(
             "next: mitigate the flagged sets and re-assess, e.g. --mitigate generalize,ldp,drop "
@@ -264,10 +292,14 @@ def run(
     ] = None,
     test_size: Annotated[float, typer.Option(help="Share of rows held out.")] = 0.3,
     membership_attack: Annotated[
-        str, typer.Option(help=f"{' or '.join(MEMBERSHIP_ATTACKS)}.")
-    ] = "reference",
+        str,
+        typer.Option(
+            help=f"{', '.join(MEMBERSHIP_ATTACKS)}: offline RMIA (the strongest measured), "
+            "online RMIA, offline LiRA, the loss threshold or shadow models."
+        ),
+    ] = "rmia",
     references: Annotated[
-        int, typer.Option(help="Reference models per seed (reference attack).")
+        int, typer.Option(help="Reference models per seed (rmia, rmia-online, lira).")
     ] = 2,
     max_attack_rows: Annotated[
         int | None,
@@ -328,6 +360,7 @@ def run(
     named = _sensitive_columns(sensitive, resolved_schema)
     strategies = build_strategies(mitigate, ldp_epsilon, resolved_schema)
     _check_mitigation_outputs(strategies, mitigated_out, key_out)
+    rows = np.arange(len(X))
     if max_rows is not None and check_positive_int(max_rows, "--max-rows") < len(X):
         rows = np.sort(np.random.default_rng(seed).choice(len(X), size=max_rows, replace=False))
         X, y = X.iloc[rows], y.iloc[rows]
@@ -361,6 +394,7 @@ def run(
         report = assessor.mitigate(X, y, strategies, max_steps=max_steps, ledger=book)
     else:
         report = assessor.assess(X, y)
+    report = _in_data_rows(report, rows)
     if resolved_schema is not None:
         ignored = [c for c in resolved_schema.with_role(Role.IGNORE) if c != target]
         if ignored:
@@ -383,6 +417,17 @@ def run(
     )
     if key_out is not None:
         console.print(f"keep {key_out} secret: it decrypts the encrypted columns")
+
+
+def _in_data_rows(report: RiskReport, rows: np.ndarray) -> RiskReport:
+    """The exposed records numbered as rows of the data file (0-based, after the header), not
+    of the ``--max-rows`` sample the assessment saw."""
+    membership = report.model.membership
+    if membership is None:
+        return report
+    exposed = tuple(replace(r, row=int(rows[r.row])) for r in membership.exposed)
+    model = replace(report.model, membership=replace(membership, exposed=exposed))
+    return replace(report, model=model)
 
 
 def _check_mitigation_outputs(
