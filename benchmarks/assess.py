@@ -4,7 +4,7 @@
     python benchmarks/assess.py scale --max-rows 5000  # quicker
     python benchmarks/assess.py full                   # hgb and rf, 14 singles, 3 attacks
     python benchmarks/assess.py mitigate-rf            # rf, escalation ladder until under threshold
-    PYTHONPATH=/path/to/art python benchmarks/assess.py anchor  # needs ART (not a dependency)
+    PYTHONPATH=/path/to/art python benchmarks/assess.py anchor  # every attack, one split; + ART
     python benchmarks/assess.py audit-vs-art           # issue 11: ART's RF audit, side by side
     python benchmarks/assess.py references             # shared vs matched reference models
     python benchmarks/assess.py learners               # attribute attackers: early stopping
@@ -25,22 +25,26 @@ mitigation loop (ladder generalize -> local DP -> drop) until no feature's score
 ``--threshold`` (default 0.01 AUC) or ``--max-steps``; ``--flag-on lower`` flags a feature
 only when the lower end of its score's CI exceeds the threshold.
 
-``anchor`` attacks the same fitted model, on the same evaluation members and non-members, with
-our loss-threshold and shadow-model attacks and with IBM ART's ``MembershipInferenceBlackBox``
-(a random-forest attack model trained on half of the known members / non-members, the other
-half being the evaluation records) and ``MembershipInferenceBlackBoxRuleBased`` (member if the
-model is right). ART is NOT a project dependency: the part is skipped when it does not import.
+``anchor`` attacks one fitted target per (table, learner) on the assessor's default split
+(repeat 0: 30% held out, 2,000 members + 2,000 non-members attacked) with every membership attack
+on the same attacked rows: ours (offline RMIA, the default; online RMIA; offline LiRA; each with 2
+reference models as the assessor trains them), a textbook offline RMIA written apart from ours
+(the paper's pairwise test against 5,000 population records), the loss threshold, shadow models
+(4, on the rows not attacked) and, when it imports, IBM ART's ``MembershipInferenceBlackBox``
+(a random-forest attack model trained on known rows that are not attacked). Tables: Adult (all
+rows, ``fnlwgt`` in) and a 20,000-row sample of census_kdd (held out: never tuned on);
+``--tables`` and ``--learners`` pick some. ART is NOT a project dependency.
 
 ``audit-vs-art`` is the same work done both ways, in one process on one native thread: Adult
 without missing values (45,222 rows, the 14 attributes with ``fnlwgt``, categories as ordinal
 codes), half the rows the members of a ``RandomForestClassifier(100)``, the model retrained
-without each single attribute. ART: each of the 15 models fitted and attacked by
-``MembershipInferenceBlackBox`` (a random-forest attack model trained on half the members and
-non-members, scored on the other half). Ours: ``FeatureRiskAssessor`` with the default
-reference-model attack (membership only, sequential), one seed, then three seeds; the CPU of
-fitting the 45 target models alone is measured beside it. Prints CPU and wall seconds, the full
-model's AUC and TPR at 1% / 0.1% FPR, and every attribute's differential (full minus retrained
-AUC) by both, with their Spearman correlation.
+without each single attribute. ART: each of the 15 models (ours: the same rows and seed)
+attacked by ``MembershipInferenceBlackBox`` (a random-forest attack model trained on the rows
+that are not attacked), scored on the same 2,000 + 2,000 attacked rows as ours. Ours:
+``FeatureRiskAssessor`` with the default attack (membership only, sequential), one seed, then
+three seeds; the CPU of fitting the 45 target models alone is measured beside it. Prints CPU
+and wall seconds, the full model's AUC and TPR at 1% / 0.1% FPR, and every attribute's
+differential (full minus retrained AUC) by both, with their Spearman correlation.
 
 ``references`` measures what sharing the reference models costs: for the same Adult forest,
 each single attribute's differential with the references trained on all features (the default)
@@ -71,18 +75,16 @@ from typing import Any
 import numpy as np
 import pandas as pd
 import psutil
-from sklearn.metrics import roc_curve
 from threadpoolctl import threadpool_limits
 
 from attrpriv import datasets
 from attrpriv.assess.membership import ShadowModelAttack, loss_threshold_attack
 from attrpriv.assess.models import make_model
-from attrpriv.assess.reference import ReferenceAttack
 from attrpriv.assess.report import RiskReport
 from attrpriv.data.schema import Role
 from attrpriv.stats import Score
 
-TARGETS = {"adult": "income", "german_credit": "credit_risk"}
+TARGETS = {"adult": "income", "german_credit": "credit_risk", "census_kdd": "income"}
 ALL_ATTACKS = ("membership", "attribute", "property")
 # Adult's 14 attributes: fnlwgt (a CPS sampling weight, schema role "ignore") is one of them and
 # a feature of the usual Adult task; the ignored "split" column (train/test file) never is.
@@ -380,157 +382,230 @@ def mitigate_rf(max_rows: int | None, max_steps: int, threshold: float, flag_on:
     print_ranking(risk.final_report_)
 
 
-# -- anchor --------------------------------------------------------------------------------------
+# -- anchor: every membership attack on one split, one target, the same attacked rows ------------
+
+ANCHOR_TABLES = {"adult": None, "census_kdd": 20_000}  # rows (None: all); census_kdd held out
+ANCHOR_LEARNERS = ("rf", "hgb", "logreg", "mlp")
+TEXTBOOK_POPULATION = 5000  # RMIA's population records z (the paper's pairwise test)
 
 
-def _metrics(labels: np.ndarray, scores: np.ndarray) -> tuple[float, float, float]:
-    """AUC, advantage (max TPR - FPR) and TPR at 1% FPR of membership scores."""
-    fpr, tpr, _ = roc_curve(labels, scores)
-    auc = float(np.trapezoid(tpr, fpr))
-    low = fpr <= 0.01
-    return auc, float(np.max(tpr - fpr)), float(tpr[low].max()) if low.any() else 0.0
+@dataclass(frozen=True)
+class Attacked:
+    """One table's assessor split (repeat 0 of the defaults) and its fitted target."""
 
-
-def _halves(n: int, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
-    order = rng.permutation(n)
-    return np.sort(order[: n // 2]), np.sort(order[n // 2 :])
-
-
-@dataclass(frozen=True, eq=False)
-class Target:
-    """A fitted target model, its data, and who is a member.
-
-    Half the rows are the attacker's auxiliary data (shadow models); the other half is split
-    into the target's training rows (members) and held-out rows (non-members). Members and
-    non-members are each split again: one half trains ART's attack model (ART's threat model
-    knows some members), the other half is the evaluation set of every attack.
-    """
-
-    X: pd.DataFrame
-    y: pd.Series
+    data: Any  # attrpriv.assess._grid.GridData
+    split: Any
     model: Any
-    aux: np.ndarray
-    train_in: np.ndarray
-    train_out: np.ndarray
-    eval_in: np.ndarray
-    eval_out: np.ndarray
-
-    def part(self, rows: np.ndarray) -> tuple[pd.DataFrame, pd.Series]:
-        return self.X.iloc[rows], self.y.iloc[rows]
+    pool: np.ndarray  # rows neither attacked member nor attacked non-member
+    fit: Timed
 
     @property
-    def eval_rows(self) -> np.ndarray:
-        return np.concatenate([self.eval_in, self.eval_out])
+    def candidates(self) -> Any:
+        from attrpriv.assess.membership import candidates
 
-    @property
-    def labels(self) -> np.ndarray:
-        return np.concatenate([np.ones(self.eval_in.size), np.zeros(self.eval_out.size)])
+        return candidates(self.split.members, self.split.non_members)
 
 
-def make_target(name: str, model_name: str, max_rows: int | None, seed: int = 0) -> Target:
-    X, y = load(name, max_rows, seed)
-    rng = np.random.default_rng(seed)
-    pool, aux = _halves(len(X), rng)
-    train, test = (pool[i] for i in _halves(pool.size, rng))
-    n = min(train.size, test.size)
-    members, non_members = train[:n], rng.permutation(test)[:n]
-    model = make_model(model_name, seed=seed).fit(X.iloc[train], y.iloc[train])
-    train_in, eval_in = (members[i] for i in _halves(n, rng))
-    train_out, eval_out = (non_members[i] for i in _halves(n, rng))
-    return Target(X, y, model, aux, train_in, train_out, eval_in, eval_out)
+def attacked(name: str, model_name: str) -> Attacked:
+    from attrpriv.assess import _grid
+
+    X, y = load(name, ANCHOR_TABLES[name], keep=ADULT_14 if name == "adult" else ())
+    X, y = X.reset_index(drop=True), y.reset_index(drop=True)
+    data = _grid.GridData(
+        X=X,
+        y=y,
+        estimator=make_model(model_name),
+        classification=True,
+        test_size=0.3,
+        membership=True,
+        membership_attack="rmia",
+        n_shadows=4,
+        n_references=2,
+        attack_model="hgb",
+        max_attack_rows=2000,
+        confidence=0.95,
+        seed=0,
+    )
+    split = _grid.make_split(data, 0)
+    model, spent = timed(lambda: _grid.reseeded(data.estimator, 0).fit(*split.train))
+    return Attacked(data, split, model, _grid.population_rows(data, split), spent)
 
 
-Row = tuple[str, float, tuple[float, float, float]]
+def _ci_text(score: Score, shift: float = 0.0) -> str:
+    low, high = (v + shift for v in score.ci)
+    return f"{score.attack:.3f} [{low:.3f}, {high:.3f}]"
 
 
-def ours(target: Target, model_name: str, seed: int = 0) -> list[Row]:
-    """Our loss-threshold, shadow-model and reference-model attacks on the evaluation records.
+def anchor_row(name: str, learner: str, attack: str, result: Any, spent: Timed, fit: Timed) -> str:
+    from attrpriv.assess.membership import tpr_interval
 
-    The reference attack's population is every row (its threat model: the attacker holds the
-    population, candidates included, but not who was trained on).
+    tpr1, tpr01 = tpr_interval(result, 0.01), tpr_interval(result, 0.001)
+    return (
+        f"| {name} | {learner} | {attack} | {_ci_text(result.score, 0.5)} "
+        f"| {_ci_text(tpr1, 0.01)} | {_ci_text(tpr01, 0.001)} | {spent.cpu:.1f} "
+        f"| {spent.cpu / fit.cpu:.2f} |"
+    )
+
+
+def ours_by_references(target: Attacked, attack: str) -> tuple[Any, Timed]:
+    """One of our reference attacks exactly as the assessor runs it (its grid tasks)."""
+    from attrpriv.assess import _grid
+    from attrpriv.assess.reference import calibrate_a, reference_attack, reference_term
+
+    def run() -> Any:
+        data = _grid.GridData(**{**target.data.__dict__, "membership_attack": attack})
+        found = [_grid.run_task(data, _grid.Task("reference", 0, index=k)) for k in range(2)]
+        a = None
+        if attack == "rmia":
+            losses, trained = (
+                np.array([f.population for f in found]),
+                np.array([f.trained for f in found]),
+            )
+            a = calibrate_a(losses, trained)
+        candidates = np.array([f.candidates for f in found])
+        term = reference_term(candidates, "classification", attack, a=a)
+        return reference_attack(target.model, target.split.members, target.split.non_members, term)
+
+    return timed(run)
+
+
+def textbook_rmia(target: Attacked, n_references: int = 2) -> tuple[Any, Timed]:
+    """Offline RMIA as the paper states it, written apart from ours as a cross-check.
+
+    References on uniform (unstratified) random samples of the non-attacked rows, as many as
+    the target trained on (at most 80%); ``a`` by the paper's recipe, one reference playing the
+    target for the other on the population records it did not train on (grid 0, 0.05, ..., 1,
+    best AUC); the score is the paper's pairwise test against 5,000 population records ``z``
+    with ``gamma = 1``: the share of ``z`` whose likelihood ratio is below the candidate's.
     """
-    rows: list[Row] = []
-    members, non_members = target.part(target.eval_in), target.part(target.eval_out)
-    start = time.perf_counter()
-    loss = loss_threshold_attack(target.model, members, non_members)
-    metrics = (loss.auc, loss.advantage, loss.tpr_at_1pct_fpr)
-    rows.append(("ours: loss threshold", time.perf_counter() - start, metrics))
-    start = time.perf_counter()
-    shadow = ShadowModelAttack(n_shadows=4, seed=seed)
-    shadow.fit(make_model(model_name, seed=seed), *target.part(target.aux))
-    result = shadow.attack(target.model, members, non_members)
-    metrics = (result.auc, result.advantage, result.tpr_at_1pct_fpr)
-    rows.append(("ours: shadow models (4)", time.perf_counter() - start, metrics))
-    start = time.perf_counter()
-    reference = ReferenceAttack(n_references=2, seed=seed).fit(
-        make_model(model_name), target.X, target.y
-    )
-    result = reference.attack(target.model, members, non_members)
-    metrics = (result.auc, result.advantage, result.tpr_at_1pct_fpr)
-    rows.append(("ours: reference models (2), default", time.perf_counter() - start, metrics))
-    return rows
+    from sklearn.metrics import roc_auc_score
+
+    from attrpriv.assess.membership import membership_result
+    from attrpriv.assess.models import per_record_loss
+
+    def run() -> Any:
+        data, X, y = target.data, target.data.X, target.data.y
+        rng = np.random.default_rng(2024)
+        size = min(len(target.split.train[0]), int(0.8 * target.pool.size))
+        z = rng.choice(target.pool, size=min(TEXTBOOK_POPULATION, target.pool.size), replace=False)
+        both = target.candidates
+        p_cand, p_z, trained = [], [], []
+        for k in range(n_references):
+            rows = rng.choice(target.pool, size=size, replace=False)
+            model = make_model(_learner(data.estimator), seed=k + 1)
+            model.fit(X.iloc[rows], y.iloc[rows])
+            p_cand.append(np.exp(-per_record_loss(model, both.X, both.y)))
+            p_z.append(np.exp(-per_record_loss(model, X.iloc[z], y.iloc[z].to_numpy())))
+            trained.append(np.isin(z, rows))
+        p_cand, p_z, trained = np.array(p_cand), np.array(p_z), np.array(trained)
+        grid = np.round(np.linspace(0, 1, 21), 2)
+
+        def prx(p_out: np.ndarray, a: float) -> np.ndarray:
+            return ((1 + a) * p_out + (1 - a)) / 2
+
+        out = ~trained[1]
+        aucs = [roc_auc_score(trained[0, out], p_z[0, out] / prx(p_z[1, out], a)) for a in grid]
+        a = float(grid[int(np.argmax(aucs))])
+        target_z = np.exp(-per_record_loss(target.model, X.iloc[z], y.iloc[z].to_numpy()))
+        ratio_z = np.sort(target_z / prx(p_z.mean(axis=0), a))
+        own = np.exp(-per_record_loss(target.model, both.X, both.y))
+        ratio_x = own / prx(p_cand.mean(axis=0), a)
+        score = np.searchsorted(ratio_z, ratio_x, side="left") / ratio_z.size  # gamma = 1
+        return membership_result(both.labels, score, attack="textbook offline RMIA")
+
+    return timed(run)
 
 
-def art_attacks(target: Target) -> list[Row]:
-    """ART's black-box (rf attack model) and rule-based attacks on the same records."""
-    from art.attacks.inference.membership_inference import (
-        MembershipInferenceBlackBox,
-        MembershipInferenceBlackBoxRuleBased,
-    )
+def _learner(estimator: Any) -> str:
+    """The built-in model name of a make_model pipeline (its final step's class)."""
+    final = type(estimator.steps[-1][1]).__name__
+    return {"RandomForestClassifier": "rf", "HistGradientBoostingClassifier": "hgb",
+            "LogisticRegression": "logreg", "MLPClassifier": "mlp"}[final]  # fmt: skip
+
+
+def art_black_box(target: Attacked) -> tuple[Any, Timed]:
+    """ART's MembershipInferenceBlackBox (random-forest attack model), trained on known rows
+    that are not attacked (as many members, from the training rows, as non-members), scored on
+    the attacked rows: ART's threat model knows some members, ours does not."""
+    from art.attacks.inference.membership_inference import MembershipInferenceBlackBox
     from art.estimators.classification import SklearnClassifier
 
-    encode = target.model[:-1].transform  # ART takes arrays: the pipeline's fitted encoding
-    classes = {c: i for i, c in enumerate(target.model.classes_.tolist())}
+    from attrpriv.assess.membership import membership_result
 
-    def arrays(rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        X, y = target.part(rows)
-        return encode(X), np.array([classes[v] for v in y.tolist()])
+    def run() -> Any:
+        data, model = target.data, target.model
+        encode = model[:-1].transform
+        classes = {c: i for i, c in enumerate(model.classes_.tolist())}
+        attacked_rows = set(target.split.members[0].index) | set(target.split.non_members[0].index)
+        known_in = [i for i in target.split.train[0].index if i not in attacked_rows]
+        known_out = [i for i in target.split.test[0].index if i not in attacked_rows]
+        n = min(len(known_in), len(known_out), 2000)
 
-    classifier = SklearnClassifier(target.model[-1])
-    rows: list[Row] = []
-    start = time.perf_counter()
-    black_box = MembershipInferenceBlackBox(classifier, attack_model_type="rf")
-    (x_in, y_in), (x_out, y_out) = arrays(target.train_in), arrays(target.train_out)
-    black_box.fit(x=x_in, y=y_in, test_x=x_out, test_y=y_out)
-    scores = black_box.infer(*arrays(target.eval_rows), probabilities=True)
-    metrics = _metrics(target.labels, np.ravel(scores))
-    rows.append(("ART black box (rf)", time.perf_counter() - start, metrics))
-    start = time.perf_counter()
-    guesses = MembershipInferenceBlackBoxRuleBased(classifier).infer(*arrays(target.eval_rows))
-    metrics = _metrics(target.labels, np.ravel(guesses))
-    rows.append(("ART rule based", time.perf_counter() - start, metrics))
-    return rows
+        def arrays(rows: Sequence[int]) -> tuple[np.ndarray, np.ndarray]:
+            X, y = data.X.loc[list(rows)], data.y.loc[list(rows)]
+            return np.asarray(encode(X)), np.array([classes[v] for v in y.tolist()])
 
+        attack = MembershipInferenceBlackBox(SklearnClassifier(model[-1]), attack_model_type="rf")
+        (x_in, y_in), (x_out, y_out) = arrays(known_in[:n]), arrays(known_out[:n])
+        attack.fit(x=x_in, y=y_in, test_x=x_out, test_y=y_out)
+        both = target.candidates
+        x, codes = np.asarray(encode(both.X)), np.array([classes[v] for v in both.y.tolist()])
+        scores = np.ravel(attack.infer(x, codes, probabilities=True))
+        return membership_result(both.labels, scores, attack="ART black box (rf)")
 
-def anchor_rows(name: str, model_name: str, max_rows: int | None) -> list[str]:
-    """One table row per attack on one (dataset, model)."""
-    target = make_target(name, model_name, max_rows)
-    results = ours(target, model_name) + art_attacks(target)
-    art_auc = next(r for r in results if r[0].startswith("ART black box"))[2][0]
-    return [
-        f"| {name} ({len(target.X)}) | {model_name} | {attack} | {auc:.3f} | {auc / art_auc:.2f} "
-        f"| {advantage:.3f} | {tpr:.3f} | {seconds:.1f} |"
-        for attack, seconds, (auc, advantage, tpr) in results
-    ]
+    return timed(run)
 
 
-def anchor(max_rows: int | None) -> None:
+def anchor_rows(name: str, learner: str) -> list[str]:
+    """Every attack on one (table, learner): one target, one split, the same attacked rows."""
+    target = attacked(name, learner)
+    both = target.candidates
+    rows = []
+    for attack in ("rmia", "rmia-online", "lira"):
+        label = "attrpriv rmia (default)" if attack == "rmia" else f"attrpriv {attack}"
+        result, spent = ours_by_references(target, attack)
+        rows.append(anchor_row(name, learner, f"{label}, 2 references", result, spent, target.fit))
+    result, spent = textbook_rmia(target)
+    rows.append(anchor_row(name, learner, "textbook offline RMIA, 2 references", result, spent,
+                           target.fit))  # fmt: skip
+    members, non_members = target.split.members, target.split.non_members
+    result, spent = timed(lambda: loss_threshold_attack(target.model, members, non_members))
+    rows.append(anchor_row(name, learner, "attrpriv loss threshold", result, spent, target.fit))
+    pool = target.pool
+
+    def shadows() -> Any:
+        attack = ShadowModelAttack(n_shadows=4, seed=0)
+        attack.fit(make_model(learner), target.data.X.iloc[pool], target.data.y.iloc[pool])
+        return attack.attack(target.model, members, non_members)
+
+    result, spent = timed(shadows)
+    rows.append(anchor_row(name, learner, "attrpriv shadow models (4)", result, spent, target.fit))
     try:
         import art  # noqa: F401
     except ImportError:
-        print("adversarial-robustness-toolbox is not installed: anchor comparison skipped")
-        return
+        rows.append(f"| {name} | {learner} | ART black box | not installed | | | | |")
+    else:
+        result, spent = art_black_box(target)
+        rows.append(anchor_row(name, learner, "ART black box (rf)", result, spent, target.fit))
+    print(f"({name} {learner}: {len(both.labels)} attacked rows, target fit {target.fit.cpu:.1f} "
+          "CPU s)", file=sys.stderr, flush=True)  # fmt: skip
+    return rows
+
+
+def anchor(tables: Sequence[str], learners: Sequence[str]) -> None:
     print(
-        f"\nART {version('adversarial-robustness-toolbox')}; eval = {{half the members}} + "
-        "{as many non-members}; members = target training rows"
+        "\nOne split per table (the assessor's defaults: 30% held out, 2,000 + 2,000 attacked), "
+        "one target per learner, every attack on the same attacked rows; AUC and TPRs with 95% "
+        "CIs (DeLong; stratified bootstrap, 200 resamples); CPU s of the attack (references, "
+        "shadows or attack model included) and its ratio to fitting the target once"
     )
-    print("| data (rows) | target | attack | AUC | x ART black box | advantage | TPR@1%FPR | s |")
+    print("| table | learner | attack | AUC | TPR@1%FPR | TPR@0.1%FPR | CPU s | x target fit |")
     print("|---|---|---|---:|---:|---:|---:|---:|")
     with threadpool_limits(1):  # same native threads for every attack (a shared 2-core box)
-        for name, rows in (("adult", max_rows or 12000), ("german_credit", None)):
-            for model_name in ("rf", "hgb"):
-                for line in anchor_rows(name, model_name, rows):
-                    print(line)
+        for name in tables:
+            for learner in learners:
+                for line in anchor_rows(name, learner):
+                    print(line, flush=True)
 
 
 # -- audit-vs-art: ART's random-forest audit and ours, the same work ------------------------------
@@ -561,21 +636,43 @@ def timed(work: Any) -> tuple[Any, Timed]:
     return result, Timed(time.process_time() - cpu, time.perf_counter() - wall)
 
 
+def audit_split(X: pd.DataFrame, y: pd.Series, seed: int) -> Any:
+    """The split ``our_audit`` attacks in repeat 0 of seed ``seed`` (half the rows trained on,
+    2,000 + 2,000 attacked), so that ART attacks the same target on the same rows."""
+    from sklearn.ensemble import RandomForestClassifier
+
+    from attrpriv.assess import _grid
+
+    data = _grid.GridData(
+        X=X, y=y, estimator=RandomForestClassifier(100), classification=True, test_size=0.5,
+        membership=True, membership_attack="rmia", n_shadows=4, n_references=2,
+        attack_model="hgb", max_attack_rows=2000, confidence=0.95, seed=seed,
+    )  # fmt: skip
+    return _grid.make_split(data, 0)
+
+
 def art_audit(X: pd.DataFrame, y: pd.Series, seed: int) -> dict[str, tuple[float, float]]:
     """ART's black-box attack on the full model and on each model retrained without one column.
 
-    Returns ``{"(full)" or column: (AUC, TPR at 1% FPR)}``.
+    The targets are ours (the same training rows and random_state); ART's attack model learns
+    on the rows that are not attacked (as many training rows as held-out ones) and scores the
+    attacked ones, ours: 2,000 members and 2,000 non-members. Returns
+    ``{"(full)" or column: (AUC, TPR at 1% FPR)}``.
     """
     from art.attacks.inference.membership_inference import MembershipInferenceBlackBox
     from art.estimators.classification import SklearnClassifier
     from sklearn.ensemble import RandomForestClassifier
 
-    rng = np.random.default_rng(seed)
-    train, test = _halves(len(X), rng)
+    from attrpriv.assess.membership import membership_result
+
+    split = audit_split(X, y, seed)
+    train, test = split.train[0].index.to_numpy(), split.test[0].index.to_numpy()
+    eval_in, eval_out = split.members[0].index.to_numpy(), split.non_members[0].index.to_numpy()
+    fit_in, fit_out = np.setdiff1d(train, eval_in), np.setdiff1d(test, eval_out)
+    n = min(fit_in.size, fit_out.size)
+    fit_in, fit_out = fit_in[:n], fit_out[:n]
     codes = y.to_numpy()
-    fit_in, eval_in = (train[i] for i in _halves(train.size, rng))
-    fit_out, eval_out = (test[i] for i in _halves(test.size, rng))
-    labels = np.r_[np.ones(eval_in.size), np.zeros(eval_out.size)]
+    labels = np.r_[np.ones(eval_in.size), np.zeros(eval_out.size)].astype(int)
     results = {}
     for dropped in [None, *X.columns]:
         matrix = (X if dropped is None else X.drop(columns=[dropped])).to_numpy()
@@ -584,8 +681,8 @@ def art_audit(X: pd.DataFrame, y: pd.Series, seed: int) -> dict[str, tuple[float
         attack.fit(x=matrix[fit_in], y=codes[fit_in], test_x=matrix[fit_out], test_y=codes[fit_out])
         rows = np.r_[eval_in, eval_out]
         scores = np.ravel(attack.infer(matrix[rows], codes[rows], probabilities=True))
-        auc, _, tpr = _metrics(labels, scores)
-        results["(full)" if dropped is None else dropped] = (auc, tpr)
+        result = membership_result(labels, scores, attack="ART")
+        results["(full)" if dropped is None else dropped] = (result.auc, result.tpr_at_1pct_fpr)
     return results
 
 
@@ -594,13 +691,13 @@ def fit_targets(X: pd.DataFrame, y: pd.Series, seeds: int) -> None:
     from sklearn.ensemble import RandomForestClassifier
 
     for seed in range(seeds):
-        train, _ = _halves(len(X), np.random.default_rng(seed))
+        train = audit_split(X, y, seed).train[0].index.to_numpy()
         for dropped in [None, *X.columns]:
             part = X.iloc[train] if dropped is None else X.iloc[train].drop(columns=[dropped])
             RandomForestClassifier(100, random_state=seed).fit(part, y.iloc[train])
 
 
-def our_audit(X: pd.DataFrame, y: pd.Series, seeds: int) -> RiskReport:
+def our_audit(X: pd.DataFrame, y: pd.Series, seeds: int, attack: str = "rmia") -> RiskReport:
     from sklearn.ensemble import RandomForestClassifier
 
     from attrpriv.assess.assessor import FeatureRiskAssessor
@@ -611,17 +708,29 @@ def our_audit(X: pd.DataFrame, y: pd.Series, seeds: int) -> RiskReport:
         attacks=("membership",),
         n_repeats=seeds,
         test_size=0.5,
+        membership_attack=attack,
         backend="sequential",
         n_jobs=1,
     )
     return assessor.assess(X, y)
 
 
+def _halves(n: int, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+    order = rng.permutation(n)
+    return np.sort(order[: n // 2]), np.sort(order[n // 2 :])
+
+
 def shared_vs_matched(n_references: int = 2) -> None:
     """The differential of each single with references shared (all features) or matched."""
     from sklearn.ensemble import RandomForestClassifier
 
-    from attrpriv.assess.reference import fit_reference, reference_attack, reference_term
+    from attrpriv.assess.reference import (
+        ReferenceTerm,
+        fit_reference,
+        reference_attack,
+        reference_rows,
+        reference_term,
+    )
     from attrpriv.stats import delong_difference
 
     X, y = ordinal_adult()
@@ -631,16 +740,16 @@ def shared_vs_matched(n_references: int = 2) -> None:
     members, non_members = rng.choice(train, 2000, replace=False), rng.choice(test, 2000, False)
     rows = np.r_[members, non_members]
     labels = np.r_[np.ones(2000), np.zeros(2000)].astype(int)
+    pool = np.setdiff1d(np.arange(len(X)), rows)  # offline references: never an attacked row
 
-    def term(drop: Sequence[str]) -> np.ndarray:
+    def term(drop: Sequence[str]) -> ReferenceTerm:
         losses = []
         for k in range(n_references):
             model = fit_reference(
                 RandomForestClassifier(100, random_state=k + 1),
                 X,
                 labels_all,
-                index=k,
-                seed=0,
+                reference_rows(labels_all, train.size, index=k, seed=0, rows=pool),
                 drop=drop,
             )
             part = X.iloc[rows].drop(columns=list(drop))
@@ -648,9 +757,9 @@ def shared_vs_matched(n_references: int = 2) -> None:
                 np.arange(rows.size), model.classes_.searchsorted(labels_all[rows])
             ]
             losses.append(-np.log(np.clip(proba, 1e-12, 1)))
-        return reference_term(np.array(losses), "classification")
+        return reference_term(np.array(losses), "classification", "rmia")
 
-    def scores(drop: Sequence[str], normalizer: np.ndarray) -> np.ndarray:
+    def scores(drop: Sequence[str], normalizer: ReferenceTerm) -> np.ndarray:
         kept = [c for c in X.columns if c not in drop]
         model = RandomForestClassifier(100, random_state=0).fit(X.iloc[train][kept], y.iloc[train])
         given = ((X.iloc[r][kept], labels_all[r]) for r in (members, non_members))
@@ -710,40 +819,46 @@ def learners() -> None:
               f"| {spent:.2f} | {accuracy:.3f} |")  # fmt: skip
 
 
+PLANTED = {"adult": ("sex", 5000), "german_credit": ("personal_status_sex", None)}
+
+
 def planted() -> None:
-    """Issue 11: a planted row ID and a 5%-noise copy of sex in 2,400 Adult rows, defaults."""
+    """A planted numeric row ID and a 5%-noise copy of a sensitive column, the CLI defaults.
+
+    Adult (5,000 rows, as the README's job) and German credit (all 1,000 rows), HGB and RF; the
+    sensitive column is named (``--sensitive``). Prints, per run, the row ID's rank, score and
+    whether (and why) it is flagged, and the copy's proxy rank and flag.
+    """
     from attrpriv.assess.assessor import FeatureRiskAssessor
 
-    X, y = load("adult", 2400, seed=1)
-    rng = np.random.default_rng(1)
-    X = X.assign(row_id=rng.permutation(len(X)).astype(float))
-    flip = rng.random(len(X)) < 0.05
-    other = np.where(X["sex"] == "Male", "Female", "Male")
-    X = X.assign(sex_copy=np.where(flip, other, X["sex"].astype(str)))
-    for model_name in ("hgb", "rf"):
-        assessor = FeatureRiskAssessor(
-            make_model(model_name), sensitive=("sex",), backend="sequential", n_jobs=1
-        )
-        report, spent = timed(lambda a=assessor: a.assess(X, y))
-        m = report.model.membership
-        assert m is not None
-        print(
-            f"\n{model_name}: {len(X)} rows, {spent.cpu:.1f} CPU s, full-model AUC {m.auc:.3f}, "
-            f"TPR@1%FPR {m.tpr_at_1pct_fpr:.3f}"
-        )
-        print("| rank | feature set | membership differential [95% CI] | modified [95% CI] |")
-        print("|---:|---|---:|---:|")
-        for r in report.feature_sets[:3]:
-            low, high = r.modified_ci
-            print(
-                f"| {r.rank} | {r.label} | {_score(r.attacks.get('membership'))} "
-                f"| {r.modified:+.4f} [{low:+.4f}, {high:+.4f}] |"
+    print("\n| table | model | CPU s | full-model AUC | row_id rank | row_id membership "
+          "[95% CI] | flagged | why | copy: proxy rank | drop [95% CI] | flagged |")  # fmt: skip
+    print("|---|---|---:|---:|---:|---:|---|---|---:|---:|---|")
+    for name, (column, rows) in PLANTED.items():
+        X, y = load(name, rows, seed=1)
+        rng = np.random.default_rng(1)
+        X = X.assign(row_id=rng.permutation(len(X)).astype(float))
+        values = X[column].astype(str).to_numpy()
+        other = rng.permutation(values)  # another row's value: a 5% noisy copy
+        X = X.assign(copy=np.where(rng.random(len(X)) < 0.05, other, values))
+        for model_name in ("hgb", "rf"):
+            assessor = FeatureRiskAssessor(
+                make_model(model_name), sensitive=(column,), backend="sequential", n_jobs=1
             )
-        (sex,) = report.sensitive
-        print("\n| proxy rank of sex | feature set | inference drop [95% CI] |")
-        print("|---:|---|---:|")
-        for rank_, proxy in enumerate(sex.proxies[:3], start=1):
-            print(f"| {rank_} | {proxy.label} | {_score(proxy.drop)} |")
+            report, spent = timed(lambda a=assessor, X=X, y=y: a.assess(X, y))
+            m = report.model.membership
+            assert m is not None
+            risk = report["row_id"]
+            (exposed,) = report.sensitive
+            proxies = [p.label for p in exposed.proxies]
+            proxy = exposed.proxies[proxies.index("copy")]
+            print(
+                f"| {name} | {model_name} | {spent.cpu:.1f} | {m.auc:.3f} | {risk.rank} "
+                f"| {_score(risk.attacks.get('membership'))} | {'yes' if risk.flagged else 'no'} "
+                f"| {risk.why} | {proxies.index('copy') + 1} | {_score(proxy.drop)} "
+                f"| {'yes' if proxy.flagged else 'no'} |",
+                flush=True,
+            )
 
 
 def audit_vs_art() -> None:
@@ -758,6 +873,7 @@ def audit_vs_art() -> None:
     with threadpool_limits(1):
         theirs, art_time = timed(lambda: art_audit(X, y, seed=0))
         one, one_time = timed(lambda: our_audit(X, y, seeds=1))
+        online, online_time = timed(lambda: our_audit(X, y, seeds=1, attack="rmia-online"))
         three, three_time = timed(lambda: our_audit(X, y, seeds=3))
         _, fit_time = timed(lambda: fit_targets(X, y, seeds=3))
     print(
@@ -772,11 +888,16 @@ def audit_vs_art() -> None:
         f"| ART black box (rf), 1 seed | {art_time.cpu:.1f} | {art_time.wall:.1f} | 1.00 "
         f"| {art_full[0]:.3f} | {art_full[1]:.3f} | - |"
     )
-    for label, report, spent in (("1 seed", one, one_time), ("3 seeds, CIs", three, three_time)):
+    runs = (
+        ("offline RMIA (default), 1 seed", one, one_time),
+        ("online RMIA, 1 seed", online, online_time),
+        ("offline RMIA (default), 3 seeds, CIs", three, three_time),
+    )
+    for label, report, spent in runs:
         m = report.model.membership
         assert m is not None
         print(
-            f"| attrpriv reference attack, {label} | {spent.cpu:.1f} | {spent.wall:.1f} "
+            f"| attrpriv {label} | {spent.cpu:.1f} | {spent.wall:.1f} "
             f"| {spent.cpu / art_time.cpu:.2f} | {m.auc:.3f} | {m.tpr_at_1pct_fpr:.3f} "
             f"| {m.tpr_at_01pct_fpr:.3f} |"
         )
@@ -785,6 +906,7 @@ def audit_vs_art() -> None:
         f"| {fit_time.wall:.1f} | {fit_time.cpu / art_time.cpu:.2f} | - | - | - |"
     )
     print(f"\n3-seed audit / its target models' training: {three_time.cpu / fit_time.cpu:.2f}x CPU")
+    print(f"1-seed audit, offline / online RMIA: {one_time.cpu / online_time.cpu:.2f}x CPU")
     print("\n| attribute | ART: full - retrained AUC | ours, 1 seed | ours, 3 seeds [95% CI] |")
     print("|---|---:|---:|---:|")
     ours_one = {r.label: r.attacks["membership"] for r in one.feature_sets}
@@ -807,6 +929,8 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("part", choices=parts)
     parser.add_argument("run", nargs="?", default="{}", help="_child only: a Run as JSON")
     parser.add_argument("--max-rows", type=int, default=None)
+    parser.add_argument("--tables", default=",".join(ANCHOR_TABLES), help="anchor: tables")
+    parser.add_argument("--learners", default=",".join(ANCHOR_LEARNERS), help="anchor: learners")
     parser.add_argument("--max-steps", type=int, default=6, help="mitigate-rf: loop steps")
     parser.add_argument("--threshold", type=float, default=0.01, help="mitigate-rf: flag above")
     parser.add_argument(
@@ -843,7 +967,7 @@ def main(argv: list[str] | None = None) -> None:
         with threadpool_limits(1):
             shared_vs_matched()
     else:
-        anchor(args.max_rows)
+        anchor(args.tables.split(","), args.learners.split(","))
 
 
 if __name__ == "__main__":

@@ -1,17 +1,22 @@
 """Progress of long work, on stderr: a live bar on a terminal, a plain line per step elsewhere.
 
 A bar redraws itself in place, which a log file (CI, ``nohup``, ``2> log``) cannot show: there
-each step is one line, ``decoupler: 3/15 reconstruction=12.1 ...``, written as it happens.
+a step is one line, ``decoupler: 3/15 reconstruction=12.1 ...``, written as it happens; with a
+known total only the first step, each tenth of the total, the last step and any step 30 s after
+the line before are written (a long job then logs about a dozen lines, not one per task).
 """
 
 from __future__ import annotations
 
 import sys
+import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import TextIO
 
 __all__ = ["Advance", "progress"]
+
+QUIET_SECONDS = 30.0  # a log gets a line at least this often while steps are done
 
 Advance = Callable[..., None]
 """``advance(done=None, total=None, detail="")``: one more step (or ``done`` steps in all)."""
@@ -47,14 +52,31 @@ def _ignore(done: int | None = None, total: int | None = None, detail: str = "")
 
 
 def _lines(description: str, total: int | None, out: TextIO) -> Advance:
-    state = {"done": 0, "total": total}
+    state: dict[str, float | None] = {"done": 0, "total": total, "tenth": -1, "at": None}
 
     def advance(done: int | None = None, total: int | None = None, detail: str = "") -> None:
         state["done"] = (state["done"] or 0) + 1 if done is None else done
         if total is not None:
             state["total"] = total
-        count = f"{state['done']}/{state['total']}" if state["total"] else str(state["done"])
-        out.write(f"{description}: {count}{' ' + detail if detail else ''}\n")
+        count, steps, now, last = (
+            int(state["done"] or 0),
+            state["total"],
+            time.monotonic(),
+            state["at"],
+        )
+        tenth = int(10 * count / steps) if steps else -1
+        due = (
+            not steps
+            or last is None
+            or count >= steps
+            or tenth > (state["tenth"] or 0)
+            or now - last >= QUIET_SECONDS
+        )
+        if not due:
+            return
+        state["tenth"], state["at"] = tenth, now
+        shown = f"{count}/{int(steps)}" if steps else str(count)
+        out.write(f"{description}: {shown}{' ' + detail if detail else ''}\n")
         out.flush()
 
     return advance

@@ -17,9 +17,9 @@ from sklearn.pipeline import Pipeline, make_pipeline
 from sklearn.preprocessing import FunctionTransformer, StandardScaler
 
 from attrpriv import InputError
+from attrpriv.assess.choices import MODEL_CHOICES
 from attrpriv.assess.models import (
     MAX_CATEGORIES,
-    MODEL_CHOICES,
     align,
     coded_columns,
     fit_without,

@@ -13,11 +13,14 @@ from sklearn.pipeline import Pipeline
 
 from attrpriv import InputError
 from attrpriv.assess.membership import (
+    MembershipResult,
     ShadowModelAttack,
     auc_difference,
     loss_threshold_attack,
     membership_result,
     overfitting_gap,
+    tpr_at_fpr,
+    tpr_interval,
 )
 from attrpriv.assess.models import fit_without, make_model, make_preprocessor
 
@@ -172,3 +175,35 @@ def test_result_is_json_ready_and_holds_no_records(adult, forest) -> None:
 def test_bad_input_is_named(adult, forest, call, message: str) -> None:
     with pytest.raises(InputError, match=message):
         call(forest, adult)
+
+
+def _brute_tpr(labels: np.ndarray, scores: np.ndarray, target: float) -> float:
+    best = 0.0
+    for tau in np.r_[np.unique(scores), np.inf]:
+        if np.mean(scores[labels == 0] >= tau) <= target:
+            best = max(best, float(np.mean(scores[labels == 1] >= tau)))
+    return best
+
+
+def test_tpr_at_fpr_tries_every_threshold_even_on_tied_scores() -> None:
+    rng = np.random.default_rng(4)
+    for _ in range(200):
+        labels = np.r_[np.ones(rng.integers(3, 80)), np.zeros(rng.integers(3, 80))].astype(int)
+        scores = np.round(rng.normal(size=labels.size) + labels, int(rng.integers(0, 2)))
+        for target in (0.001, 0.01, 0.1, 0.5):
+            assert tpr_at_fpr(labels, scores, target) == _brute_tpr(labels, scores, target)
+
+
+def test_tpr_interval_holds_the_tpr_and_narrows_with_more_records() -> None:
+    rng = np.random.default_rng(5)
+
+    def result(n: int) -> MembershipResult:
+        labels = np.r_[np.ones(n), np.zeros(n)].astype(int)
+        return membership_result(labels, rng.normal(size=2 * n) + 1.5 * labels, attack="x")
+
+    small, large = tpr_interval(result(300), 0.05), tpr_interval(result(3000), 0.05)
+    for score in (small, large):
+        low, high = (v + 0.05 for v in score.ci)
+        assert low <= score.attack <= high and score.baseline == 0.05
+    assert (large.ci[1] - large.ci[0]) < 0.6 * (small.ci[1] - small.ci[0])
+    assert abs(large.attack - 0.442) < 0.05  # Phi(1.5 - 1.645): the normal model's TPR at 5%

@@ -208,7 +208,7 @@ def test_a_failing_html_render_writes_neither_file(
     def broken(*_: object, **__: object) -> str:
         raise RuntimeError("template broke")
 
-    monkeypatch.setattr(assess_cli, "render_html", broken)
+    monkeypatch.setattr("attrpriv.report.render_html", broken)
     out, html = tmp_path / "report.json", tmp_path / "report.html"
     code, _, err = run(
         capsys, "assess", "run", "german_credit", "--target", "credit_risk", *FAST,

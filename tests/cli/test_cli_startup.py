@@ -37,3 +37,9 @@ def test_every_group_is_listed_with_its_own_help() -> None:
     for name, modules in GROUP_MODULES.items():
         app = import_module(modules[0]).app
         assert (app.info.name, app.info.help) == (name, GROUP_HELP[name])
+
+
+@pytest.mark.parametrize("args", [["assess", "--help"], ["assess", "run", "--help"]])
+def test_the_assess_help_loads_no_heavy_library(args: list[str]) -> None:
+    code = f"from attrpriv.cli import main\nmain({args!r})"
+    assert _loaded_after(code) == set()

@@ -11,21 +11,55 @@ The whole audit (steps 202-210 of the spec) is :class:`FeatureRiskAssessor`, whi
 :class:`RiskReport`; the mitigation strategies are in :mod:`attrpriv.assess.mitigation`.
 """
 
-from attrpriv.assess.assessor import FeatureRiskAssessor
-from attrpriv.assess.inference import AttributeInferenceResult, attribute_inference
-from attrpriv.assess.membership import (
-    MembershipResult,
-    ShadowModelAttack,
-    auc_difference,
-    loss_threshold_attack,
-    overfitting_gap,
-)
-from attrpriv.assess.models import MODEL_CHOICES, fit_without, load_model, make_model, save_model
-from attrpriv.assess.property import PropertyInferenceResult, property_inference
-from attrpriv.assess.reference import ReferenceAttack
-from attrpriv.assess.report import RiskReport
-from attrpriv.assess.scoring import ScoreWeights
-from attrpriv.stats import Score, binomial_ci, pool_scores, rate_difference
+from __future__ import annotations
+
+from importlib import import_module
+from typing import TYPE_CHECKING, Any
+
+from attrpriv.assess.choices import MODEL_CHOICES
+
+if TYPE_CHECKING:
+    from attrpriv.assess.assessor import FeatureRiskAssessor
+    from attrpriv.assess.inference import AttributeInferenceResult, attribute_inference
+    from attrpriv.assess.membership import (
+        MembershipResult,
+        ShadowModelAttack,
+        auc_difference,
+        loss_threshold_attack,
+        overfitting_gap,
+    )
+    from attrpriv.assess.models import fit_without, load_model, make_model, save_model
+    from attrpriv.assess.property import PropertyInferenceResult, property_inference
+    from attrpriv.assess.reference import ReferenceAttack
+    from attrpriv.assess.report import RiskReport
+    from attrpriv.assess.scoring import ScoreWeights
+    from attrpriv.stats import Score, binomial_ci, pool_scores, rate_difference
+
+# Where each name lives; imported on first use, so that the light modules of the package (its
+# option choices) load without scikit-learn.
+_HOMES = {
+    "FeatureRiskAssessor": "attrpriv.assess.assessor",
+    "AttributeInferenceResult": "attrpriv.assess.inference",
+    "attribute_inference": "attrpriv.assess.inference",
+    "MembershipResult": "attrpriv.assess.membership",
+    "ShadowModelAttack": "attrpriv.assess.membership",
+    "auc_difference": "attrpriv.assess.membership",
+    "loss_threshold_attack": "attrpriv.assess.membership",
+    "overfitting_gap": "attrpriv.assess.membership",
+    "fit_without": "attrpriv.assess.models",
+    "load_model": "attrpriv.assess.models",
+    "make_model": "attrpriv.assess.models",
+    "save_model": "attrpriv.assess.models",
+    "PropertyInferenceResult": "attrpriv.assess.property",
+    "property_inference": "attrpriv.assess.property",
+    "ReferenceAttack": "attrpriv.assess.reference",
+    "RiskReport": "attrpriv.assess.report",
+    "ScoreWeights": "attrpriv.assess.scoring",
+    "Score": "attrpriv.stats",
+    "binomial_ci": "attrpriv.stats",
+    "pool_scores": "attrpriv.stats",
+    "rate_difference": "attrpriv.stats",
+}
 
 __all__ = [
     "MODEL_CHOICES",
@@ -51,3 +85,10 @@ __all__ = [
     "rate_difference",
     "save_model",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    """Import a public name of the package on first use."""
+    if name not in _HOMES:
+        raise AttributeError(f"module 'attrpriv.assess' has no attribute {name!r}")
+    return getattr(import_module(_HOMES[name]), name)

@@ -19,6 +19,7 @@ from sklearn.base import clone
 from sklearn.model_selection import train_test_split
 
 from attrpriv.assess import checkpoint
+from attrpriv.assess.choices import OFFLINE_ATTACKS, REFERENCE_ATTACKS
 from attrpriv.assess.inference import AttributeInferenceResult, attribute_inference
 from attrpriv.assess.membership import (
     MembershipResult,
@@ -32,8 +33,6 @@ from attrpriv.assess.property import property_inference
 from attrpriv.assess.reference import (
     MAX_CALIBRATION_ROWS,
     MIN_REFERENCE_ROWS,
-    OFFLINE_ATTACKS,
-    REFERENCE_ATTACKS,
     ReferenceTerm,
     fit_reference,
     reference_attack,

@@ -21,6 +21,7 @@ from attrpriv.assess._grid import (
     identifier_like,
     make_split,
 )
+from attrpriv.assess.membership import tpr_interval
 from attrpriv.assess.report import (
     ExposedRecord,
     FeatureSetRisk,
@@ -298,7 +299,21 @@ def model_summary(full: Sequence[ModelOutcome], data: GridData) -> ModelSummary:
     that attack exposes most."""
     membership = summarize_membership(full, data.confidence)
     if membership is not None:
-        membership = replace(membership, exposed=exposed_records(full, data))
+        results = [o.membership for o in full if o.membership is not None]
+        intervals = []
+        for target in (0.01, 0.001):
+            pooled = _pool(
+                [tpr_interval(r, target, confidence=data.confidence, seed=data.seed + i)
+                 for i, r in enumerate(results)],
+                data.confidence,
+            )  # fmt: skip
+            intervals.append((max(pooled.ci[0] + target, 0.0), min(pooled.ci[1] + target, 1.0)))
+        membership = replace(
+            membership,
+            exposed=exposed_records(full, data),
+            tpr_at_1pct_fpr_ci=intervals[0],
+            tpr_at_01pct_fpr_ci=intervals[1],
+        )
     return ModelSummary(
         metric="accuracy" if data.classification else "r2",
         utility_train=_mean(full, "utility_train"),

@@ -31,19 +31,26 @@ from attrpriv._checks import (
     check_probability,
 )
 from attrpriv.assess import _grid, _summary, checkpoint
+from attrpriv.assess.choices import (
+    ATTACKS,
+    BACKENDS,
+    FLAG_ON,
+    MEMBERSHIP_ATTACKS,
+    MODEL_CHOICES,
+    REFERENCE_ATTACKS,
+)
 from attrpriv.assess.feature_sets import resolve_feature_sets
 from attrpriv.assess.inference import MIN_RECORDS
 from attrpriv.assess.mitigation import Mitigation
-from attrpriv.assess.models import MODEL_CHOICES, task_of
-from attrpriv.assess.parallel import BACKENDS, check_n_jobs, run_tasks
+from attrpriv.assess.models import task_of
+from attrpriv.assess.parallel import check_n_jobs, run_tasks
 from attrpriv.assess.reference import (
-    REFERENCE_ATTACKS,
     ReferenceTerm,
     calibrate_a,
     reference_term,
 )
 from attrpriv.assess.report import MitigationPath, MitigationStep, RiskReport, set_label
-from attrpriv.assess.scoring import ATTACKS, FLAG_ON, ScoreWeights
+from attrpriv.assess.scoring import ScoreWeights
 from attrpriv.assess.screening import Screening, screen_columns
 from attrpriv.dp.mechanism import Parameters
 from attrpriv.errors import InputError, NotFittedError, offending
@@ -51,9 +58,8 @@ from attrpriv.errors import InputError, NotFittedError, offending
 if TYPE_CHECKING:
     from attrpriv.dp.ledger import BudgetLedger
 
-__all__ = ["MEMBERSHIP_ATTACKS", "FeatureRiskAssessor"]
+__all__ = ["FeatureRiskAssessor"]
 
-MEMBERSHIP_ATTACKS = (*REFERENCE_ATTACKS, "loss", "shadow")
 FeatureSetSpec = str | Sequence[Sequence[str]]
 FAMILIES = ("singles", "pairs", "power", "preselect")
 MIN_SHADOW_ROWS = 20  # training rows of each shadow model
@@ -612,15 +618,7 @@ class FeatureRiskAssessor(Parameters):
             [_grid.Task("full", r, normalizer=normalizers[r]) for r in repeats],
             "training full models",
         )
-        if estimate:
-            per_fit = (time.perf_counter() - fitting) / len(repeats)
-            workers = 1 if self.backend == "sequential" else max(int(self.n_jobs), 1)
-            self._say(
-                f"plan: a full model took {per_fit:.1f} s with its attacks; the "
-                f"{len(sets) * len(repeats)} retrainings will take about "
-                f"{per_fit * len(sets) * len(repeats) / workers:.0f} s on {workers} worker(s), "
-                "plus the feature-level attacks"
-            )
+        per_fit = (time.perf_counter() - fitting) / len(repeats)
         model = dict(zip(repeats, full, strict=True))
         tasks = [
             _grid.Task(
@@ -631,6 +629,20 @@ class FeatureRiskAssessor(Parameters):
         ]
         for kind, names in attacked.items():
             tasks += [_grid.Task(kind, r, (f,), model[r].model) for f in names for r in repeats]
+        kept = _kept(data, tasks)
+        if kept:
+            self._say(
+                f"resuming: {kept} of {len(tasks)} tasks were finished in the checkpoint and are "
+                "loaded, not run again"
+            )
+        if estimate:
+            left = sum(t.kind == "without" for t in tasks) - _kept(data, tasks, ("without",))
+            workers = 1 if self.backend == "sequential" else max(int(self.n_jobs), 1)
+            self._say(
+                f"plan: a full model took {per_fit:.1f} s with its attacks; the {left} "
+                f"retrainings left will take about {per_fit * left / workers:.0f} s on "
+                f"{workers} worker(s), plus the feature-level attacks"
+            )
         results = self._run(data, tasks, f"retraining without {len(sets)} feature sets")
         return full, tasks, results
 
@@ -906,6 +918,21 @@ def _step(
         scores={r.label: r.modified for r in report.feature_sets},
         applied=applied or {},
         skipped=skipped,
+    )
+
+
+def _kept(
+    data: _grid.GridData,
+    tasks: Sequence[_grid.Task],
+    kinds: Sequence[str] = ("without", "attribute", "property"),
+) -> int:
+    """How many of ``tasks`` (of ``kinds``) the checkpoint folder already holds."""
+    if data.checkpoint is None:
+        return 0
+    return sum(
+        checkpoint.result_path(data.checkpoint, t.kind, t.repeat, t.features).exists()
+        for t in tasks
+        if t.kind in kinds
     )
 
 

@@ -39,8 +39,8 @@ import numpy as np
 import pandas as pd
 
 from attrpriv._checks import check_choice, check_positive, check_probability
+from attrpriv.assess.choices import MODEL_CHOICES
 from attrpriv.assess.models import (
-    MODEL_CHOICES,
     class_columns,
     coded_columns,
     make_coder,
@@ -168,7 +168,7 @@ def attribute_inference(
         The continuous hit radius, in standard deviations of the feature on the attacker's
         half; > 0.
     attack_model : {"logreg", "rf", "hgb", "mlp"}, default "hgb"
-        The learner of every attacker (one of :data:`~attrpriv.assess.models.MODEL_CHOICES`).
+        The learner of every attacker (one of :data:`~attrpriv.assess.choices.MODEL_CHOICES`).
     train_size : float, default 0.5
         The attacker's share of the records, in (0, 1).
 

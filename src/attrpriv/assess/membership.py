@@ -52,6 +52,8 @@ __all__ = [
     "membership_result",
     "overfitting_gap",
     "shadow_features",
+    "tpr_at_fpr",
+    "tpr_interval",
 ]
 
 Labelled = tuple[pd.DataFrame, Any]
@@ -72,9 +74,9 @@ class MembershipResult:
     advantage : float
         The attack's membership advantage, the largest ``TPR - FPR`` over all thresholds.
     tpr_at_1pct_fpr : float
-        The highest TPR among thresholds whose FPR is at most 1% (0 if there is none).
+        The highest TPR among thresholds whose FPR is at most 1% (:func:`tpr_at_fpr`).
     tpr_at_01pct_fpr : float
-        The highest TPR among thresholds whose FPR is at most 0.1% (0 if there is none).
+        The highest TPR among thresholds whose FPR is at most 0.1% (:func:`tpr_at_fpr`).
     fpr : numpy.ndarray
         False positive rates of the ROC curve.
     tpr : numpy.ndarray
@@ -151,8 +153,8 @@ def membership_result(
     return MembershipResult(
         auc=score.attack,
         advantage=float(np.max(tpr - fpr)),
-        tpr_at_1pct_fpr=_tpr_at(fpr, tpr, 0.01),
-        tpr_at_01pct_fpr=_tpr_at(fpr, tpr, 0.001),
+        tpr_at_1pct_fpr=tpr_at_fpr(y, s, 0.01),
+        tpr_at_01pct_fpr=tpr_at_fpr(y, s, 0.001),
         fpr=fpr,
         tpr=tpr,
         score=score,
@@ -481,10 +483,61 @@ def _r2(rows: np.ndarray) -> float:
     return 1.0 - residual / total if total > 0 else 0.0
 
 
-def _tpr_at(fpr: np.ndarray, tpr: np.ndarray, target: float) -> float:
-    """The highest TPR among thresholds whose FPR is at most ``target``."""
-    allowed = fpr <= target
-    return float(tpr[allowed].max()) if allowed.any() else 0.0
+def tpr_at_fpr(labels: np.ndarray, scores: np.ndarray, target: float) -> float:
+    """The highest TPR among thresholds whose FPR is at most ``target``, without the ROC.
+
+    The threshold sits just above the ``k + 1``-th highest non-member score, ``k`` the number of
+    false positives allowed (``floor(target * n_non_members)``); ties at it are left out on both
+    sides. Every threshold is tried, also those scikit-learn's ``roc_curve`` drops as collinear
+    (which can hide the best point when tied scores make a straight run of the curve).
+    """
+    inside, outside = scores[labels == 1], np.sort(scores[labels == 0])[::-1]
+    k = int(np.floor(target * outside.size + 1e-9))
+    if k >= outside.size:
+        return 1.0
+    return float(np.mean(inside > outside[k]))
+
+
+def tpr_interval(
+    result: MembershipResult,
+    target: float,
+    *,
+    confidence: float = 0.95,
+    n_boot: int = 200,
+    seed: int = 0,
+) -> Score:
+    """The TPR at FPR <= ``target`` with a percentile-bootstrap CI (members and non-members
+    resampled apart).
+
+    Parameters
+    ----------
+    result : MembershipResult
+        A membership attack's result (its per-record ``labels`` and ``scores``).
+    target : float
+        The largest false-positive rate allowed, in (0, 1).
+    confidence : float, default 0.95
+        Confidence level of the CI, in (0, 1).
+    n_boot : int, default 200
+        Bootstrap resamples, >= 100.
+    seed : int, default 0
+        Seed of the resamples.
+
+    Returns
+    -------
+    Score
+        ``attack`` = the TPR, ``baseline`` = ``target`` (a random guess's TPR at that FPR),
+        their difference with its CI (``method`` ``"bootstrap"``).
+    """
+    rows = np.column_stack([result.labels, result.scores])
+    return bootstrap_difference(
+        lambda r: tpr_at_fpr(r[:, 0], r[:, 1], target),
+        rows,
+        float(target),
+        strata=result.labels,
+        n_boot=n_boot,
+        seed=seed,
+        confidence=confidence,
+    )
 
 
 @dataclass(frozen=True, eq=False)

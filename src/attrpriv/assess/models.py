@@ -33,11 +33,11 @@ from sklearn.preprocessing import OneHotEncoder, OrdinalEncoder, StandardScaler
 
 from attrpriv._checks import check_choice
 from attrpriv.assess._onnx import OnnxModel
+from attrpriv.assess.choices import MODEL_CHOICES
 from attrpriv.errors import InputError, private_values_shown
 
 __all__ = [
     "CATEGORICAL_DTYPES",
-    "MODEL_CHOICES",
     "SAFE_TYPES",
     "Task",
     "align",
@@ -54,7 +54,6 @@ __all__ = [
 ]
 
 Task = Literal["classification", "regression"]
-MODEL_CHOICES = ("logreg", "rf", "hgb", "mlp")
 MODEL_TASKS = ("classification", "regression")
 CATEGORICAL_DTYPES = ["object", "category", "string", "bool"]
 MAX_CATEGORIES = 32

@@ -15,11 +15,11 @@ from joblib import Parallel, delayed
 
 from attrpriv._checks import check_choice, check_positive_int
 from attrpriv._progress import progress
+from attrpriv.assess.choices import BACKENDS
 from attrpriv.errors import InputError
 
-__all__ = ["BACKENDS", "check_n_jobs", "run_tasks"]
+__all__ = ["check_n_jobs", "run_tasks"]
 
-BACKENDS = ("sequential", "joblib", "dask")
 
 S = TypeVar("S")
 T = TypeVar("T")

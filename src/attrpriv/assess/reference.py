@@ -50,6 +50,7 @@ from scipy.special import logsumexp
 from sklearn.metrics import roc_auc_score
 
 from attrpriv._checks import check_choice, check_positive_int
+from attrpriv.assess.choices import REFERENCE_ATTACKS
 from attrpriv.assess.membership import (
     Labelled,
     MembershipResult,
@@ -61,8 +62,6 @@ from attrpriv.assess.models import Task, fit_without, per_record_loss, task_of
 from attrpriv.errors import InputError, NotFittedError
 
 __all__ = [
-    "OFFLINE_ATTACKS",
-    "REFERENCE_ATTACKS",
     "ReferenceAttack",
     "ReferenceTerm",
     "calibrate_a",
@@ -72,8 +71,6 @@ __all__ = [
     "reference_term",
 ]
 
-REFERENCE_ATTACKS = ("rmia", "rmia-online", "lira")
-OFFLINE_ATTACKS = ("rmia", "lira")  # references never trained on a candidate
 MIN_REFERENCE_ROWS = 20
 A_GRID = np.round(np.linspace(0.0, 1.0, 21), 2)
 UNCALIBRATED_A = 0.3  # one reference model: no other to calibrate a on

@@ -18,7 +18,8 @@ from numpy.typing import ArrayLike
 
 from attrpriv._display import html_grid
 from attrpriv._io import atomic_write_json, to_jsonable
-from attrpriv.assess.scoring import ATTACKS, FLAG_REASONS, score_from_dict
+from attrpriv.assess.choices import ATTACKS
+from attrpriv.assess.scoring import FLAG_REASONS, score_from_dict
 from attrpriv.errors import InputError
 from attrpriv.stats import Score
 
@@ -115,8 +116,10 @@ class ExposedRecord:
 class MembershipSummary:
     """One model's membership attack, averaged over the repeats (ROC from the first repeat).
 
-    ``exposed``: for the model on all features, the most exposed training rows, most exposed
-    first (at most 100; :class:`ExposedRecord`); empty for a retrained model.
+    For the model on all features, ``tpr_at_1pct_fpr_ci`` and ``tpr_at_01pct_fpr_ci`` are the
+    TPRs' CIs (a bootstrap per repeat, pooled over the repeats) and ``exposed`` the most exposed
+    training rows, most exposed first (at most 100; :class:`ExposedRecord`); a retrained model
+    has neither.
     """
 
     score: Score
@@ -126,6 +129,8 @@ class MembershipSummary:
     tpr_at_01pct_fpr: float
     roc: RocCurve
     exposed: tuple[ExposedRecord, ...] = ()
+    tpr_at_1pct_fpr_ci: tuple[float, float] | None = None
+    tpr_at_01pct_fpr_ci: tuple[float, float] | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -136,6 +141,8 @@ class MembershipSummary:
             "tpr_at_01pct_fpr": self.tpr_at_01pct_fpr,
             "roc": self.roc.to_dict(),
             "exposed": [r.to_dict() for r in self.exposed],
+            "tpr_at_1pct_fpr_ci": _listed(self.tpr_at_1pct_fpr_ci),
+            "tpr_at_01pct_fpr_ci": _listed(self.tpr_at_01pct_fpr_ci),
         }
 
     @classmethod
@@ -148,7 +155,17 @@ class MembershipSummary:
             float(spec["tpr_at_01pct_fpr"]),
             RocCurve.from_dict(spec["roc"]),
             tuple(ExposedRecord.from_dict(r) for r in spec.get("exposed", ())),
+            _optional_pair(spec.get("tpr_at_1pct_fpr_ci")),
+            _optional_pair(spec.get("tpr_at_01pct_fpr_ci")),
         )
+
+
+def _listed(pair: tuple[float, float] | None) -> list[float] | None:
+    return None if pair is None else [pair[0], pair[1]]
+
+
+def _optional_pair(values: Sequence[Any] | None) -> tuple[float, float] | None:
+    return None if values is None else _pair(values)
 
 
 def _membership(spec: Mapping[str, Any] | None) -> MembershipSummary | None:

@@ -24,12 +24,11 @@ from typing import Any
 from scipy import stats
 
 from attrpriv._checks import check_non_negative, check_probability
+from attrpriv.assess.choices import ATTACKS
 from attrpriv.errors import InputError
 from attrpriv.stats import Score, pool_replicates
 
 __all__ = [
-    "ATTACKS",
-    "FLAG_ON",
     "FLAG_REASONS",
     "ScoreWeights",
     "differential_score",
@@ -43,9 +42,6 @@ __all__ = [
     "score_flags",
     "score_from_dict",
 ]
-
-ATTACKS = ("membership", "attribute", "property")
-FLAG_ON = ("estimate", "lower")  # what score_flags compares with the threshold
 
 
 @dataclass(frozen=True)

@@ -4,20 +4,19 @@ from __future__ import annotations
 
 from dataclasses import replace
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
-import numpy as np
-import pandas as pd
 import typer
 from rich.table import Table
 
 from attrpriv._checks import check_choice, check_positive_int
-from attrpriv.assess.assessor import MEMBERSHIP_ATTACKS, FeatureRiskAssessor
-from attrpriv.assess.mitigation import STRATEGY_FORMS, Encrypt, Mitigation, parse_strategy
-from attrpriv.assess.models import MODEL_CHOICES, load_model, make_model
-from attrpriv.assess.parallel import BACKENDS
-from attrpriv.assess.report import RiskReport, SensitiveRisk
-from attrpriv.assess.scoring import FLAG_ON, ScoreWeights, parse_weights
+from attrpriv.assess.choices import (
+    BACKENDS,
+    FLAG_ON,
+    MEMBERSHIP_ATTACKS,
+    MODEL_CHOICES,
+    STRATEGY_FORMS,
+)
 from attrpriv.cli._common import (
     TABLE_SUFFIXES,
     DataArgument,
@@ -35,11 +34,15 @@ from attrpriv.cli._common import (
     write_outputs,
 )
 from attrpriv.cli._outputs import Outputs
-from attrpriv.data.read import read_data
-from attrpriv.data.schema import Role, Schema
-from attrpriv.dp.ledger import BudgetLedger
 from attrpriv.errors import InputError
-from attrpriv.report import render_html
+
+if TYPE_CHECKING:  # the library is imported when a command runs, not for its --help
+    import numpy as np
+    import pandas as pd
+
+    from attrpriv.assess.mitigation import Mitigation
+    from attrpriv.assess.report import RiskReport, SensitiveRisk
+    from attrpriv.data.schema import Schema
 
 app = group("assess")
 
@@ -54,6 +57,9 @@ def load_frame(
     Columns whose schema role is ``ignore`` (e.g. sampling weights) are left out; the target
     column must exist and have no missing values.
     """
+    from attrpriv.data.read import read_data
+    from attrpriv.data.schema import Role
+
     source = read_data(data, schema_file, load=True, require_schema=False)
     frame, schema = source.frame, source.schema
     if target not in frame.columns:
@@ -70,6 +76,8 @@ def load_frame(
 
 def infer_task(y: pd.Series) -> str:
     """Regression for a numeric target with more than 20 distinct values, else classification."""
+    import pandas as pd
+
     numeric = pd.api.types.is_numeric_dtype(y) and not pd.api.types.is_bool_dtype(y)
     return "regression" if numeric and y.nunique() > 20 else "classification"
 
@@ -78,6 +86,8 @@ def build_estimator(
     model: str, model_file: Path | None, trust: list[str], task: str, seed: int
 ) -> Any:
     """A built-in model, or a model from a skops file (ONNX is query-only: refused here)."""
+    from attrpriv.assess.models import load_model, make_model
+
     if model_file is None:
         return make_model(model, task=task, seed=seed)
     estimator = load_model(model_file, trusted=trust)
@@ -96,6 +106,8 @@ def build_strategies(
 
     A bare ``ldp`` takes ``--ldp-epsilon``; the schema gives local DP its public domains.
     """
+    from attrpriv.assess.mitigation import parse_strategy
+
     names = split_names(text) or []
     specs = [f"ldp:{ldp_epsilon!r}" if n.strip().lower() == "ldp" else n for n in names]
     return [parse_strategy(spec, schema=schema) for spec in specs]
@@ -142,6 +154,8 @@ def _with_ci(value: float, ci: tuple[float, float]) -> str:
 
 def _sensitive_columns(option: str | None, schema: Schema | None) -> tuple[str, ...]:
     """The columns of ``--sensitive``: named, or the schema's sensitive role (``schema``)."""
+    from attrpriv.data.schema import Role
+
     if option is None:
         return ()
     if option.strip() == "schema":
@@ -176,10 +190,17 @@ def _print(report: RiskReport) -> None:
     attack = ""
     if membership is not None:
         low, high = (v + membership.score.baseline for v in membership.score.ci)
+        rates = [
+            f"{rate:.3f}" + (f" [{ci[0]:.3f}, {ci[1]:.3f}]" if ci else "")
+            for rate, ci in (
+                (membership.tpr_at_1pct_fpr, membership.tpr_at_1pct_fpr_ci),
+                (membership.tpr_at_01pct_fpr, membership.tpr_at_01pct_fpr_ci),
+            )
+        ]
         attack = (
             f", membership ({report.settings.get('membership_attack', '')}) AUC "
             f"{membership.auc:.3f} [{low:.3f}, {high:.3f}], TPR at 1% / 0.1% FPR "
-            f"{membership.tpr_at_1pct_fpr:.3f} / {membership.tpr_at_01pct_fpr:.3f}"
+            f"{rates[0]} / {rates[1]}"
         )
     console.print(
         f"model: test {model.metric} {model.utility_test:.3f}, train-test gap {model.gap:+.3f}"
@@ -349,6 +370,15 @@ def run(
     html: HtmlFile = None,
 ) -> None:
     """Differential inference attacks per feature set, risk scores, threshold, mitigation."""
+    import numpy as np
+
+    from attrpriv.assess.assessor import FeatureRiskAssessor
+    from attrpriv.assess.mitigation import Encrypt
+    from attrpriv.assess.scoring import ScoreWeights, parse_weights
+    from attrpriv.data.schema import Role
+    from attrpriv.dp.ledger import BudgetLedger
+    from attrpriv.report import render_html
+
     check_choice(task, "--task", TASKS)
     check_choice(flag_on, "--flag-on", FLAG_ON)
     score_weights = ScoreWeights() if weights is None else parse_weights(weights)
@@ -434,6 +464,8 @@ def _check_mitigation_outputs(
     strategies: list[Mitigation], mitigated_out: Path | None, key_out: Path | None
 ) -> None:
     """--mitigated-out needs a ladder and a table suffix; encrypted output needs --key-out."""
+    from attrpriv.assess.mitigation import Encrypt
+
     if mitigated_out is not None:
         if not strategies:
             raise InputError("--mitigated-out needs --mitigate (there is nothing mitigated)")

@@ -13,11 +13,10 @@ from attrpriv.assess.mitigation.base import Applied, Drop, Mitigation, Strategy
 from attrpriv.assess.mitigation.encrypt import Encrypt
 from attrpriv.assess.mitigation.generalize import Generalize
 from attrpriv.assess.mitigation.ldp import LocalDPNoise
-from attrpriv.assess.mitigation.spec import STRATEGY_FORMS, parse_strategy
+from attrpriv.assess.mitigation.spec import parse_strategy
 from attrpriv.assess.mitigation.synthetic import SyntheticReplacement
 
 __all__ = [
-    "STRATEGY_FORMS",
     "Applied",
     "Drop",
     "Encrypt",

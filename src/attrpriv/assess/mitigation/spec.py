@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 
+from attrpriv.assess.choices import STRATEGY_FORMS
 from attrpriv.assess.mitigation.base import Drop, Strategy
 from attrpriv.assess.mitigation.encrypt import Encrypt
 from attrpriv.assess.mitigation.generalize import BINNING_METHODS, Generalize
@@ -11,10 +12,6 @@ from attrpriv.assess.mitigation.ldp import LocalDPNoise
 from attrpriv.assess.mitigation.synthetic import SyntheticReplacement
 from attrpriv.data.schema import Schema
 from attrpriv.errors import InputError
-
-STRATEGY_FORMS = (
-    "'drop', 'generalize[:BINS[:quantile|tree]]', 'ldp:EPSILON', 'synthetic', 'encrypt'"
-)
 
 
 def parse_strategy(spec: str, *, schema: Schema | None = None) -> Strategy:
