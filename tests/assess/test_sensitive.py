@@ -68,13 +68,15 @@ def test_bad_sensitive_columns_are_refused() -> None:
 
 
 @pytest.mark.slow
-def test_issue_11_a_planted_id_ranks_first_and_the_copy_is_the_proxy() -> None:
-    """Issue 11's check, with the defaults (hgb, 3 repeats, the reference attack)."""
+def test_a_planted_id_is_flagged_and_the_copy_is_the_flagged_proxy() -> None:
+    """The planted check with the defaults (hgb, 3 repeats, offline RMIA): the row ID is
+    flagged by the identifier rule, the copy of sex is its strongest and flagged proxy."""
     X, y = planted(2400)
     report = FeatureRiskAssessor(make_model("hgb"), sensitive=("sex",)).assess(X, y)
-    first = report.feature_sets[0]
-    assert first.label == "row_id" and first.attacks["membership"].ci[0] > 0
-    assert report.sensitive[0].proxies[0].label == "sex_copy"
+    risk = report["row_id"]
+    assert risk.flagged and risk.attacks["membership"].ci[0] > 0 and risk.flags["identifier"]
+    first = report.sensitive[0].proxies[0]
+    assert first.label == "sex_copy" and first.flagged
 
 
 def test_a_planted_row_id_is_flagged_although_its_score_is_under_the_threshold() -> None:
@@ -100,3 +102,17 @@ def test_a_planted_row_id_is_flagged_although_its_score_is_under_the_threshold()
     coarse = X.assign(row_id=(X["row_id"] // 100).astype(float))
     again = assessor.assess(coarse, y)
     assert not again["row_id"].flags["identifier"]
+
+
+def test_an_identifier_a_model_cannot_learn_is_not_flagged() -> None:
+    """A logistic regression cannot memorise rows through a random row ID: its differential's
+    CI, over the doubled repeats, holds 0, and the identifier rule does not fire."""
+    X, y = planted(1500)
+    X = X[["age", "education", "hours_per_week", "row_id"]]
+    report = FeatureRiskAssessor(
+        make_model("logreg"), attacks=("membership",), backend="sequential"
+    ).assess(X, y)
+    risk = report["row_id"]
+    low, high = risk.attacks["membership"].ci
+    assert low <= 0 <= high and not risk.flags["identifier"] and not risk.flagged
+    assert "6 repeats of the membership differential instead of 3" in " ".join(report.notes)

@@ -63,6 +63,9 @@ __all__ = ["FeatureRiskAssessor"]
 FeatureSetSpec = str | Sequence[Sequence[str]]
 FAMILIES = ("singles", "pairs", "power", "preselect")
 MIN_SHADOW_ROWS = 20  # training rows of each shadow model
+# A set holding an identifier-like column is flagged when its membership differential's CI is
+# above 0; it gets this many times the repeats, so that the CI that rule reads is narrower.
+IDENTIFIER_REPEATS = 2
 MIN_SHADOW_CLASS_ROWS = 6  # per class: >= 2 in the attacker's half, so every shadow half has one
 MIN_PROPERTY_ROWS = 120  # the property game's 100 query records + 20 to draw shadow datasets from
 _LEARNED_BY_MITIGATE = ("mitigated_", "final_report_")
@@ -104,7 +107,9 @@ class FeatureRiskAssessor(Parameters):
         :class:`~attrpriv.assess.scoring.ScoreWeights` of the overall/modified scores; at least
         one requested attack must have a weight > 0.
     n_repeats : int, default 3
-        Seeds (split + training seed ``seed + i``) the attacks are repeated over; >= 1.
+        Seeds (split + training seed ``seed + i``) the attacks are repeated over; >= 1. A set
+        holding an identifier-like column (most values unique) gets twice as many for its
+        membership differential, which its flag rests on.
     test_size : float, default 0.3
         Share of the rows held out (the non-members and the utility test); in (0, 1).
     membership_attack : {"rmia", "rmia-online", "lira", "loss", "shadow"}, default "rmia"
@@ -454,6 +459,21 @@ class FeatureRiskAssessor(Parameters):
         }
         self._say(_plan(data, len(sets), attacked, len(repeats)))
         full, tasks, results = self._pass(data, repeats, sets, attacked, estimate=True)
+        identifiers = [g for g in sets if data.membership and _grid.identifier_like(X, g)]
+        if identifiers:  # a fixed design: always, never because of what the first repeats showed
+            more = range(len(full), IDENTIFIER_REPEATS * len(full))
+            self._say(
+                f"identifier-like sets: {len(more)} more repeats of the membership differential "
+                f"for {len(identifiers)} set(s)"
+            )
+            extra, new_tasks, new_results = self._pass(data, more, identifiers, {})
+            full, tasks, results = full + extra, tasks + new_tasks, results + new_results
+            screened = (
+                *screened,
+                f"identifier-like sets ({', '.join(set_label(g) for g in identifiers)}) got "
+                f"{len(full)} repeats of the membership differential instead of {len(repeats)}, "
+                "so that the identifier rule is judged on a narrower CI",
+            )
         outcomes = _summary.Outcomes.collect(full, tasks, results)
         weights, threshold = self.weights, float(self.threshold)
         risks = [
