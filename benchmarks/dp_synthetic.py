@@ -23,6 +23,11 @@ public) / private (40%, released) / test (20%, real held-out) parts. Releases of
   ``make_zCDP_to_approxDP``) gives (epsilon, 1e-6)-DP, a third each to the 1-way marginals, the
   tree and the 2-way marginals; neighbours differ by one added or removed row. Bins are decoded
   to a value drawn from the auxiliary values in the bin.
+- ``the public rows alone (no release)``: a task model trained on the auxiliary (public) part
+  only. It anchors the column ``retained private information`` = a release's utility minus
+  this one: what the release carries of the private rows that the public rows do not (0 or
+  below: a user holding the public rows does not need the release). ``--public-share 0.1``
+  keeps a tenth as many public rows as private ones (the other regime of issue #27).
 - the simple baselines of the sanitize sweep, computed here the same way: the real private rows,
   ``drop sensitive``, ``drop sensitive + top 3 proxies`` (ranked on the auxiliary part), and
   ``marginal draw`` (the sensitive column redrawn from its auxiliary marginal).
@@ -102,6 +107,7 @@ TABLES: dict[str, tuple[str, str, int | None]] = {
 BINS = 10  # quantile bins per numeric column (fewer where quantiles coincide)
 EXACT = 20  # a numeric column with at most this many auxiliary values keeps each value
 DELTA = 1e-6
+PUBLIC = "the public rows alone (no release)"  # the anchor of the retained private information
 
 
 # -- data ----------------------------------------------------------------------------------------
@@ -122,10 +128,16 @@ class Parts:
 
 
 def load_parts(
-    name: str, seed: int = 0, rows: int | None = None, sensitive: str | None = None
+    name: str,
+    seed: int = 0,
+    rows: int | None = None,
+    sensitive: str | None = None,
+    public_share: float | None = None,
 ) -> Parts:
     """The table less its ``ignore`` columns, (subsampled to ``rows``,) shuffled, split 40% /
-    40% / 20%; ``rows`` and ``sensitive`` default to the table's own settings in ``TABLES``."""
+    40% / 20%; ``rows`` and ``sensitive`` default to the table's own settings in ``TABLES``.
+    ``public_share``: keep only that many auxiliary rows per private row (0.1: a public table a
+    tenth the size of the private one)."""
     default, target, kept = TABLES[name]
     sensitive = default if sensitive is None else sensitive
     rows = kept if rows is None else rows
@@ -139,6 +151,8 @@ def load_parts(
     n = len(frame)
     a, b = int(0.4 * n), int(0.8 * n)
     part = [frame.iloc[i:j].reset_index(drop=True) for i, j in ((0, a), (a, b), (b, n))]
+    if public_share is not None:
+        part[0] = part[0].iloc[: max(round(public_share * len(part[1])), 2)]
     return Parts(name, *part, sensitive, target, n, dataset.schema)
 
 
@@ -448,6 +462,9 @@ def evaluate(
     rows.append(Row("real private rows", 0.0, 0.0, (1.0, 1.0, 1.0), (1.0, 1.0, 1.0),
                     use(private), len(private),
                     "sensitive column released: any adversary reads it"))  # fmt: skip
+    rows.append(Row(PUBLIC, 0.0, 0.0, (0.5, 0.5, 0.5), background, use(aux), len(aux),
+                    "no release: a task model trained on the public rows alone; the row "
+                    "leakage of nothing released is chance"))  # fmt: skip
     out, cpu, wall = timed(lambda: DropSensitive().sanitize(private, s).data)
     rows.append(Row("drop sensitive", cpu, wall, background, None, use(out), len(out)))
     proxies = DropProxies(3, keep=[t], seed=seed)
@@ -514,12 +531,14 @@ def print_table(parts: Parts, background: Scored, rows: list[Row]) -> None:
           f"private {len(parts.private)}, test {len(parts.test)})\n")  # fmt: skip
     print(f"An attacker who knows the private rows' real other columns, taught by the raw "
           f"auxiliary data: AUC {_cell(background)}\n")  # fmt: skip
+    public = next(r.utility[0] for r in rows if r.release == PUBLIC)
     print("| release | CPU s | wall s | row leakage AUC | release-taught AUC | utility AUC "
-          "| Pareto area of the point |")  # fmt: skip
-    print("|---|---:|---:|---:|---:|---:|---:|")
+          "| retained private information | Pareto area of the point |")  # fmt: skip
+    print("|---|---:|---:|---:|---:|---:|---:|---:|")
     for r in rows:
         print(f"| {r.release} | {r.cpu:.1f} | {r.wall:.1f} | {_cell(r.row_leakage)} "
-              f"| {_cell(r.taught)} | {_cell(r.utility)} | {r.area:.3f} |")  # fmt: skip
+              f"| {_cell(r.taught)} | {_cell(r.utility)} | {r.utility[0] - public:+.3f} "
+              f"| {r.area:.3f} |")  # fmt: skip
     for r in rows:
         if r.note:
             print(f"- {r.release}: {r.note}")
@@ -528,13 +547,16 @@ def print_table(parts: Parts, background: Scored, rows: list[Row]) -> None:
 def print_spread(name: str, runs: list[list[Row]]) -> None:
     """Each release's row leakage and utility over the splits: mean, min and max."""
     print(f"\n### {name}: over {len(runs)} splits (mean [min, max])\n")
-    print("| release | row leakage AUC | utility AUC | Pareto area of the point |")
-    print("|---|---:|---:|---:|")
+    print("| release | row leakage AUC | utility AUC | retained private information | Pareto "
+          "area of the point |")  # fmt: skip
+    print("|---|---:|---:|---:|---:|")
+    publics = [next(r.utility[0] for r in rows if r.release == PUBLIC) for rows in runs]
     for k, first in enumerate(runs[0]):
         same = [rows[k] for rows in runs]
         # the proxies named and counted may differ between splits
         label = re.sub(r"the \d+ proxies", "the N proxies", first.release.split(" (")[0])
         cells = [[r.row_leakage[0] for r in same], [r.utility[0] for r in same],
+                 [r.utility[0] - p for r, p in zip(same, publics, strict=True)],
                  [r.area for r in same]]  # fmt: skip
         print(f"| {label} | " + " | ".join(
             f"{np.mean(v):.3f} [{min(v):.3f}, {max(v):.3f}]" for v in cells) + " |")  # fmt: skip
@@ -557,6 +579,9 @@ def main() -> None:
         default=None,
         help="the sensitive column (default: each table's own, as above)",
     )
+    parser.add_argument("--public-share", type=float, default=None,
+                        help="auxiliary (public) rows per private row, e.g. 0.1 (default: as "
+                             "many as the private ones)")  # fmt: skip
     parser.add_argument("--proxies", default="auto",
                         help="proxies to redraw: 'auto' (the CLI default) or a count")  # fmt: skip
     args = parser.parse_args()
@@ -571,7 +596,7 @@ def main() -> None:
         for name in args.datasets.split(","):
             runs = []
             for split in range(args.seed, args.seed + args.splits):
-                parts = load_parts(name, split, args.rows, args.sensitive)
+                parts = load_parts(name, split, args.rows, args.sensitive, args.public_share)
                 count = args.proxies if args.proxies == "auto" else int(args.proxies)
                 background, rows = evaluate(parts, args.epsilon, args.seeds, split, count)
                 print_table(parts, background, rows)

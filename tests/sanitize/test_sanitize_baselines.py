@@ -15,12 +15,13 @@ pytest.importorskip("torch")
 from attrpriv import datasets
 from attrpriv.dp.noise import SeededNumpyNoise
 from attrpriv.errors import InputError, showing_private_values
-from attrpriv.sanitize import InputNoise, LatentInterpolation, sweep_images
+from attrpriv.sanitize import InputNoise, LatentInterpolation, sweep_images, tradeoff
 from attrpriv.sanitize.decoupler import GlobalDecoupler
+from attrpriv.sanitize.evaluate import utility
 from attrpriv.sanitize.images import mnist_images, thickness_labels
 from attrpriv.sanitize.samplers import DPSampling, Suppression
 from attrpriv.sanitize.sanitizer import SanitizedData, Sanitizer
-from attrpriv.sanitize.tradeoff import sweep
+from attrpriv.sanitize.tradeoff import evaluated_columns, sweep
 
 TAB = {"epochs": 2, "hidden": 16, "batch_size": 128, "beta": 0.5,
        "alphas": (1.0, 10.0, 100.0, 1.0), "progress": False}  # fmt: skip
@@ -219,6 +220,18 @@ def test_sweep_takes_baselines_as_they_are(adult: Any, tab_decoupler: GlobalDeco
     assert set(result.baseline_pareto_auc) == {p.name for p in result.baselines}
     assert result.settings["release_rows"] + result.settings["test_rows"] == len(priv)
     assert json.dumps(result.to_dict())
+    # the public rows alone: the same utility as a task model trained on them (the real data
+    # point is the private rows released as they are: the same model on other rows)
+    public = result.public_only
+    assert public is not None and public.n_train == len(aux)
+    columns = evaluated_columns(tab_decoupler, aux, "income")
+    features = [c for c in columns if c != "income"]
+    _, held = tradeoff._split(priv, None, 0.3, 0)
+    alone = utility(aux[features], aux["income"].astype(str).to_numpy(), held[features],
+                    held["income"].astype(str).to_numpy(), seeds=1)  # fmt: skip
+    assert public.auc.attack == pytest.approx(alone.auc.attack)
+    assert result.retained(real) == pytest.approx(real.utility - public.auc.attack)
+    assert result.to_dict()["retained_private_information"]["real data"] == result.retained(real)
 
 
 class _SexInTheTarget:

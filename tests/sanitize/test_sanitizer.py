@@ -209,6 +209,12 @@ def test_cli_evaluate(cli_decoupler: Path, tmp_path: Path) -> None:
     html = page.read_text()
     assert "data:image/png;base64," in html and "Sensitive column (y_S): <b>sex</b>" in html
     assert "predict <b>income</b>" in html and "\u03b5 = 4" in html
+    public = result["public_only"]["auc"]
+    retained = result["retained_private_information"]
+    assert set(retained) == {p["name"] for p in result["points"] + result["baselines"]}
+    for point in result["points"]:
+        assert retained[point["name"]] == pytest.approx(point["utility"] - public)
+    assert "The public rows alone" in html and "retained private information" in html
     assert main(["sanitize", "evaluate", "adult", "adult", "--decoupler", str(dec),
                  "--target", "income", "--epsilons", "0,1"]) == 2  # fmt: skip
     assert main(["sanitize", "evaluate", "adult", "adult", "--decoupler", str(dec),

@@ -949,5 +949,13 @@ def _print_sweep(result: Any) -> None:
                                      for k, v in result.baseline_pareto_auc.items()}}  # fmt: skip
     lines.append("Pareto AUC (leakage AUC - 0.5 in [0, 0.5]): " + ", ".join(
         f"{k} {v:.3f}" for k, v in areas.items()))  # fmt: skip
+    public = result.public_only
+    if public is not None:
+        best = max((*result.points, *result.baselines), key=lambda p: result.retained(p))
+        lines.append(
+            f"the public rows alone (no release): utility AUC {public.auc.attack:.3f} "
+            f"[{public.auc_ci[0]:.3f}, {public.auc_ci[1]:.3f}]; retained private information "
+            f"(utility minus that) is at most {result.retained(best):+.3f} ({best.name})"
+        )
     for line in lines:
         console.print(line, markup=False, highlight=False, soft_wrap=True)

@@ -101,6 +101,9 @@ def sweep_figure(result: SweepResult) -> Figure:
     for marker, point in zip(_MARKERS * 4, result.baselines, strict=False):
         _errorbar(axes, [point], fmt=marker, ms=8, label=f"baseline: {point.name}", color="k",
                   mfc="none", annotate=False)  # fmt: skip
+    if result.public_only is not None:
+        axes.axhline(result.public_only.auc.attack, color="tab:purple", linestyle="--",
+                     linewidth=1, label="the public rows alone (no release)")  # fmt: skip
     axes.axvline(0.5, color="grey", linewidth=0.8)
     axes.set_xlabel("leakage: the strongest adversary's AUC for y_S (0.5 = chance; bars: CI)")
     axes.set_ylabel("utility: task AUC on real held-out rows (bars: CI)")

@@ -19,6 +19,7 @@ tables, :func:`sweep_images` images (flattened to pixel vectors).
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol, cast
@@ -123,6 +124,10 @@ class SweepResult:
         Each baseline's Pareto area (of its single point), by name.
     settings : dict of str to object, optional
         How the sweep measured: seeds, rows of each part, models, the target's treatment.
+    public_only : UtilityResult or None, optional
+        Tables: the task model trained on the public (auxiliary) rows alone, tested on the same
+        real rows: what a user holding only the public rows gets without any release. A
+        release is worth publishing only above it (:meth:`retained`).
     """
 
     points: tuple[SweepPoint, ...]
@@ -130,6 +135,24 @@ class SweepResult:
     baselines: tuple[SweepPoint, ...] = ()
     baseline_pareto_auc: dict[str, float] = field(default_factory=dict)
     settings: dict[str, Any] = field(default_factory=dict)
+    public_only: UtilityResult | None = None
+
+    def retained(self, point: SweepPoint) -> float:
+        """The retained private information of a point: its utility minus that of a task model
+        trained on the public rows alone (NaN without :attr:`public_only`).
+
+        Parameters
+        ----------
+        point : SweepPoint
+            A point of this sweep.
+
+        Returns
+        -------
+        float
+            ``point.utility - public_only.auc.attack`` (task AUC): above 0, the release carries
+            something of the private rows that the public rows do not.
+        """
+        return math.nan if self.public_only is None else point.utility - self.public_only.auc.attack
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready.
@@ -138,12 +161,17 @@ class SweepResult:
         -------
         dict of str to object
             ``points``, ``pareto_auc``, ``pareto_max_leakage``, ``baselines``,
-            ``baseline_pareto_auc`` and ``settings``.
+            ``baseline_pareto_auc``, ``public_only`` (or ``None``),
+            ``retained_private_information`` (by method name) and ``settings``.
         """
         return {"points": [p.to_dict() for p in self.points], "pareto_auc": dict(self.pareto_auc),
                 "pareto_max_leakage": MAX_LEAKAGE,
                 "baselines": [p.to_dict() for p in self.baselines],
                 "baseline_pareto_auc": dict(self.baseline_pareto_auc),
+                "public_only": None if self.public_only is None else self.public_only.to_dict(),
+                "retained_private_information": {
+                    p.name: self.retained(p) for p in (*self.points, *self.baselines)
+                } if self.public_only is not None else {},
                 "settings": dict(self.settings)}  # fmt: skip
 
 
@@ -589,4 +617,5 @@ def _run(
         "leakage": "strongest adversary's AUC - 0.5",
         "utility": "task AUC on real held-out rows",
     }  # fmt: skip
-    return SweepResult(tuple(points), aucs, tuple(simple), simple_aucs, settings)
+    public = task.utility(task.released(task.aux, task.aux)) if task.table else None
+    return SweepResult(tuple(points), aucs, tuple(simple), simple_aucs, settings, public)
