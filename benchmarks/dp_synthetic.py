@@ -27,7 +27,8 @@ public) / private (40%, released) / test (20%, real held-out) parts. Releases of
   only. It anchors the column ``retained private information`` = a release's utility minus
   this one: what the release carries of the private rows that the public rows do not (0 or
   below: a user holding the public rows does not need the release). ``--public-share 0.1``
-  keeps a tenth as many public rows as private ones (the other regime of issue #27).
+  keeps a tenth as many public rows as private ones; ``--public-where year=94`` (census_kdd)
+  takes the public rows from another year than the private ones (a shifted population).
 - the simple baselines of the sanitize sweep, computed here the same way: the real private rows,
   ``drop sensitive``, ``drop sensitive + top 3 proxies`` (ranked on the auxiliary part), and
   ``marginal draw`` (the sensitive column redrawn from its auxiliary marginal).
@@ -133,11 +134,14 @@ def load_parts(
     rows: int | None = None,
     sensitive: str | None = None,
     public_share: float | None = None,
+    public_where: str | None = None,
 ) -> Parts:
     """The table less its ``ignore`` columns, (subsampled to ``rows``,) shuffled, split 40% /
     40% / 20%; ``rows`` and ``sensitive`` default to the table's own settings in ``TABLES``.
     ``public_share``: keep only that many auxiliary rows per private row (0.1: a public table a
-    tenth the size of the private one)."""
+    tenth the size of the private one). ``public_where="COLUMN=VALUE"``: a shifted public
+    population: the auxiliary part is drawn from the rows where the column holds the value, the
+    private and test parts from the others (the column is then left out of every part)."""
     default, target, kept = TABLES[name]
     sensitive = default if sensitive is None else sensitive
     rows = kept if rows is None else rows
@@ -151,6 +155,14 @@ def load_parts(
     n = len(frame)
     a, b = int(0.4 * n), int(0.8 * n)
     part = [frame.iloc[i:j].reset_index(drop=True) for i, j in ((0, a), (a, b), (b, n))]
+    if public_where is not None:
+        column, _, value = public_where.partition("=")
+        inside = frame[column].astype(str) == value
+        public, rest = frame[inside].drop(columns=column), frame[~inside].drop(columns=column)
+        a = min(a, len(public))
+        b = min(b - int(0.4 * n), int(2 / 3 * len(rest)))
+        part = [public.iloc[:a], rest.iloc[:b], rest.iloc[b : b + (n - int(0.8 * n))]]
+        part = [p.reset_index(drop=True) for p in part]
     if public_share is not None:
         part[0] = part[0].iloc[: max(round(public_share * len(part[1])), 2)]
     return Parts(name, *part, sensitive, target, n, dataset.schema)
@@ -582,6 +594,9 @@ def main() -> None:
     parser.add_argument("--public-share", type=float, default=None,
                         help="auxiliary (public) rows per private row, e.g. 0.1 (default: as "
                              "many as the private ones)")  # fmt: skip
+    parser.add_argument("--public-where", default=None,
+                        help="COLUMN=VALUE: public rows from another population (those "
+                             "rows), private and test rows from the rest")  # fmt: skip
     parser.add_argument("--proxies", default="auto",
                         help="proxies to redraw: 'auto' (the CLI default) or a count")  # fmt: skip
     args = parser.parse_args()
@@ -596,7 +611,8 @@ def main() -> None:
         for name in args.datasets.split(","):
             runs = []
             for split in range(args.seed, args.seed + args.splits):
-                parts = load_parts(name, split, args.rows, args.sensitive, args.public_share)
+                parts = load_parts(name, split, args.rows, args.sensitive, args.public_share,
+                                   args.public_where)  # fmt: skip
                 count = args.proxies if args.proxies == "auto" else int(args.proxies)
                 background, rows = evaluate(parts, args.epsilon, args.seeds, split, count)
                 print_table(parts, background, rows)

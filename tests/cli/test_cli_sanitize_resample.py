@@ -23,7 +23,11 @@ def test_resample_releases_every_private_row_and_its_record(capsys, tmp_path: Pa
     )  # fmt: skip
     text = " ".join(capsys.readouterr().out.split())
     assert code == 0 and "released 1000 rows at epsilon=1" in text and "not hidden" in text
+    post = json.loads(record.read_text())["record"]["noise"]["post_processing"]
+    assert "copied together from one auxiliary (public) donor row" in post
     assert "proxies copied from donors among 3000 auxiliary rows" in text
+    assert "where each column comes from: from the private rows, unchanged: " in text
+    assert "came from the public rows or the noisy marginal" not in text  # 2 proxies only
     released = pd.read_parquet(out)
     assert len(released) == 1000 and "split" in released and "income" in released
     assert set(released["sex"]) <= {"Female", "Male"}
@@ -141,3 +145,19 @@ def test_two_resamples_of_sex_with_different_proxies_share_one_budget_on_sex(
     columns = {c["unit"]: c for c in json.loads((tmp_path / "b.json").read_text())["columns"]}
     assert columns["dp/substitute:sex"]["spent"]["epsilon"] == 0.6
     assert columns["dp/substitute:relationship"]["n_converted"] == 1
+
+
+def test_the_summary_says_when_every_column_came_from_the_public_rows() -> None:
+    from types import SimpleNamespace
+
+    from attrpriv.cli.sanitize_resample import _summary
+
+    resampler = SimpleNamespace(conditional="donor", draw="conditional", epsilon=1.0,
+                                keep=("income",))  # fmt: skip
+    parts = {"marginal": {"Female": 0.3, "Male": 0.7}, "sensitive": "sex", "leakage_floor_aux": 0.5,
+             "proxies": ["age", "relationship"], "passed_through": ["income"]}  # fmt: skip
+    lines = _summary(resampler, parts, 300, 100)
+    assert any("came from the public rows or the noisy marginal" in line for line in lines)
+    assert "from the public (auxiliary) rows: age, relationship" in lines[1]
+    parts["passed_through"] = ["income", "hours_per_week"]
+    assert not any("came from the public rows" in line for line in _summary(resampler, parts, 3, 1))

@@ -131,7 +131,9 @@ def resample(
     """Release a table with its sensitive column resampled under epsilon-DP and its proxies
     redrawn from public models (the tabular sanitizer).
 
-    Private rows that repeat the auxiliary rows are refused.
+    A private table most of whose rows repeat the auxiliary rows (on the columns released
+    unchanged, more than halfway from the share chance gives to all of them) is refused; when
+    those columns take too few values to tell, it is released with a warning.
     """
     from attrpriv.data.read import read_data
     from attrpriv.dp.ledger import BudgetLedger
@@ -192,15 +194,28 @@ def _summary(resampler: Any, parts: dict[str, Any], n_aux: int, n_private: int) 
         if resampler.draw == "conditional"
         else "drawn from its noisy marginal"
     )
-    return [
+    passed = parts["passed_through"]
+    lines = [
         f"released {n_private} rows at epsilon={resampler.epsilon:g} (dp, the sensitive column "
         f"and its proxies of one row): {parts['sensitive']!r} {how} "
         f"({marginal}); proxies {redraw} {n_aux} auxiliary rows: "
         f"{', '.join(parts['proxies']) or 'none'}",
-        f"{len(parts['passed_through'])} columns passed through unchanged: "
-        f"{', '.join(parts['passed_through'])}",
+        f"where each column comes from: from the private rows, unchanged: "
+        f"{', '.join(passed) or 'none'}; from the public (auxiliary) rows: "
+        f"{', '.join(parts['proxies']) or 'none'}; drawn from the noisy marginal: "
+        f"{parts['sensitive']!r}",
+    ]
+    kept = [c for c in passed if c in resampler.keep]
+    if len(kept) == len(passed):
+        lines.append(
+            "every column of this release but the kept ones ("
+            f"{', '.join(kept) or 'none'}) came from the public rows or the noisy marginal: "
+            "beside the public rows it adds only those; 'attrpriv sanitize evaluate' shows the "
+            "utility of the public rows alone beside it"
+        )
+    lines.append(
         f"not hidden: the other columns predict {parts['sensitive']!r} with AUC "
         f"{parts['leakage_floor_aux']:.3f} on the auxiliary data (more --proxies or a lower "
-        "--target-auc lowers it; "
-        "'attrpriv sanitize evaluate' measures leakage and utility)",
-    ]
+        "--target-auc lowers it; 'attrpriv sanitize evaluate' measures leakage and utility)"
+    )
+    return lines

@@ -645,8 +645,13 @@ class ProxyResampler(Mechanism[PrivateRows, ResamplePlan]):
                    "post_processing": "counts clipped at 0 and normalised; each row's value "
                    + ("drawn from a model of the auxiliary data given the row's released "
                       "columns, re-weighed to that marginal" if self.draw == "conditional"
-                      else "drawn from that marginal") + "; proxies drawn from models of the "
-                   "auxiliary data given the drawn value and the released columns"},
+                      else "drawn from that marginal") + (
+                       "; proxies copied together from one auxiliary (public) donor row with the "
+                       "drawn value, among the nearest on the released columns: no private "
+                       "proxy is read, and every redrawn value is an auxiliary row's"
+                       if self.conditional == "donor" else
+                       "; proxies drawn from models of the auxiliary data given the drawn "
+                       "value and the released columns")},
             unit=PrivacyUnit("dp", "substitute:" + ",".join(protected)),
             assumptions=own,
         )  # fmt: skip
