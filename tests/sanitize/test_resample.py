@@ -660,16 +660,23 @@ def test_the_task_weight_redraws_first_the_proxy_the_task_needs_less() -> None:
 
 
 def test_auto_proxies_stop_once_the_rest_hides_the_sensitive_column(split) -> None:
-    """``n_proxies="auto"`` ranks until the validation AUC of what is left is at most
-    ``target_auc``: a lenient target stops once the two proxies are redrawn, a strict one
-    takes the context column too."""
+    """``n_proxies="auto"`` ranks until the upper end of the 95% CI of the validation AUC of
+    what is left is at most ``target_auc``: a lenient target stops once the two proxies are
+    redrawn; a strict one takes the context column too, and the pure-noise column as well,
+    whose removal the CI cannot tell from noise (a point estimate under the target would have
+    stopped after the context column)."""
     aux = split[0]
     lenient = _resampler(n_proxies="auto", target_auc=0.8).fit(aux)
     strict = _resampler(n_proxies="auto", target_auc=0.55).fit(aux)
     assert set(lenient.proxies_) == {"copy", "level"}
-    assert strict.proxies_[:2] == lenient.proxies_ and len(strict.proxies_) == 3
-    ranking = lenient.ranking_
-    assert ranking is not None and ranking.auc_left[-1] <= 0.8
-    assert all(left > 0.8 for left in ranking.auc_left[:-1])
+    assert strict.proxies_[:3] == (*lenient.proxies_, "context")
+    for ranking, target in ((lenient.ranking_, 0.8), (strict.ranking_, 0.55)):
+        assert ranking is not None and len(ranking.auc_left_upper) == len(ranking.proxies)
+        assert all(
+            up >= left for up, left in zip(ranking.auc_left_upper, ranking.auc_left, strict=True)
+        )
+        assert ranking.auc_left_upper[-1] <= target or len(ranking.proxies) == 4
+        assert all(up > target for up in ranking.auc_left_upper[:-1])
+    assert strict.ranking_.auc_left[2] <= 0.55 < strict.ranking_.auc_left_upper[2]
     with pytest.raises(InputError, match=r"target_auc must be an AUC in \(0.5, 1\]"):
         _resampler(n_proxies="auto", target_auc=0.5).fit(aux)

@@ -31,6 +31,7 @@ from sklearn.metrics import roc_auc_score
 from sklearn.model_selection import train_test_split
 
 from attrpriv.errors import InputError
+from attrpriv.stats import delong_auc
 
 MAX_CATEGORIES = 250
 """More categories than this (gradient boosting's limit is 255) are used as ordinal codes."""
@@ -44,6 +45,11 @@ VALIDATION = 0.3
 """Share of the auxiliary rows the proxy ranking is validated on."""
 EARLY_STOPPING = 200
 """Boosters fitted on at least this many rows stop early (on 15% of them held out)."""
+STOP_CONFIDENCE = 0.95
+"""The ranking stops when the upper end of this CI of the AUC left is at or under its target:
+on a few hundred auxiliary rows a point estimate under the target is often noise."""
+STOP_BOOTSTRAP = 200
+"""Resamples of the validation rows behind that CI for more than two classes (two: DeLong)."""
 
 
 class _Missing:
@@ -165,6 +171,23 @@ def auc(labels: np.ndarray, proba: np.ndarray, n_classes: int) -> float:
     return float(np.mean(scores)) if scores else 0.5
 
 
+def auc_upper(labels: np.ndarray, proba: np.ndarray, n_classes: int, seed: int) -> float:
+    """The upper end of a 95% CI of :func:`auc`: DeLong's for two classes, else a percentile
+    bootstrap of the validation rows (resampled within each class, :data:`STOP_BOOTSTRAP`)."""
+    if n_classes == 2:
+        if labels.min() == labels.max():
+            return 0.5
+        score = delong_auc(labels == 1, proba[:, 1], STOP_CONFIDENCE)
+        return float(score.ci[1] + score.baseline)
+    rng = np.random.default_rng(seed)
+    groups = [np.flatnonzero(labels == c) for c in np.unique(labels)]
+    draws = []
+    for _ in range(STOP_BOOTSTRAP):
+        rows = np.concatenate([rng.choice(g, size=g.size) for g in groups])
+        draws.append(auc(labels[rows], proba[rows], n_classes))
+    return float(np.quantile(draws, (1 + STOP_CONFIDENCE) / 2))
+
+
 def _proba(model: HistGradientBoostingClassifier, x: np.ndarray, n_classes: int) -> np.ndarray:
     """Class probabilities over all ``n_classes`` (zero for a class the model never saw)."""
     out = np.zeros((x.shape[0], n_classes))
@@ -178,8 +201,9 @@ class Ranking:
 
     ``auc_all`` is the validation AUC of the sensitive column from every candidate;
     ``auc_left[i]`` is the AUC from what is left once the first ``i + 1`` proxies are removed
-    (the last one estimates the leakage floor of the release). ``task_importance[i]`` is the
-    ``i``-th pick's AUC drop for the task's target (empty when the ranking had no task).
+    (the last one estimates the leakage floor of the release), ``auc_left_upper[i]`` the upper
+    end of its 95% CI (what the stopping rule reads). ``task_importance[i]`` is the ``i``-th
+    pick's AUC drop for the task's target (empty when the ranking had no task).
     """
 
     proxies: tuple[str, ...]
@@ -187,6 +211,7 @@ class Ranking:
     auc_all: float
     auc_left: tuple[float, ...]
     task_importance: tuple[float, ...] = ()
+    auc_left_upper: tuple[float, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -241,7 +266,8 @@ def rank_greedy(
     task: Task | None = None,
 ) -> Ranking:
     """Pick ``n_proxies`` columns of ``design`` greedily by permutation importance (AUC drop),
-    fewer if the validation AUC of what is left falls to ``stop_at`` or below. With a ``task``,
+    fewer once the upper end of the 95% CI of the validation AUC of what is left
+    (:func:`auc_upper`) is at ``stop_at`` or below. With a ``task``,
     each step picks the largest AUC drop of the sensitive column minus ``task.weight`` times the
     candidate's AUC drop (if positive) for the task's target, from a second booster on the same
     columns: of two proxies that hide the sensitive column alike, the one the task needs less
@@ -255,6 +281,7 @@ def rank_greedy(
     importance: list[float] = []
     for_task: list[float] = []
     aucs: list[float] = []
+    uppers: list[float] = []
 
     def scorer(model: Any, xv: np.ndarray, yv: np.ndarray) -> float:
         return auc(yv, _proba(model, xv, n_classes), n_classes)
@@ -262,13 +289,16 @@ def rank_greedy(
     for step in range(n_proxies + 1):
         if not left:
             aucs.append(0.5)
+            uppers.append(0.5)
             break
         mask = [design.mask[j] for j in left]
         model = booster(seed, mask, early_stopping=train.size >= EARLY_STOPPING)
         model.fit(x[train][:, left], codes[train])
         xv = x[valid][:, left]
-        aucs.append(scorer(model, xv, codes[valid]))
-        if step == n_proxies or (stop_at is not None and aucs[-1] <= stop_at):
+        proba = _proba(model, xv, n_classes)
+        aucs.append(auc(codes[valid], proba, n_classes))
+        uppers.append(auc_upper(codes[valid], proba, n_classes, seed + step))
+        if step == n_proxies or (stop_at is not None and uppers[-1] <= stop_at):
             break
         drop = permutation_importance(
             model, xv, codes[valid], scoring=scorer, n_repeats=3, random_state=seed
@@ -282,7 +312,8 @@ def rank_greedy(
         picked.append(design.features[left[best]].name)
         importance.append(float(drop[best]))
         del left[best]
-    return Ranking(tuple(picked), tuple(importance), aucs[0], tuple(aucs[1:]), tuple(for_task))
+    return Ranking(tuple(picked), tuple(importance), aucs[0], tuple(aucs[1:]), tuple(for_task),
+                   tuple(uppers[1:]))  # fmt: skip
 
 
 @dataclass(frozen=True)

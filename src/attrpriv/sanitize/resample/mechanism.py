@@ -237,8 +237,9 @@ class ProxyResampler(Mechanism[PrivateRows, ResamplePlan]):
         sensitive column on the auxiliary data; a list names them (redrawn in its order).
     n_proxies : int or "auto", default "auto"
         How many proxies ``"auto"`` picks: as many as it takes for the other columns to predict
-        the sensitive one with validation AUC at most ``target_auc`` on the auxiliary data
-        (every candidate at most); or a count >= 0 (0: only the sensitive column is
+        the sensitive one with validation AUC at most ``target_auc`` on the auxiliary data, by
+        the upper end of its 95% CI (so a few hundred auxiliary rows do not stop it on noise;
+        every candidate at most); or a count >= 0 (0: only the sensitive column is
         resampled; with a task, a fixed count takes the columns the task needs least first,
         which need not hide the sensitive one).
     target_auc : float, default 0.55
