@@ -517,6 +517,25 @@ def test_the_overlap_check_reads_only_the_columns_released_unchanged(
         redrawn.release(aux)
 
 
+def test_a_table_with_more_repeats_than_chance_is_released_with_a_warning(
+    fitted: ProxyResampler, split: tuple[pd.DataFrame, pd.DataFrame]
+) -> None:
+    """Under the refusal limit but far above chance (the issue's private file that is 45%
+    public rows): released, with a warning that names no share of the private rows."""
+    aux, private = split
+    limit = (1.0 + fitted.overlap_chance_) / 2.0
+    n = 600
+    repeated = int(0.8 * limit * n)
+    table = pd.concat([aux.iloc[:repeated], private.iloc[: n - repeated]], ignore_index=True)
+    with pytest.warns(UserWarning, match="than chance would make") as caught:
+        assert len(fitted.release(table).data) == n
+    text = str(caught[0].message)
+    assert f"{repeated / n:.0%}" not in text.split("(")[0]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        fitted.release(private)  # disjoint rows: no warning
+
+
 def test_neighbouring_tables_get_the_same_overlap_decision(
     fitted: ProxyResampler, split: tuple[pd.DataFrame, pd.DataFrame]
 ) -> None:

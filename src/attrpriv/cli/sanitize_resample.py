@@ -132,8 +132,9 @@ def resample(
     redrawn from public models (the tabular sanitizer).
 
     A private table most of whose rows repeat the auxiliary rows (on the columns released
-    unchanged, more than halfway from the share chance gives to all of them) is refused; when
-    those columns take too few values to tell, it is released with a warning.
+    unchanged, more than halfway from the share chance gives to all of them) is refused; with
+    more repeats than chance would make, or columns that take too few values to tell, it is
+    released with a warning.
     """
     from attrpriv.data.read import read_data
     from attrpriv.dp.ledger import BudgetLedger

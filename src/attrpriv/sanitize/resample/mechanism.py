@@ -535,6 +535,17 @@ class ProxyResampler(Mechanism[PrivateRows, ResamplePlan]):
             if name not in frame.columns:
                 raise InputError(f"the private data has no column {name!r} (it was fitted with it)")
         decisive, repeats = self._overlap(frame)  # on public columns only (see the docs)
+        share, chance = self._repeat_share(frame), self.overlap_chance_
+        if decisive and not repeats and share > chance + 3.0 * _standard_error(chance, len(frame)):
+            warnings.warn(
+                "more of the private rows repeat an auxiliary row on the columns released "
+                f"unchanged than chance would make ({chance:.0%} of the auxiliary rows repeat "
+                "another): some may be the auxiliary rows themselves; fit on public rows "
+                f"disjoint from the private ones (a table is refused above "
+                f"{(1.0 + chance) / 2.0:.0%} of its rows)",
+                UserWarning,
+                stacklevel=4,
+            )
         if not decisive:
             warnings.warn(
                 f"{self.overlap_chance_:.0%} of the auxiliary rows repeat another on the columns "
@@ -591,10 +602,14 @@ class ProxyResampler(Mechanism[PrivateRows, ResamplePlan]):
         and whether the share of ``frame``'s rows that repeat an auxiliary row on the columns
         passed through exceeds it. It reads those columns only, which the unit leaves public
         (and the number of rows, public too): the decision is the same on every neighbour."""
-        found = float(np.isin(_hashes(frame[list(self.context_)]), self.fingerprint_).mean())
-        chance = self.overlap_chance_
-        error = math.sqrt(chance * (1.0 - chance) / len(frame))
+        found, chance = self._repeat_share(frame), self.overlap_chance_
+        error = _standard_error(chance, len(frame))
         return (1.0 - chance) / 2.0 > 3.0 * error, found > (1.0 + chance) / 2.0
+
+    def _repeat_share(self, frame: pd.DataFrame) -> float:
+        """The share of ``frame``'s rows that repeat an auxiliary row on the passed-through
+        columns (public: the decision it feeds is the same on every neighbour)."""
+        return float(np.isin(_hashes(frame[list(self.context_)]), self.fingerprint_).mean())
 
     def _calibrate(self, measured: PrivateRows, sampler: NoiseSampler) -> ResamplePlan:
         return self._plan(sampler)
@@ -728,6 +743,11 @@ def marginal(counts: np.ndarray) -> np.ndarray:
         return np.full(clipped.size, 1.0 / clipped.size)
     share: np.ndarray = clipped / total
     return share
+
+
+def _standard_error(share: float, n: int) -> float:
+    """The binomial standard error of a share over ``n`` rows."""
+    return math.sqrt(share * (1.0 - share) / max(n, 1))
 
 
 def _hashes(frame: pd.DataFrame) -> np.ndarray:
