@@ -239,7 +239,8 @@ def test_apply_under_one_rows_sensitive_value(
     args = ["sanitize", "apply", str(data), "--schema", str(schema), "--decoupler",
             str(decoupler), "--epsilon", "1", "--out", str(out)]  # fmt: skip
     code, lines, _ = _same_decision(capsys, args, data, write, out)
-    assert code == 2 and "trained on" in lines[-1]
+    # 1 training row in 51: more than natural duplicates make, under the refusal limit
+    assert code == 0 and any("trained on" in line and "warning" in line for line in lines)
 
 
 def test_tabular_ddp_modules_under_one_answer(capsys, survey) -> None:

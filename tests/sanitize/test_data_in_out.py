@@ -137,13 +137,13 @@ def test_apply_refuses_the_training_rows_and_says_how_to_override(
             "--epsilon", "1", "--out", str(out))  # fmt: skip
     code, _, err = _cli(capsys, *base)
     assert code == 2 and not out.exists()
-    assert "some rows of" in err and "equal rows the decoupler" in err
+    assert "most rows of" in err and "equal rows the decoupler" in err
     assert "160" not in err  # how many private rows match is not said
     assert "--allow-training-rows" in err
     code, _, err = _cli(capsys, *base, "--row-range", "150:")  # 10 of them, no schema needed
-    assert code == 2 and "some rows of" in err
+    assert code == 2 and "most rows of" in err
     code, _, err = _cli(capsys, *base, "--allow-training-rows")
-    assert code == 0 and "warning: --allow-training-rows: some rows" in err
+    assert code == 0 and "warning: --allow-training-rows: most rows" in err
     assert out.exists()
     # without the ignored id column, rows are compared on the modelled columns
     no_id = files["folder"] / "aux-no-id.csv"
@@ -268,9 +268,9 @@ def test_training_rows_python_api() -> None:
     with pytest.raises(InputError, match=r"lacks column\(s\) \['income'\]"):
         model.training_rows(aux.drop(columns="income"))
     sampler = DPSampling(1.0, 3.0, classes=list(model.classes_))
-    with pytest.raises(InputError, match="some rows equal one of the decoupler's"):
+    with pytest.raises(InputError, match="most rows equal one of the decoupler's"):
         Sanitizer(model, sampler).sanitize(aux, training_rows="refuse")
-    with pytest.warns(UserWarning, match="some rows equal"):
+    with pytest.warns(UserWarning, match="more rows equal one of the decoupler's training rows"):
         result = Sanitizer(model, Suppression()).sanitize(mixed, training_rows="warn")
     assert result.parts["training_rows"] == 3
     assert "training_rows" not in Sanitizer(model, Suppression()).sanitize(aux).parts  # allow
@@ -341,8 +341,10 @@ def test_images_are_fingerprinted_too(capsys: pytest.CaptureFixture[str], tmp_pa
             "--out", str(out))  # fmt: skip
     code, text, _ = _cli(capsys, *base, "--row-range", "60:")
     assert code == 0 and "sanitized 20 images" in text
-    code, _, err = _cli(capsys, *base, "--row-range", "50:")
-    assert code == 2 and "some images of" in err and "--allow-training-rows" in err
+    code, _, err = _cli(capsys, *base, "--row-range", "30:")  # 30 of 50 are training images
+    assert code == 2 and "most images of" in err and "--allow-training-rows" in err
+    code, _, err = _cli(capsys, *base, "--row-range", "50:")  # 10 of 30: under the limit
+    assert code == 0 and "warning: more images of" in err
     code, text, _ = _cli(capsys, *base, "--row-range", "60::5")
     assert code == 0 and "sanitized 4 images" in text
     code, text, _ = _cli(capsys, *base, "--where", "id=70")

@@ -563,7 +563,8 @@ def apply(
 ) -> None:
     """Replace every record's sensitive latent with the sampler's draws and decode.
 
-    Rows the decoupler was trained on are refused (--allow-training-rows overrides).
+    A table that is mostly the decoupler's training rows is refused (--allow-training-rows
+    overrides); one with more of them than natural duplicates would make gets a warning.
     """
     _require_torch()
     import numpy as np
@@ -661,13 +662,25 @@ def _training_rows(
                 "would tell identical records apart"
             )
     matched = int(np.count_nonzero(model.training_rows(x)))
-    if not matched:
-        return 0
+    verdict = model.training_overlap(x) if matched else "disjoint"
+    if verdict == "disjoint":  # natural duplicates of a coarse table are not training rows
+        return matched
     what = f"{'images' if model.kind == 'image' else 'rows'} of {data!r}"
     compared = "" if model.kind == "image" else " (compared on every column but the sensitive one)"
     premise = (  # no count: how many private rows match is not for an error message
-        f"some {what} equal rows the decoupler {str(decoupler)!r} was trained on{compared}{where}"
+        f"{'most' if verdict == 'training rows' else 'more'} {what} equal rows the decoupler "
+        f"{str(decoupler)!r} was trained on{compared}{where} than natural duplicates would make"
+        + (" (too few distinct values to tell)" if verdict == "cannot tell" else "")
     )
+    if verdict != "training rows":
+        err_console.print(
+            f"warning: {premise}: some may be training rows; the method's premise is a "
+            "decoupler trained on public data only",
+            markup=False,
+            highlight=False,
+            soft_wrap=True,
+        )
+        return matched
     if not allow:
         raise InputError(
             f"{premise}: a decoupler must be trained on public data only, so sanitize rows "

@@ -48,6 +48,9 @@ class RowFingerprint:
     sensitive column is left out so that a row's protected value never decides whether it is
     refused (two neighbours that differ in it get the same decision).
     The key is random per fit, so the same row gets unrelated digests in two decouplers.
+    ``repeated`` / ``repeated_core``: the share of the training rows equal to another training
+    row over ``columns`` / ``core_columns``, the share chance gives a fresh row of the same
+    population (:func:`~attrpriv.sanitize.overlap.overlap_verdict`).
     """
 
     key: bytes
@@ -56,6 +59,8 @@ class RowFingerprint:
     rows: np.ndarray
     core: np.ndarray
     n_rows: int
+    repeated: float = 0.0
+    repeated_core: float = 0.0
 
     @classmethod
     def of_table(
@@ -64,21 +69,26 @@ class RowFingerprint:
         """The fingerprint of the rows of ``frame`` over ``columns`` (and ``core_columns``)."""
         key = secrets.token_bytes(16)
         cells: dict[str, np.ndarray] = {}  # each column made canonical once, for both sets
-        return cls(
-            key,
-            tuple(columns),
-            tuple(core_columns),
-            np.unique(table_hashes(key, frame, columns, cells)),
-            np.unique(table_hashes(key, frame, core_columns, cells)),
-            len(frame),
-        )
+        full = table_hashes(key, frame, columns, cells)
+        core = table_hashes(key, frame, core_columns, cells)
+        return cls(key, tuple(columns), tuple(core_columns), np.unique(full), np.unique(core),
+                   len(frame), _repeated(full), _repeated(core))  # fmt: skip
 
     @classmethod
     def of_images(cls, images: np.ndarray) -> RowFingerprint:
         """The fingerprint of ``images`` (float, (n, 1, h, w) in [0, 1])."""
         key = secrets.token_bytes(16)
         empty = np.zeros(0, dtype=np.uint64)
-        return cls(key, (), (), np.unique(image_hashes(key, images)), empty, len(images))
+        hashes = image_hashes(key, images)
+        return cls(key, (), (), np.unique(hashes), empty, len(images), _repeated(hashes))
+
+    def chance(self, columns: tuple[str, ...]) -> float:
+        """The share chance gives for a comparison on ``columns`` (as :meth:`match_table` says)."""
+        return (
+            self.repeated_core
+            if columns == self.core_columns and columns != self.columns
+            else self.repeated
+        )
 
     def match_table(self, frame: pd.DataFrame) -> tuple[np.ndarray, tuple[str, ...]]:
         """Which rows of ``frame`` are training rows, and the columns they were compared on.
@@ -112,8 +122,18 @@ class RowFingerprint:
             "core_columns": list(self.core_columns),
             "rows": self.n_rows,
             "distinct": len(self.rows),
+            "repeated": self.repeated,
+            "repeated_core": self.repeated_core,
             "file": FINGERPRINT_FILE,
         }
+
+
+def _repeated(hashes: np.ndarray) -> float:
+    """The share of the rows whose digest another row shares."""
+    if hashes.size == 0:
+        return 0.0
+    _, inverse, counts = np.unique(hashes, return_inverse=True, return_counts=True)
+    return float((counts[inverse] > 1).mean())
 
 
 def _digests(key: bytes, items: Any) -> np.ndarray:
@@ -318,4 +338,6 @@ def _load_fingerprint(spec: Any, directory: Path) -> RowFingerprint | None:
         rows,
         core,
         int(spec["rows"]),
+        float(spec.get("repeated", 0.0)),
+        float(spec.get("repeated_core", 0.0)),
     )

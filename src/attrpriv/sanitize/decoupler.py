@@ -56,6 +56,7 @@ from attrpriv.sanitize.defaults import (
     VALIDATION_SHARE,
 )
 from attrpriv.sanitize.images import as_images, bernoulli_nll
+from attrpriv.sanitize.overlap import Verdict, overlap_verdict
 from attrpriv.sanitize.samplers import LatentBound
 from attrpriv.sanitize.tabular import TabularCodec, modelled_columns
 
@@ -916,6 +917,36 @@ class GlobalDecoupler(Parameters):
                 f"{type(X).__name__} of shape {np.shape(X)}"
             )
         return fingerprint.match_table(X)[0]
+
+    def training_overlap(self, X: pd.DataFrame | np.ndarray) -> Verdict:
+        """Whether ``X`` is the training rows again, judged on the share of its rows that equal
+        a training row (:meth:`training_rows`) against the share chance gives: that of the
+        training rows equal to another (natural duplicates of a coarse table).
+
+        Parameters
+        ----------
+        X : pandas.DataFrame or numpy.ndarray
+            Data as :meth:`training_rows` takes it.
+
+        Returns
+        -------
+        str
+            :func:`~attrpriv.sanitize.overlap.overlap_verdict`'s: ``"disjoint"``,
+            ``"more than chance"``, ``"training rows"`` or ``"cannot tell"``.
+
+        Raises
+        ------
+        NotFittedError, InputError
+            As :meth:`training_rows` raises them.
+        """
+        matched = self.training_rows(X)  # raises without a fingerprint
+        fingerprint = self.fingerprint_
+        assert fingerprint is not None
+        if isinstance(X, pd.DataFrame):
+            chance = fingerprint.chance(fingerprint.match_table(X)[1])
+        else:
+            chance = fingerprint.repeated
+        return overlap_verdict(float(matched.mean()) if matched.size else 0.0, chance, len(matched))
 
     # ----------------------------------------------------------------- files
     def save(self, directory: str | Path) -> Path:

@@ -260,17 +260,26 @@ class Sanitizer:
         return SanitizedData(data, drawn.y_s, drawn.record, parts)
 
     def _check_training_rows(self, X: Any, mode: str) -> int:
-        """How many rows of ``X`` were training rows; raises (``refuse``) or warns on any."""
+        """How many rows of ``X`` equal a training row; raises (``refuse``) or warns when more
+        of them do than chance would make (:meth:`GlobalDecoupler.training_overlap
+        <attrpriv.sanitize.decoupler.GlobalDecoupler.training_overlap>`): natural duplicates
+        of a coarse table are not training rows."""
         matched = int(np.count_nonzero(self.decoupler.training_rows(X)))
-        if matched:
-            message = (
-                "some rows equal one of the decoupler's training rows (on every column but the "
-                "sensitive one): it must be trained on public data only, so sanitize rows it was "
-                "not trained on"
+        verdict = self.decoupler.training_overlap(X) if matched else "disjoint"
+        if verdict == "training rows" and mode == "refuse":
+            raise InputError(
+                "most rows equal one of the decoupler's training rows (on every column but the "
+                "sensitive one), far more than chance: it must be trained on public data only, "
+                "so sanitize rows it was not trained on (training_rows='allow' overrides)"
             )
-            if mode == "refuse":
-                raise InputError(f"{message} (training_rows='allow' overrides)")
-            warnings.warn(message, UserWarning, stacklevel=3)
+        if verdict != "disjoint":
+            warnings.warn(
+                "more rows equal one of the decoupler's training rows than natural duplicates "
+                "would make (or too few distinct values to tell): some may be training rows; "
+                "the method's premise is a decoupler trained on public data only",
+                UserWarning,
+                stacklevel=3,
+            )
         return matched
 
     def _assemble(

@@ -12,7 +12,6 @@ released as it is. The privacy argument is in ``docs/sanitize/resample.md``.
 
 from __future__ import annotations
 
-import math
 import warnings
 from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass
@@ -37,6 +36,7 @@ from attrpriv.dp.noise import NoiseSampler
 from attrpriv.dp.record import PrivacyRecord, Release
 from attrpriv.dp.units import PrivacyUnit
 from attrpriv.errors import InputError, NotFittedError
+from attrpriv.sanitize.overlap import Verdict, overlap_verdict
 from attrpriv.sanitize.resample._models import (
     Chain,
     Design,
@@ -534,9 +534,9 @@ class ProxyResampler(Mechanism[PrivateRows, ResamplePlan]):
         for name in self.columns_:
             if name not in frame.columns:
                 raise InputError(f"the private data has no column {name!r} (it was fitted with it)")
-        decisive, repeats = self._overlap(frame)  # on public columns only (see the docs)
-        share, chance = self._repeat_share(frame), self.overlap_chance_
-        if decisive and not repeats and share > chance + 3.0 * _standard_error(chance, len(frame)):
+        verdict = self._verdict(frame)  # on public columns only (see the docs)
+        chance = self.overlap_chance_
+        if verdict == "more than chance":
             warnings.warn(
                 "more of the private rows repeat an auxiliary row on the columns released "
                 f"unchanged than chance would make ({chance:.0%} of the auxiliary rows repeat "
@@ -546,7 +546,7 @@ class ProxyResampler(Mechanism[PrivateRows, ResamplePlan]):
                 UserWarning,
                 stacklevel=4,
             )
-        if not decisive:
+        if verdict == "cannot tell":
             warnings.warn(
                 f"{self.overlap_chance_:.0%} of the auxiliary rows repeat another on the columns "
                 "released unchanged: this release cannot check that the private rows are not "
@@ -554,7 +554,7 @@ class ProxyResampler(Mechanism[PrivateRows, ResamplePlan]):
                 UserWarning,
                 stacklevel=4,
             )
-        elif repeats:
+        elif verdict == "training rows":
             raise InputError(
                 "most of the private rows repeat auxiliary rows the resampler was fitted on, on "
                 "the columns released unchanged (far more than chance): fit it on public rows "
@@ -593,23 +593,15 @@ class ProxyResampler(Mechanism[PrivateRows, ResamplePlan]):
         missing = [c for c in self.columns_ if c not in frame.columns]
         if missing:
             raise InputError(f"the data has no column {missing[0]!r} (it was fitted with it)")
-        decisive, repeats = self._overlap(frame)
-        return decisive and repeats
+        return self._verdict(frame) == "training rows"
 
-    def _overlap(self, frame: pd.DataFrame) -> tuple[bool, bool]:
-        """Whether the check can tell (the limit, halfway from chance to all rows, lies more
-        than 3 binomial standard errors above chance: not when the columns take few values),
-        and whether the share of ``frame``'s rows that repeat an auxiliary row on the columns
-        passed through exceeds it. It reads those columns only, which the unit leaves public
-        (and the number of rows, public too): the decision is the same on every neighbour."""
-        found, chance = self._repeat_share(frame), self.overlap_chance_
-        error = _standard_error(chance, len(frame))
-        return (1.0 - chance) / 2.0 > 3.0 * error, found > (1.0 + chance) / 2.0
-
-    def _repeat_share(self, frame: pd.DataFrame) -> float:
-        """The share of ``frame``'s rows that repeat an auxiliary row on the passed-through
-        columns (public: the decision it feeds is the same on every neighbour)."""
-        return float(np.isin(_hashes(frame[list(self.context_)]), self.fingerprint_).mean())
+    def _verdict(self, frame: pd.DataFrame) -> Verdict:
+        """:func:`~attrpriv.sanitize.overlap.overlap_verdict` of the share of ``frame``'s rows
+        that repeat an auxiliary row on the columns passed through. It reads those columns only,
+        which the unit leaves public (and the number of rows, public too): the decision is the
+        same on every neighbour."""
+        found = float(np.isin(_hashes(frame[list(self.context_)]), self.fingerprint_).mean())
+        return overlap_verdict(found, self.overlap_chance_, len(frame))
 
     def _calibrate(self, measured: PrivateRows, sampler: NoiseSampler) -> ResamplePlan:
         return self._plan(sampler)
@@ -743,11 +735,6 @@ def marginal(counts: np.ndarray) -> np.ndarray:
         return np.full(clipped.size, 1.0 / clipped.size)
     share: np.ndarray = clipped / total
     return share
-
-
-def _standard_error(share: float, n: int) -> float:
-    """The binomial standard error of a share over ``n`` rows."""
-    return math.sqrt(share * (1.0 - share) / max(n, 1))
 
 
 def _hashes(frame: pd.DataFrame) -> np.ndarray:
