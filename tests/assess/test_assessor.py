@@ -89,8 +89,10 @@ def test_a_record_identifier_ranks_above_a_noise_column(leak_report: RiskReport)
     assert noise.ci[0] < 0.0 < noise.ci[1]  # the coin makes no detectable difference
     assert first.flagged and not second.flagged
     assert first.overfitting > 0.05  # the identifier is where the model overfits
-    # the parts add up: the full model's attack rate is the report's membership AUC
-    assert leak.attack == pytest.approx(leak_report.model.membership.auc)
+    # the parts add up: the full model's attack rate is the report's membership AUC (the
+    # identifier's differential pools its 6 repeats, the summary the 3 every set shares)
+    assert noise.attack == pytest.approx(leak_report.model.membership.auc)
+    assert leak.n == 2 * noise.n and first.flags["identifier"]
     assert leak.baseline == pytest.approx(first.membership_without.auc)
 
 

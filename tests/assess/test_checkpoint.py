@@ -47,7 +47,9 @@ def test_a_rerun_reads_the_finished_tasks_back(
     assert results(first) == results(plain)  # checkpointing changes nothing
     (folder,) = tmp_path.iterdir()
     files = sorted(folder.iterdir())
-    assert len(files) == 5 * 2 + 5 * 2  # without + attribute, per set and repeat
+    # without + attribute, per set and repeat; credit_amount (85% of its values unique) is
+    # identifier-like: its set gets 2 more repeats of the membership differential
+    assert len(files) == 5 * 2 + 5 * 2 + 2
     assert all(json.loads(f.read_text())["format"] == "attrpriv.assess.checkpoint/1" for f in files)
     ran: list[str] = []
     guarded = _grid._guarded
@@ -61,7 +63,7 @@ def test_a_rerun_reads_the_finished_tasks_back(
     again = assessor(tmp_path).assess(X, y)
     assert results(again) == results(plain) and len(ran) == 1
     other = assessor(tmp_path, seed=1).assess(X, y)  # other settings: a new folder, all run
-    assert len(list(tmp_path.iterdir())) == 2 and len(ran) == 1 + 20
+    assert len(list(tmp_path.iterdir())) == 2 and len(ran) == 1 + 22
     assert results(other) != results(plain)
 
 
@@ -89,10 +91,11 @@ def test_adaptive_repeats_go_to_the_undecided_sets_only(
     per_repeat = rows["attacked_members"] + rows["attacked_non_members"]
     for risk in report.feature_sets:  # a set still undecided got every repeat allowed
         low, high = risk.modified_ci
+        doubled = 2 if risk.label == "credit_amount" else 0  # identifier-like: 2 more
         if low <= 0.0 <= high:
-            assert counts[risk.label] == 4 * per_repeat
+            assert counts[risk.label] == (4 + doubled) * per_repeat
         else:
-            assert counts[risk.label] >= 2 * per_repeat
+            assert counts[risk.label] >= (2 + doubled) * per_repeat
     assert any("adaptive repeats" in note for note in report.notes)
     with pytest.raises(InputError, match="max_repeats must be an integer >= 2"):
         FeatureRiskAssessor(make_model("logreg"), n_repeats=2, max_repeats=1).assess(X, y)

@@ -107,9 +107,13 @@ class Outcomes:
         """The successful results of one (kind, features), in repeat order."""
         return [result for _, result in self.grouped.get((kind, features), [])]
 
-    def pairs(self, features: tuple[str, ...]) -> list[tuple[ModelOutcome, ModelOutcome]]:
-        """(full model, model without ``features``) of every repeat whose retraining succeeded."""
-        return [(self.full[r], w) for r, w in self.grouped.get(("without", features), [])]
+    def pairs(
+        self, features: tuple[str, ...], skip: range = range(0)
+    ) -> list[tuple[ModelOutcome, ModelOutcome]]:
+        """(full model, model without ``features``) of every repeat whose retraining succeeded,
+        but the repeats in ``skip``."""
+        found = self.grouped.get(("without", features), [])
+        return [(self.full[r], w) for r, w in found if r not in skip]
 
     def notes(self) -> tuple[str, ...]:
         """One line per (kind, features) with failed repeats: how many, and the first reason."""
@@ -136,17 +140,23 @@ def set_risk(
     weights: ScoreWeights,
     threshold: float,
     flag_on: str = "estimate",
+    membership_only: range = range(0),
 ) -> FeatureSetRisk:
     """Every score of one feature set (rank filled in by :func:`rank`).
+
+    ``membership_only``: repeats that count for the membership differential alone (the extra
+    repeats of an identifier-like set); its overfitting, importance and utility come from the
+    repeats every set shares, as the full model's summary does.
 
     When no attack applies to the set (e.g. only the attribute attack was asked for and the
     set is an identifier, see :func:`attrpriv.assess._grid.identifier_like`), its overall and
     modified scores are NaN: unknown, never flagged.
     """
-    pairs = outcomes.pairs(group)
+    every = [w for _, w in outcomes.pairs(group)]
+    pairs = outcomes.pairs(group, membership_only)
     without = [w for _, w in pairs]
     attacks: dict[str, Score] = {}
-    paired = [o.differential for o in without if o.differential is not None]
+    paired = [o.differential for o in every if o.differential is not None]
     if paired:
         attacks["membership"] = differential_score(paired, data.confidence)
     per_feature: dict[str, dict[str, Score]] = {f: {} for f in group}
@@ -186,7 +196,7 @@ def set_risk(
         importance_ci=importance_ci,
         flags=flags,
         rank=0,
-        membership_without=summarize_membership(without, data.confidence),
+        membership_without=summarize_membership(every, data.confidence),
         per_feature=per_feature,
         why=flag_reason(attacks, flags, (modified, modified_ci), threshold),
     )
@@ -212,6 +222,7 @@ def sensitive_risk(
     confidence: float,
     threshold: float,
     flag_on: str = "estimate",
+    skip: range = range(0),
 ) -> SensitiveRisk:
     """What the models reveal of one sensitive attribute, and its proxies ranked strongest first.
 
@@ -220,12 +231,13 @@ def sensitive_risk(
     compared pairwise (Newcombe); the repeats are pooled as independent re-runs
     (:func:`~attrpriv.stats.pool_replicates`). A set holding the attribute itself is not its
     proxy and is left out. A proxy is flagged as an attack's difference is
-    (:func:`~attrpriv.assess.scoring.score_flags`).
+    (:func:`~attrpriv.assess.scoring.score_flags`). The repeats in ``skip`` (an identifier-like
+    set's extra ones) are left out.
     """
-    full = [o.sensitive[attribute] for o in outcomes.full]
+    full = [o.sensitive[attribute] for r, o in enumerate(outcomes.full) if r not in skip]
     proxies = []
     for group in sets:
-        pairs = outcomes.pairs(group)
+        pairs = outcomes.pairs(group, skip)
         if not pairs or attribute in group:
             continue
         drops = [
@@ -271,7 +283,9 @@ def rank(risks: Sequence[FeatureSetRisk]) -> tuple[FeatureSetRisk, ...]:
 MAX_EXPOSED = 100  # exposed records a report keeps
 
 
-def exposed_records(full: Sequence[ModelOutcome], data: GridData) -> tuple[ExposedRecord, ...]:
+def exposed_records(
+    full: Sequence[ModelOutcome], data: GridData, skip: range = range(0)
+) -> tuple[ExposedRecord, ...]:
     """The training rows the full model's membership attack singles out most, by row number.
 
     Per repeat, each attacked member's score is compared with the attacked non-members': the
@@ -282,7 +296,7 @@ def exposed_records(full: Sequence[ModelOutcome], data: GridData) -> tuple[Expos
     rates: dict[int, list[float]] = {}
     for repeat, outcome in enumerate(full):
         result = outcome.membership
-        if result is None:
+        if result is None or repeat in skip:
             continue
         members = make_split(data, repeat).members[0].index.to_numpy()
         outside = np.sort(result.scores[result.labels == 0])
@@ -294,9 +308,13 @@ def exposed_records(full: Sequence[ModelOutcome], data: GridData) -> tuple[Expos
     return tuple(ExposedRecord(row, -n, fpr) for fpr, n, row in ranked[:MAX_EXPOSED])
 
 
-def model_summary(full: Sequence[ModelOutcome], data: GridData) -> ModelSummary:
+def model_summary(
+    every: Sequence[ModelOutcome], data: GridData, skip: range = range(0)
+) -> ModelSummary:
     """The model on all features: mean train/test metric, its membership attack and the rows
-    that attack exposes most."""
+    that attack exposes most, over the repeats but those in ``skip`` (the extra repeats of the
+    identifier-like sets, which the other sets do not share)."""
+    full = [o for r, o in enumerate(every) if r not in skip]
     membership = summarize_membership(full, data.confidence)
     if membership is not None:
         results = [o.membership for o in full if o.membership is not None]
@@ -310,7 +328,7 @@ def model_summary(full: Sequence[ModelOutcome], data: GridData) -> ModelSummary:
             intervals.append((max(pooled.ci[0] + target, 0.0), min(pooled.ci[1] + target, 1.0)))
         membership = replace(
             membership,
-            exposed=exposed_records(full, data),
+            exposed=exposed_records(every, data, skip),
             tpr_at_1pct_fpr_ci=intervals[0],
             tpr_at_01pct_fpr_ci=intervals[1],
         )

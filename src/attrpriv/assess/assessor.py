@@ -460,8 +460,9 @@ class FeatureRiskAssessor(Parameters):
         self._say(_plan(data, len(sets), attacked, len(repeats)))
         full, tasks, results = self._pass(data, repeats, sets, attacked, estimate=True)
         identifiers = [g for g in sets if data.membership and _grid.identifier_like(X, g)]
+        doubled = range(0)  # the identifier-like sets' extra repeats (membership only)
         if identifiers:  # a fixed design: always, never because of what the first repeats showed
-            more = range(len(full), IDENTIFIER_REPEATS * len(full))
+            more = doubled = range(len(full), IDENTIFIER_REPEATS * len(full))
             self._say(
                 f"identifier-like sets: {len(more)} more repeats of the membership differential "
                 f"for {len(identifiers)} set(s)"
@@ -477,10 +478,11 @@ class FeatureRiskAssessor(Parameters):
         outcomes = _summary.Outcomes.collect(full, tasks, results)
         weights, threshold = self.weights, float(self.threshold)
         risks = [
-            _summary.set_risk(g, outcomes, data, weights, threshold, self.flag_on) for g in sets
+            _summary.set_risk(g, outcomes, data, weights, threshold, self.flag_on, doubled)
+            for g in sets
         ]
         added: dict[tuple[str, ...], int] = {}
-        while len(full) < int(self.max_repeats or 0):
+        while len(full) - len(doubled) < int(self.max_repeats or 0):
             undecided = [r.features for r in risks if _straddles(r.modified_ci, threshold)]
             if not undecided:
                 break
@@ -494,7 +496,7 @@ class FeatureRiskAssessor(Parameters):
             for group in undecided:
                 added[group] = added.get(group, 0) + 1
             risks = [
-                _summary.set_risk(g, outcomes, data, weights, threshold, self.flag_on)
+                _summary.set_risk(g, outcomes, data, weights, threshold, self.flag_on, doubled)
                 if g in undecided
                 else r
                 for g, r in zip(sets, risks, strict=True)
@@ -521,7 +523,7 @@ class FeatureRiskAssessor(Parameters):
             )
             + outcomes.notes()
         )
-        model = _summary.model_summary(full, data)
+        model = _summary.model_summary(full, data, doubled)
         if model.membership is not None and model.membership.score.ci[0] <= 0:
             low, high = (v + 0.5 for v in model.membership.score.ci)
             notes = (
@@ -533,7 +535,7 @@ class FeatureRiskAssessor(Parameters):
             )
         exposed = tuple(
             _summary.sensitive_risk(
-                a, a in X.columns, sets, outcomes, data.confidence, threshold, self.flag_on
+                a, a in X.columns, sets, outcomes, data.confidence, threshold, self.flag_on, doubled
             )
             for a in data.sensitive
         )
