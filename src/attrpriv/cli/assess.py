@@ -135,20 +135,20 @@ def summary_table(report: RiskReport, limit: int = 20) -> Table:
         title=f"feature sets, flagged first, then by the strongest evidence ({percent}% CIs)",
     )
     for risk in report.feature_sets[:limit]:
-        cells = [_with_ci(risk.attacks[a].difference, risk.attacks[a].ci) if a in risk.attacks
+        cells = [_value_and_ci(risk.attacks[a].difference, risk.attacks[a].ci) if a in risk.attacks
                  else "-" for a in attacks]  # fmt: skip
         table.add_row(
             str(risk.rank),
             risk.label,
             *cells,
             f"{risk.overall:+.3f}",
-            _with_ci(risk.modified, risk.modified_ci),
+            _value_and_ci(risk.modified, risk.modified_ci),
             "[red]yes[/red]" if risk.flagged else "no",
         )
     return table
 
 
-def _with_ci(value: float, ci: tuple[float, float]) -> str:
+def _value_and_ci(value: float, ci: tuple[float, float]) -> str:
     return f"{value:+.3f} [{ci[0]:+.3f}, {ci[1]:+.3f}]"
 
 
@@ -177,7 +177,7 @@ def sensitive_table(risk: SensitiveRisk, limit: int = 10) -> Table:
         table.add_row(
             str(i),
             proxy.label,
-            _with_ci(proxy.drop.difference, proxy.drop.ci),
+            _value_and_ci(proxy.drop.difference, proxy.drop.ci),
             f"{proxy.gain_without.difference:+.3f}",
             "[red]yes[/red]" if proxy.flagged else "no",
         )
