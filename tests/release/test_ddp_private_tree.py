@@ -20,7 +20,7 @@ import pytest
 
 from attrpriv import Column, Integer, Schema
 from attrpriv.dp import BudgetLedger, SeededNumpyNoise
-from attrpriv.dp.accounting import zcdp_to_epsilon
+from attrpriv.dp.accounting import rho_for, zcdp_to_epsilon
 from attrpriv.errors import InputError
 from attrpriv.release.ddp import private_tree
 from attrpriv.release.ddp.model import ModelDDP
@@ -28,7 +28,6 @@ from attrpriv.release.ddp.private_tree import (
     PrivateTree,
     dependence_scores,
     link_sensitivity,
-    rho_for,
     score_sensitivity,
 )
 

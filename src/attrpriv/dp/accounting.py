@@ -134,6 +134,15 @@ def zcdp_to_epsilon(rho: float, delta: float) -> float:
     return min(float(accountant.get_epsilon(delta)), zcdp_to_epsilon_classic(rho, delta))
 
 
+def rho_for(epsilon: float, delta: float) -> float:
+    """The largest rho whose zCDP guarantee converts to at most ``epsilon`` at ``delta``."""
+    low, high = 0.0, epsilon  # rho <= epsilon: the conversion never gives less than rho
+    for _ in range(100):
+        middle = (low + high) / 2
+        low, high = (middle, high) if zcdp_to_epsilon(middle, delta) <= epsilon else (low, middle)
+    return low
+
+
 def zcdp_to_epsilon_classic(rho: float, delta: float) -> float:
     """rho-zCDP as epsilon at ``delta`` > 0 by Bun & Steinke 2016, Proposition 1.3 (looser)."""
     return rho + 2.0 * math.sqrt(rho * math.log(1.0 / delta))

@@ -17,6 +17,7 @@ _LAZY = {
     "mnist_images": "attrpriv.sanitize.images",
     "sweep": "attrpriv.sanitize.tradeoff",
     "sweep_images": "attrpriv.sanitize.tradeoff",
+    "BlockResampler": "attrpriv.sanitize.block",
     "InputNoise": "attrpriv.sanitize.baselines",
     "LatentInterpolation": "attrpriv.sanitize.baselines",
     "ProxyResampler": "attrpriv.sanitize.resample",

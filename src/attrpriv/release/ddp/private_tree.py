@@ -45,7 +45,7 @@ from attrpriv._checks import (
     check_probability,
 )
 from attrpriv.data.schema import Role, Schema
-from attrpriv.dp.accounting import zcdp_to_epsilon
+from attrpriv.dp.accounting import rho_for
 from attrpriv.dp.accuracy import Accuracy
 from attrpriv.dp.ledger import BudgetLedger
 from attrpriv.dp.mechanism import SAMPLER_CONSTRAINTS, Mechanism, NoisePlan
@@ -114,15 +114,6 @@ def dependence_scores(joint: np.ndarray, offsets: np.ndarray, n_rows: int) -> np
             expected = np.outer(rows, columns) / max(n_rows, 1)
             scores[j, k] = scores[k, j] = float(np.abs(table - expected).sum())
     return scores
-
-
-def rho_for(epsilon: float, delta: float) -> float:
-    """The largest rho whose zCDP guarantee converts to at most ``epsilon`` at ``delta``."""
-    low, high = 0.0, epsilon  # rho <= epsilon: the conversion never gives less than rho
-    for _ in range(100):
-        middle = (low + high) / 2
-        low, high = (middle, high) if zcdp_to_epsilon(middle, delta) <= epsilon else (low, middle)
-    return low
 
 
 class PrivateTree(Mechanism[PairCounts, PairPlan]):
@@ -452,7 +443,6 @@ __all__ = [
     "PrivateTree",
     "dependence_scores",
     "link_sensitivity",
-    "rho_for",
     "score_sensitivity",
     "tree_from_tables",
 ]

@@ -36,6 +36,7 @@ from attrpriv.dp.noise import NoiseSampler
 from attrpriv.dp.record import PrivacyRecord, Release
 from attrpriv.dp.units import PrivacyUnit
 from attrpriv.errors import InputError, NotFittedError
+from attrpriv.sanitize._names import column_name, column_names, proxies_choice
 from attrpriv.sanitize.overlap import Verdict, overlap_verdict
 from attrpriv.sanitize.resample._models import (
     Chain,
@@ -65,31 +66,6 @@ AUX_PUBLIC = (
     "the auxiliary data the proxies were ranked on, the models fitted on and the donors copied "
     "from is public and disjoint from the private rows: no model or donor is a private row"
 )
-
-
-def _name(value: object, name: str) -> str:
-    if not isinstance(value, str) or not value.strip():
-        raise InputError(f"{name} must be a column name (a non-empty string), got {value!r}")
-    if "," in value or "@" in value:
-        raise InputError(f"{name} {value!r}: a protected column's name cannot hold ',' or '@'")
-    return value
-
-
-def _names(value: object, name: str) -> tuple[str, ...]:
-    if not isinstance(value, (list, tuple)):
-        raise InputError(f"{name} must be a list of column names, got {type(value).__name__}")
-    names = tuple(_name(v, f"each of {name}") for v in value)
-    if len(set(names)) != len(names):
-        raise InputError(f"{name} names a column twice: {list(names)}")
-    return names
-
-
-def _proxies(value: object, name: str) -> object:
-    if isinstance(value, str):
-        if value != "auto":
-            raise InputError(f"{name} must be 'auto' or a list of column names, got {value!r}")
-        return value
-    return _names(value, name)
 
 
 def _auc(value: object, name: str) -> float:
@@ -304,19 +280,19 @@ class ProxyResampler(Mechanism[PrivateRows, ResamplePlan]):
     """
 
     _constraints: ClassVar[Mapping[str, Check]] = {
-        "sensitive": _name,
-        "proxies": _proxies,
+        "sensitive": column_name,
+        "proxies": proxies_choice,
         "n_proxies": lambda value, name: (
             value if value == "auto" else check_positive_int(value, name, minimum=0)
         ),
         "target_auc": _auc,
-        "task": optional(_name),
+        "task": optional(column_name),
         "task_weight": check_non_negative,
         "epsilon": check_epsilon,
         "conditional": one_of(CONDITIONALS),
         "n_donors": lambda value, name: check_positive_int(value, name, minimum=1),
         "draw": one_of(DRAWS),
-        "keep": _names,
+        "keep": column_names,
         "categories": optional(_categories),
         "seed": lambda value, name: check_positive_int(value, name, minimum=0),
         **SAMPLER_CONSTRAINTS,

@@ -1,0 +1,198 @@
+"""Public codes for the columns of a table: the cells the block resampler counts.
+
+Every code is decided by public facts only: a categorical or small integer column's schema
+domain (one code per value), a wider numeric column's bins (quantiles of public rows when there
+are any, else equal widths over the schema's range), and one more code for a missing value.
+Nothing here reads a private value to choose a cell.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Hashable, Mapping
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from attrpriv.data.schema import Categorical, Integer, Numeric, Schema
+from attrpriv.errors import InputError
+
+EXACT_VALUES = 20
+"""An integer column with at most this many values in its domain keeps one code per value."""
+
+
+@dataclass(frozen=True, eq=False)  # holds arrays
+class ColumnCode:
+    """How one column's values map to codes ``0 .. size - 1`` (the last one: missing).
+
+    Parameters
+    ----------
+    name : str
+        The column.
+    levels : tuple or None
+        One code per value (categorical or small integer domain); None for a binned column.
+    edges : numpy.ndarray or None
+        A binned column's inner bin edges (``len(edges) + 1`` bins, right-closed); None when
+        ``levels`` is given.
+    lower, upper : float
+        The schema's range (binned columns; a drawn bin's value lies inside it).
+    integer : bool
+        Whether a drawn value of a binned column is a whole number.
+    public : numpy.ndarray or None
+        Public values of a binned column, sorted, to draw a bin's value from; None: uniform.
+    nullable : bool
+        Whether a missing value is allowed (it then has the last code).
+    """
+
+    name: str
+    levels: tuple[Hashable, ...] | None
+    edges: np.ndarray | None
+    lower: float = 0.0
+    upper: float = 0.0
+    integer: bool = False
+    public: np.ndarray | None = None
+    nullable: bool = False
+
+    @property
+    def size(self) -> int:
+        """How many codes, the missing one included."""
+        return self.values + int(self.nullable)
+
+    @property
+    def values(self) -> int:
+        """How many codes of values (levels or bins)."""
+        if self.levels is not None:
+            return len(self.levels)
+        assert self.edges is not None
+        return len(self.edges) + 1
+
+    @property
+    def missing(self) -> int:
+        """The code of a missing value (-1 where none is allowed)."""
+        return self.values if self.nullable else -1
+
+    def encode(self, values: pd.Series, where: str) -> np.ndarray:
+        """Each value's code; a value outside the public domain is refused (row named, value
+        not shown)."""
+        absent = np.asarray(values.isna())
+        if self.levels is not None:
+            codes = np.asarray(
+                pd.Index(list(self.levels)).get_indexer(pd.Index(values.astype(object))),
+                dtype=np.int64,
+            )
+        else:
+            assert self.edges is not None
+            number = pd.to_numeric(values, errors="coerce").to_numpy(dtype=np.float64)
+            outside = ~absent & (np.isnan(number) | (number < self.lower) | (number > self.upper))
+            codes = np.searchsorted(self.edges, number, side="left").astype(np.int64)
+            codes[outside] = -1
+        if absent.any() and not self.nullable:
+            raise InputError(
+                f"column {self.name!r} in {where} has a missing value at row "
+                f"{int(np.flatnonzero(absent)[0])}, which its schema does not allow"
+            )
+        codes[absent] = self.missing
+        bad = np.flatnonzero(codes < 0)
+        if bad.size:
+            raise InputError(
+                f"column {self.name!r} in {where} has a value at row {int(bad[0])} outside its "
+                f"public domain ({self._describe()})"
+            )
+        return codes
+
+    def decode(self, codes: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+        """A value for each code: the level, or a value inside the bin (a public value of that
+        bin when there are any, else uniform over the bin); NaN for the missing code."""
+        out = np.empty(codes.size, dtype=object)
+        out[codes == self.missing] = np.nan
+        if self.levels is not None:
+            present = codes != self.missing
+            levels = np.empty(len(self.levels), dtype=object)
+            levels[:] = list(self.levels)
+            out[present] = levels[codes[present]]
+            return out
+        assert self.edges is not None
+        bounds = np.concatenate([[self.lower], self.edges, [self.upper]])
+        for code in np.unique(codes[codes != self.missing]):
+            rows = np.flatnonzero(codes == code)
+            low, high = bounds[code], bounds[code + 1]
+            pool = self._public_in(low, high, first=code == 0)
+            if pool.size:
+                out[rows] = rng.choice(pool, size=rows.size)
+            elif self.integer:  # bins are right-closed: (low, high], the first [low, high]
+                start = int(np.ceil(low)) if code == 0 else int(np.floor(low)) + 1
+                end = max(start, int(np.floor(high)))
+                out[rows] = rng.integers(start, end + 1, size=rows.size)
+            else:
+                out[rows] = rng.uniform(low, high, size=rows.size)
+        return out
+
+    def _public_in(self, low: float, high: float, *, first: bool) -> np.ndarray:
+        if self.public is None:
+            return np.empty(0)
+        left = np.searchsorted(self.public, low, side="left" if first else "right")
+        return self.public[left : np.searchsorted(self.public, high, side="right")]
+
+    def _describe(self) -> str:
+        if self.levels is not None:
+            return f"{len(self.levels)} values"
+        return f"[{self.lower:g}, {self.upper:g}]"
+
+
+def column_code(name: str, schema: Schema, public: pd.DataFrame | None, bins: int) -> ColumnCode:
+    """The public code of column ``name`` (see the module docstring).
+
+    Parameters
+    ----------
+    name : str
+        The column, which the schema must describe with a domain.
+    schema : Schema
+        The public domains.
+    public : pandas.DataFrame or None
+        Public rows; a binned column's bins are their quantiles and its drawn values theirs.
+    bins : int
+        How many bins a wide numeric column gets (fewer where public quantiles coincide).
+
+    Returns
+    -------
+    ColumnCode
+        The column's codes.
+
+    Raises
+    ------
+    InputError
+        The schema has no domain for the column.
+    """
+    if name not in schema:
+        raise InputError(f"the schema has no column {name!r}: its public domain is needed")
+    domain = schema.domain(name)
+    nullable = schema[name].nullable
+    if isinstance(domain, Categorical):
+        return ColumnCode(name, tuple(domain.categories), None, nullable=nullable)
+    if isinstance(domain, Integer) and domain.size <= EXACT_VALUES:
+        return ColumnCode(name, tuple(domain.categories), None, nullable=nullable)
+    if not isinstance(domain, (Integer, Numeric)):
+        raise InputError(f"column {name!r} has no public domain in the schema (needed to count it)")
+    lower, upper = float(domain.lower), float(domain.upper)
+    values = None
+    if public is not None and name in public.columns:
+        found = pd.to_numeric(public[name], errors="coerce").to_numpy(dtype=np.float64)
+        found = found[~np.isnan(found) & (found >= lower) & (found <= upper)]
+        values = np.sort(found) if found.size else None
+    if values is not None:
+        inner = np.unique(np.quantile(values, np.linspace(0, 1, bins + 1)[1:-1]))
+        inner = inner[(inner >= lower) & (inner < upper)]
+    else:
+        inner = np.linspace(lower, upper, bins + 1)[1:-1]
+    return ColumnCode(name, None, inner, lower, upper, isinstance(domain, Integer), values,
+                      nullable)  # fmt: skip
+
+
+def codebook(
+    names: tuple[str, ...], schema: Schema, public: pd.DataFrame | None, bins: int
+) -> Mapping[str, ColumnCode]:
+    """:func:`column_code` of each of ``names``."""
+    return {name: column_code(name, schema, public, bins) for name in names}
+
+
+__all__ = ["EXACT_VALUES", "ColumnCode", "codebook", "column_code"]

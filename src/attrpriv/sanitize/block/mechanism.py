@@ -1,0 +1,628 @@
+"""Block resampling: a sensitive column and its proxies redrawn from DP counts of private rows.
+
+:class:`BlockResampler` needs no public rows. A release counts, in the private rows, the
+sensitive column against the task's target and against each other candidate column and the
+target (one small contingency table per column), with discrete Laplace noise (OpenDP) on every
+cell: the only step that reads a private sensitive value. From those noisy tables alone it
+picks the proxies (the columns whose noisy association with the sensitive one is at least
+``association``), then redraws every row's sensitive value given the row's target and other
+released columns (naive Bayes over the noisy tables), and each proxy given the drawn value and
+the target; every other column is released as it is. The privacy argument is in
+``docs/sanitize/block.md``.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING, Any, ClassVar
+
+import numpy as np
+import pandas as pd
+
+from attrpriv._checks import (
+    Check,
+    check_epsilon,
+    check_positive_int,
+    check_probability,
+    optional,
+)
+from attrpriv.data.schema import Categorical, Integer, Role, Schema
+from attrpriv.dp.accounting import rho_for
+from attrpriv.dp.accuracy import Accuracy
+from attrpriv.dp.mechanism import SAMPLER_CONSTRAINTS, Mechanism, NoisePlan, check_fitted
+from attrpriv.dp.noise import NoiseSampler
+from attrpriv.dp.record import PrivacyRecord
+from attrpriv.dp.units import PrivacyUnit
+from attrpriv.errors import InputError, NotFittedError
+from attrpriv.sanitize._names import column_name, column_names, proxies_choice
+from attrpriv.sanitize.block.codebook import codebook
+from attrpriv.sanitize.resample.mechanism import ResampledRelease
+from attrpriv.sanitize.resample.ranking import data_frame
+
+if TYPE_CHECKING:
+    from attrpriv.dp.ledger import BudgetLedger
+
+SQUARED_SENSITIVITY_PER_TABLE = 2.0
+"""Squared l2 sensitivity of one contingency table when one row's protected values are
+substituted: the row leaves one cell (-1) and enters another (+1)."""
+
+
+SIGNIFICANCE = 3.0
+"""How many standard deviations above what independence gives a noisy table's chi-square must
+be for :func:`association` to score a dependence."""
+
+
+@dataclass(frozen=True)
+class BlockPlan(NoisePlan):
+    """Discrete Gaussian noise of one scale on every cell of every measured table.
+
+    Parameters
+    ----------
+    sensitive : str
+        The sensitive column.
+    protected : tuple of str
+        The unit's columns: the sensitive one and the proxies named before any private row is
+        read.
+    tables : tuple of tuple of str
+        The columns of each measured table (the sensitive one first, the target last).
+    cells : int
+        How many cells the tables hold together.
+    rho : float
+        The zCDP bound, the largest that converts to ``(epsilon, delta)``.
+    sensitivity : float
+        The l2 sensitivity of all the tables together under the unit, ``sqrt(2 m)``.
+    scale : float
+        The discrete Gaussian sigma of every cell, ``sensitivity / sqrt(2 rho)``.
+    """
+
+    sensitive: str
+    protected: tuple[str, ...]
+    tables: tuple[tuple[str, ...], ...]
+    cells: int
+    rho: float
+    sensitivity: float
+    scale: float
+
+
+@dataclass(frozen=True, eq=False)  # holds arrays
+class BlockCounts:
+    """The private input as measured: the exact tables (private), the codes of the columns
+    released as they are, and those columns (public under the unit)."""
+
+    tables: tuple[np.ndarray, ...]
+    codes: Mapping[str, np.ndarray]
+    public: pd.DataFrame
+    columns: tuple[str, ...]
+
+
+@dataclass(frozen=True, eq=False)  # holds arrays
+class ReleasedTables:
+    """What the redrawn columns are drawn from: the noisy tables (and their noise scale) and
+    the released columns."""
+
+    tables: tuple[np.ndarray, ...]
+    scale: float
+    codes: Mapping[str, np.ndarray]
+    public: pd.DataFrame
+    columns: tuple[str, ...]
+
+
+def association(table: np.ndarray, scale: float, depth: int = 1) -> float:
+    """Cramér's V of a noisy two-way table (rows: the sensitive values), less the noise's share.
+
+    Columns whose noisy total is below three standard deviations of its noise are pooled into
+    one (a sparse column is mostly noise). Under independence each chi-square term has mean
+    about ``(expected + variance) / expected`` (sampling and noise) and the statistic a
+    standard deviation of about ``sqrt(2 sum(((expected + variance) / expected)^2))``; the
+    score is 0 unless the statistic exceeds its mean by :data:`SIGNIFICANCE` such deviations,
+    and the V of the excess otherwise, so that a column unrelated to the sensitive one scores 0
+    however noisy or small its table.
+
+    Parameters
+    ----------
+    table : numpy.ndarray
+        Shape ``(k, m)``: noisy counts, negative ones allowed (clipped at 0 here).
+    scale : float
+        The standard deviation of the noise of each cell of the table it was summed from.
+    depth : int, default 1
+        How many noisy cells each cell of ``table`` sums (a three-way table summed over the
+        target: the target's size).
+
+    Returns
+    -------
+    float
+        The V of the excess chi-square, in [0, 1]; 0 where it is not significant.
+    """
+    counts = np.clip(np.asarray(table, dtype=np.float64), 0.0, None)
+    variance = scale**2 * depth
+    small = counts.sum(axis=0) < 3.0 * math.sqrt(variance * counts.shape[0])
+    if small.any():
+        counts = np.column_stack([counts[:, ~small], counts[:, small].sum(axis=1)])
+    counts = counts[counts.sum(axis=1) > 0][:, counts.sum(axis=0) > 0]
+    total = counts.sum()
+    if total <= 0 or min(counts.shape) < 2:
+        return 0.0
+    expected = np.outer(counts.sum(axis=1), counts.sum(axis=0)) / total
+    expected = np.maximum(expected, math.sqrt(variance))
+    spread = (expected + variance) / expected  # each term's mean under independence
+    excess = float((((counts - expected) ** 2) / expected).sum() - spread.sum())
+    if excess < SIGNIFICANCE * math.sqrt(2.0 * float((spread**2).sum())):
+        return 0.0  # no dependence that sampling and noise alone would not give
+    return float(np.sqrt(min(excess / (total * (min(counts.shape) - 1)), 1.0)))
+
+
+def conditional(table: np.ndarray, axis: int = 0) -> np.ndarray:
+    """Noisy counts clipped at 0 and normalised along ``axis``; a slice with no positive count
+    takes the normalised sum of all slices (uniform if there is none)."""
+    counts = np.clip(np.asarray(table, dtype=np.float64), 0.0, None)
+    moved = np.moveaxis(counts, axis, 0)
+    flat = moved.reshape(moved.shape[0], -1)
+    pooled = flat.sum(axis=1)
+    pooled = (
+        pooled / pooled.sum() if pooled.sum() > 0 else np.full(flat.shape[0], 1.0 / len(pooled))
+    )
+    sums = flat.sum(axis=0)
+    out = np.where(sums > 0, flat / np.where(sums > 0, sums, 1.0), pooled[:, None])
+    return np.moveaxis(out.reshape(moved.shape), 0, axis)
+
+
+def _shrunk(table: np.ndarray, scale: float) -> np.ndarray:
+    """``P(proxy | s, target)`` from a clipped noisy table ``(s, proxy, target)``, shrunk
+    towards ``P(proxy | s)`` with the weight of the noise in the slice (``scale`` per cell):
+    a slice of few rows follows the sensitive value alone, a large one its own counts."""
+    pooled = conditional(table.sum(axis=2), axis=1)[:, :, None]  # P(proxy | s)
+    weight = scale * table.shape[1]
+    shrunk: np.ndarray = (table + weight * pooled) / (table.sum(axis=1, keepdims=True) + weight)
+    return shrunk
+
+
+def _draw(log_p: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """One draw per row of ``log_p`` (shape ``(n, k)``, unnormalised log probabilities)."""
+    p = np.exp(log_p - log_p.max(axis=1, keepdims=True))
+    cumulative = np.cumsum(p, axis=1)
+    u = rng.random(len(p)) * cumulative[:, -1]
+    drawn: np.ndarray = np.minimum((cumulative < u[:, None]).sum(axis=1), p.shape[1] - 1)
+    return drawn
+
+
+class BlockResampler(Mechanism[BlockCounts, BlockPlan]):
+    """Redraw a sensitive column and its proxies from DP counts of the private rows themselves.
+
+    :meth:`fit` reads public facts only: the schema's domains (a numeric column's bins: equal
+    widths over its range, or quantiles of ``public`` rows when given), which columns are
+    candidates, and the task's target. :meth:`release` counts, in the private rows, a table of
+    the sensitive column and the target, and one of the sensitive column, each candidate and
+    the target (without a target: the sensitive column and each candidate), adds discrete
+    Laplace noise of scale ``2 m / epsilon`` to every cell (``m`` tables; the ledger is charged
+    first), then, from the noisy tables and the released columns alone:
+
+    1. picks the proxies: with ``proxies="auto"``, every candidate whose noisy association with
+       the sensitive column (Cramér's V less the noise's share, :func:`association`) is at
+       least ``association``; a list names them;
+    2. draws each row's sensitive value from ``P(s | target) * prod_k P(k | s, target)`` over
+       the row's released candidates ``k`` (naive Bayes on the noisy tables);
+    3. draws each proxy from ``P(proxy | drawn value, target)``, and a value in the drawn bin.
+
+    Every other column is released as it is.
+
+    The release is epsilon-DP for the unit ``dp/substitute:<sensitive,named proxies...>``:
+    neighbouring private tables differ in those columns of one row. Proxies picked by ``"auto"``
+    are redrawn too (their pick is a function of the noisy tables), but their own values are
+    not in the unit: a table that differs in one of them is not a neighbour. What the columns
+    released unchanged reveal about the sensitive one is not protected. See
+    ``docs/sanitize/block.md``.
+
+    Parameters
+    ----------
+    sensitive : str
+        The sensitive column (its schema domain categorical or integer).
+    proxies : "auto" or list of str, default "auto"
+        The columns to redraw beside the sensitive one: ``"auto"`` picks them from the noisy
+        tables (``association``); a list names them, and they join the unit.
+    association : float, default 0.1
+        The noisy association with the sensitive column (in [0, 1]) at which ``"auto"`` redraws
+        a candidate.
+    task : str or None, default None
+        The task's target, conditioned on by every table and released as it is; default the
+        schema's target; None without either.
+    keep : list of str, default ()
+        Columns never redrawn and not counted (released as they are).
+    epsilon : float, default 1.0
+        The privacy loss of a release, > 0.
+    delta : float, default 1e-6
+        The delta of the ``(epsilon, delta)`` guarantee, in (0, 1); the noise is the largest
+        zCDP ``rho`` that converts to it.
+    bins : int, default 10
+        Bins of a numeric column with more than 20 values, >= 2.
+    seed : int, default 0
+        Seeds the post-processing draws, >= 0.
+    noise : NoiseSampler or None, default None
+        The noise sampler; default exact OpenDP noise.
+    allow_nonprivate : bool, default False
+        Accept a non-private sampler (reproducible tests only).
+
+    Attributes
+    ----------
+    candidates_ : tuple of str
+        The columns counted against the sensitive one.
+    task_ : str or None
+        The task's target.
+    codes_ : dict of str to ColumnCode
+        The public codes of every counted column.
+    """
+
+    _constraints: ClassVar[Mapping[str, Check]] = {
+        "sensitive": column_name,
+        "proxies": proxies_choice,
+        "association": lambda value, name: check_probability(value, name, open_interval=False),
+        "task": optional(column_name),
+        "keep": column_names,
+        "epsilon": check_epsilon,
+        "delta": lambda value, name: check_probability(value, name),
+        "bins": lambda value, name: check_positive_int(value, name, minimum=2),
+        "seed": lambda value, name: check_positive_int(value, name, minimum=0),
+        **SAMPLER_CONSTRAINTS,
+    }
+
+    def __init__(
+        self,
+        sensitive: str,
+        *,
+        proxies: str | Sequence[str] = "auto",
+        association: float = 0.1,
+        task: str | None = None,
+        keep: Sequence[str] = (),
+        epsilon: float = 1.0,
+        delta: float = 1e-6,
+        bins: int = 10,
+        seed: int = 0,
+        noise: NoiseSampler | None = None,
+        allow_nonprivate: bool = False,
+    ) -> None:
+        self.sensitive = sensitive
+        self.proxies = proxies
+        self.association = association
+        self.task = task
+        self.keep = keep
+        self.epsilon = epsilon
+        self.delta = delta
+        self.bins = bins
+        self.seed = seed
+        self.noise = noise
+        self.allow_nonprivate = allow_nonprivate
+
+    # -- fit: public facts only -------------------------------------------------------------
+    def fit(self, schema: Schema, public: pd.DataFrame | None = None) -> BlockResampler:
+        """Read the public domains and choose what to count.
+
+        Parameters
+        ----------
+        schema : Schema
+            The public domains and roles: every counted column needs a domain; columns with
+            role ``ignore`` and ``keep`` are released as they are, uncounted.
+        public : pandas.DataFrame or None, optional
+            Public rows, disjoint from the private ones; only their numeric values are used
+            (a binned column's bin edges, and the values drawn in a bin). Not modified.
+
+        Returns
+        -------
+        BlockResampler
+            ``self``, fitted.
+
+        Raises
+        ------
+        InputError
+            A parameter is invalid; the schema lacks the sensitive column, the task or a named
+            proxy, or a domain; the sensitive column's domain is not categorical or integer,
+            or has fewer than two values; a named proxy is the target, kept or ignored.
+        """
+        self._validate_params()
+        if not isinstance(schema, Schema):
+            raise InputError(f"schema must be a Schema, got {type(schema).__name__}")
+        if public is not None:
+            public = data_frame(public, "the public rows")
+        sensitive = self.sensitive
+        if sensitive not in schema:
+            raise InputError(f"the sensitive column {sensitive!r} is not in the schema")
+        domain = schema.domain(sensitive)
+        if not isinstance(domain, (Categorical, Integer)) or len(domain.categories) < 2:
+            raise InputError(
+                f"the sensitive column {sensitive!r} needs a categorical or integer domain of "
+                "at least two values in the schema"
+            )
+        task = self.task if self.task is not None else schema.target
+        if task is not None and task not in schema:
+            raise InputError(f"task {task!r} is not in the schema")
+        if task == sensitive:
+            raise InputError(f"task {task!r} is the sensitive column itself")
+        ignored = set(schema.with_role(Role.IGNORE))
+        for name in self.keep:
+            if name not in schema:
+                raise InputError(f"keep names {name!r}, which is not in the schema")
+        skip = {sensitive, task, *ignored, *self.keep}
+        candidates = tuple(c for c in schema.names if c not in skip)
+        if not isinstance(self.proxies, str):
+            for name in self.proxies:
+                if name not in candidates:
+                    raise InputError(
+                        f"proxies names {name!r}, which is "
+                        + _not_a_candidate(name, sensitive, schema)
+                    )
+        counted = (sensitive, *candidates, *(() if task is None else (task,)))
+        self.codes_ = dict(codebook(counted, schema, public, int(self.bins)))
+        # a missing sensitive value is refused, never counted
+        self.codes_[sensitive] = replace(self.codes_[sensitive], nullable=False)
+        self.candidates_ = candidates
+        self.task_ = task
+        self.schema_ = schema
+        self.inferred_ = schema.inferred_among(counted)
+        self.fitted_for_ = self._structure()
+        return self
+
+    def _structure(self) -> tuple[Any, ...]:
+        """The parameters that shape what ``fit`` decides (a release checks they still hold)."""
+        proxies = self.proxies if isinstance(self.proxies, str) else tuple(self.proxies)
+        return (self.sensitive, proxies, self.task, tuple(self.keep), self.bins)
+
+    def _check_fitted(self) -> None:
+        check_fitted(self, "codes_")
+        if self.fitted_for_ != self._structure():
+            raise NotFittedError(
+                f"this {type(self).__name__}'s parameters changed since fit: call fit again"
+            )
+
+    @property
+    def protected_(self) -> tuple[str, ...]:
+        """The unit's columns: the sensitive one and the named proxies."""
+        named = () if isinstance(self.proxies, str) else tuple(self.proxies)
+        return (self.sensitive, *named)
+
+    def _tables(self) -> tuple[tuple[str, ...], ...]:
+        tail = () if self.task_ is None else (self.task_,)
+        return ((self.sensitive, *tail), *((self.sensitive, c, *tail) for c in self.candidates_))
+
+    # -- release: the mechanism template ----------------------------------------------------
+    def release(
+        self, data: pd.DataFrame, *, ledger: BudgetLedger | None = None, label: str = ""
+    ) -> ResampledRelease:
+        """Redraw the sensitive column and its proxies in the private rows.
+
+        Parameters
+        ----------
+        data : pandas.DataFrame
+            The private rows, with every counted column (others pass through). Not modified.
+        ledger : BudgetLedger or None, optional
+            Charged with the release's record before any noise is drawn.
+        label : str, optional
+            A free-text name for the release in the ledger.
+
+        Returns
+        -------
+        ResampledRelease
+            The released table (``values``: same rows, index and column order as ``data``),
+            its record, the noise's accuracy and diagnostics (``parts``: ``sensitive``,
+            ``proxies``, ``association``, ``noisy_counts``, ``passed_through``).
+
+        Raises
+        ------
+        NotFittedError
+            The resampler is not fitted, or a parameter that shapes the fit changed since.
+        InputError
+            A parameter is invalid, ``data`` is not a DataFrame with rows, lacks a counted
+            column, or has a value outside its public domain (a missing sensitive value too).
+        BudgetExceededError
+            The release does not fit the ledger's budget (nothing is released).
+        """
+        out = self._release(data, ledger=ledger, label=label)
+        return ResampledRelease(out.values, out.record, out.parts, out.accuracy)
+
+    def calibrate(self, sampler: NoiseSampler | None = None) -> BlockPlan:
+        """The noise of a release (public: the fitted tables, no private data).
+
+        Parameters
+        ----------
+        sampler : NoiseSampler or None, optional
+            The noise sampler; default the mechanism's own.
+
+        Returns
+        -------
+        BlockPlan
+            The tables and the discrete Laplace scale of every cell.
+
+        Raises
+        ------
+        NotFittedError
+            The resampler is not fitted.
+        """
+        self._check_fitted()
+        self._validate_params()
+        return self._plan(sampler or self._sampler())
+
+    def _plan(self, sampler: NoiseSampler) -> BlockPlan:
+        tables = self._tables()
+        cells = sum(int(np.prod([self.codes_[c].size for c in t])) for t in tables)
+        sensitivity = math.sqrt(SQUARED_SENSITIVITY_PER_TABLE * len(tables))
+        epsilon, delta = float(self.epsilon), float(self.delta)
+        rho = rho_for(epsilon, delta)
+        return BlockPlan(epsilon, delta, sampler, self.sensitive, self.protected_, tables, cells,
+                         rho, sensitivity, sensitivity / math.sqrt(2.0 * rho),
+                         inferred=self.inferred_)  # fmt: skip
+
+    def _measure(self, data: pd.DataFrame) -> BlockCounts:
+        self._check_fitted()
+        frame = data_frame(data, "the private data")
+        for name in self.codes_:
+            if name not in frame.columns:
+                raise InputError(f"the private data has no column {name!r} (it is counted)")
+        if frame[self.sensitive].isna().any():
+            row = int(np.flatnonzero(np.asarray(frame[self.sensitive].isna()))[0])
+            raise InputError(
+                f"column {self.sensitive!r} in the private data has a missing value at row {row}"
+            )
+        codes = {c: code.encode(frame[c], "the private data") for c, code in self.codes_.items()}
+        tables = tuple(self._count(codes, t) for t in self._tables())
+        released = {c: v for c, v in codes.items() if c not in self.protected_}
+        public = frame.drop(columns=list(self.protected_))
+        return BlockCounts(tables, released, public, tuple(frame.columns))
+
+    def _count(self, codes: Mapping[str, np.ndarray], columns: tuple[str, ...]) -> np.ndarray:
+        shape = tuple(self.codes_[c].size for c in columns)
+        flat = np.ravel_multi_index(tuple(codes[c] for c in columns), shape)
+        return np.bincount(flat, minlength=int(np.prod(shape))).reshape(shape).astype(np.int64)
+
+    def _calibrate(self, measured: BlockCounts, sampler: NoiseSampler) -> BlockPlan:
+        return self._plan(sampler)
+
+    def record(self, plan: BlockPlan) -> PrivacyRecord:
+        """The guarantee of a release with ``plan``.
+
+        Parameters
+        ----------
+        plan : BlockPlan
+            The noise plan of the release (from :meth:`calibrate` or a release).
+
+        Returns
+        -------
+        PrivacyRecord
+            ``(epsilon, 0)``-DP under ``dp/substitute:<sensitive,named proxies...>``, with the
+            tables' l1 sensitivity and discrete Laplace scale, and its assumptions.
+        """
+        protected = list(plan.protected)
+        own = [
+            "no public row is read but for the numeric values of the public rows given to "
+            "fit (bin edges and drawn values); every domain is the schema's",
+            f"every column but {plan.sensitive!r} and the proxies the release redraws is "
+            f"released unchanged: what those columns reveal about {plan.sensitive!r} is not "
+            "protected",
+        ]
+        if isinstance(self.proxies, str):
+            own.append(
+                "the proxies are picked from the noisy tables and redrawn, but their own values "
+                "are not in the unit: neighbours differ in "
+                f"{protected} of one row only"
+            )
+        record = self._record(
+            plan,
+            mechanism="block-resampling",
+            protects=(
+                f"each private row's value of {protected} (substitution: neighbours differ in "
+                "those columns of one row; the number of rows and every other column are "
+                "public)"
+            ),
+            sensitivity=plan.sensitivity,
+            noise={"distribution": "discrete gaussian", "scale": plan.scale, "norm": "l2",
+                   "rho": plan.rho,
+                   "per": f"cell of each of {len(plan.tables)} contingency tables "
+                   f"({plan.cells} cells): {plan.sensitive!r} against "
+                   + ("the target and each candidate column with it" if self.task_ else
+                      "each candidate column"),
+                   "post_processing": "counts clipped at 0; proxies picked by their noisy "
+                   "association; each row's sensitive value drawn by naive Bayes on the noisy "
+                   "tables given its released columns, each proxy given the drawn value and "
+                   "the target, a numeric value uniform in its drawn bin (or a public value "
+                   "of that bin)"},
+            unit=PrivacyUnit("dp", "substitute:" + ",".join(protected)),
+            assumptions=own,
+        )  # fmt: skip
+        return replace(record, rho=plan.rho)
+
+    def _noise(self, measured: BlockCounts, plan: BlockPlan) -> ReleasedTables:
+        noisy = tuple(plan.sampler.discrete_gaussian(t, plan.scale) for t in measured.tables)
+        return ReleasedTables(noisy, plan.scale, measured.codes, measured.public, measured.columns)
+
+    def _picked(self, noisy: ReleasedTables) -> tuple[tuple[str, ...], dict[str, float]]:
+        """The proxies and every candidate's noisy association (post-processing)."""
+        levels, scores = self.codes_[self.sensitive].values, {}
+        for name, table in zip(self.candidates_, noisy.tables[1:], strict=True):
+            two_way = table.sum(axis=2) if self.task_ is not None else table
+            depth = table.shape[2] if self.task_ is not None else 1
+            scores[name] = association(two_way[:levels], noisy.scale, depth)
+        if not isinstance(self.proxies, str):
+            return tuple(self.proxies), scores
+        threshold = float(self.association)
+        picked = sorted((c for c in self.candidates_ if scores[c] >= threshold),
+                        key=lambda c: -scores[c])  # fmt: skip
+        return tuple(picked), scores
+
+    def _post_process(self, noisy: ReleasedTables) -> pd.DataFrame:
+        """The redrawn columns from the noisy tables and the released columns only."""
+        rng = np.random.default_rng(int(self.seed))
+        proxies, scores = self._picked(noisy)
+        n, levels = len(noisy.public), self.codes_[self.sensitive].values
+        target = None if self.task_ is None else noisy.codes[self.task_]
+        joint = np.clip(noisy.tables[0].astype(np.float64), 0.0, None)[:levels]
+        if target is None:
+            log_p = np.tile(np.log(np.maximum(conditional(joint), 1e-12)), (n, 1))
+        else:  # P(s | target), shrunk towards P(s) by the noise in each target's column
+            weight = noisy.scale * levels
+            pooled = conditional(joint.sum(axis=1))[:, None]
+            given = (joint + weight * pooled) / (joint.sum(axis=0, keepdims=True) + weight)
+            log_p = np.log(np.maximum(given, 1e-12))[:, target].T
+        tables = {c: np.clip(t.astype(np.float64), 0.0, None)[:levels]
+                  for c, t in zip(self.candidates_, noisy.tables[1:], strict=True)}  # fmt: skip
+        for name in self.candidates_:  # naive Bayes on the columns released as they are
+            if name in proxies or scores[name] <= 0.0:  # no association above the noise
+                continue
+            two_way = tables[name].sum(axis=2) if target is not None else tables[name]
+            given = conditional(two_way, axis=1)  # P(k | s)
+            log_p += np.log(np.maximum(given[:, noisy.codes[name]].T, 1e-12))
+        drawn = _draw(log_p, rng)
+        redrawn = {self.sensitive: self.codes_[self.sensitive].decode(drawn, rng)}
+        for name in proxies:
+            counts = tables[name]
+            given = _shrunk(counts, noisy.scale) if target is not None else conditional(counts, 1)
+            p = given[drawn, :, target] if target is not None else given[drawn, :]
+            codes = _draw(np.log(np.maximum(p, 1e-300)), rng)
+            redrawn[name] = self.codes_[name].decode(codes, rng)
+        table = noisy.public.copy()
+        for name, values in redrawn.items():
+            table[name] = _typed(values, self.schema_, name, table.index)
+        return table[list(noisy.columns)]
+
+    def _accuracy(self, plan: BlockPlan, values: pd.DataFrame) -> Accuracy:
+        scales = {"x".join(t): np.full(int(np.prod([self.codes_[c].size for c in t])), plan.scale)
+                  for t in plan.tables}  # fmt: skip
+        return Accuracy.of_scales(  # the discrete Gaussian is sub-Gaussian
+            "gaussian",
+            scales,
+            of="every cell of the noisy tables the redrawn columns are drawn from",
+        )
+
+    def _parts(
+        self, measured: BlockCounts, plan: BlockPlan, noisy: ReleasedTables
+    ) -> dict[str, Any]:
+        proxies, scores = self._picked(noisy)
+        domain = self.codes_[self.sensitive].levels
+        assert domain is not None
+        counts = noisy.tables[0].sum(axis=1) if self.task_ is not None else noisy.tables[0]
+        counts = counts[: len(domain)]
+        redrawn = {self.sensitive, *proxies}
+        return {
+            "sensitive": self.sensitive,
+            "proxies": list(proxies),
+            "association": pd.Series(scores, name="noisy association"),
+            "noisy_counts": pd.Series(counts, index=pd.Index(domain), name=self.sensitive),
+            "passed_through": [c for c in noisy.columns if c not in redrawn],
+        }
+
+
+def _not_a_candidate(name: str, sensitive: str, schema: Schema) -> str:
+    if name == sensitive:
+        return "the sensitive column"
+    return "the task's target, kept or ignored" if name in schema else "not in the schema"
+
+
+def _typed(values: np.ndarray, schema: Schema, name: str, index: pd.Index) -> pd.Series:
+    """Drawn values as a column of the type the schema's domain says (public)."""
+    series = pd.Series(values, index=index, dtype=object, name=name)
+    domain = schema.domain(name)
+    if isinstance(domain, Categorical):
+        return series
+    if series.isna().any():
+        return series.astype("Float64" if not isinstance(domain, Integer) else "Int64")
+    return series.astype(np.int64 if isinstance(domain, Integer) else np.float64)
+
+
+__all__ = ["BlockPlan", "BlockResampler", "association", "conditional"]

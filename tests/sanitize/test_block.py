@@ -1,0 +1,284 @@
+"""Block resampling: the tables' exact sensitivity and privacy loss (broken variants caught), the
+redraw read off the noisy tables only, the proxies it picks, the contract and bad input."""
+
+from __future__ import annotations
+
+import dataclasses
+import itertools
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy.special import logsumexp
+
+from attrpriv.data.schema import Categorical, Column, Integer, Numeric, Role, Schema
+from attrpriv.dp import BudgetLedger, OpenDPNoise, SeededNumpyNoise
+from attrpriv.dp.accounting import zcdp_to_epsilon
+from attrpriv.errors import BudgetExceededError, InputError, NotFittedError
+from attrpriv.sanitize.block import BlockPlan, BlockResampler, association
+from attrpriv.sanitize.block.codebook import column_code
+from attrpriv.sanitize.resample import ResampledRelease
+
+TEST = SeededNumpyNoise(0)
+
+
+def _table(n: int, seed: int) -> pd.DataFrame:
+    """A sensitive ``s`` with a categorical copy (a proxy), a numeric proxy with missing values,
+    a column unrelated to ``s`` and a task ``y`` that depends on ``s``."""
+    rng = np.random.default_rng(seed)
+    s = rng.choice(["a", "b", "c"], size=n, p=[0.5, 0.3, 0.2])
+    code = pd.Series(s).map({"a": 0, "b": 1, "c": 2}).to_numpy()
+    flip = rng.random(n) < 0.1
+    copy = np.where(flip, rng.choice(["u", "v", "w"], size=n), np.array(["u", "v", "w"])[code])
+    level = np.clip(np.round(20 * code + rng.normal(0, 3, n) + 30), 0, 99).astype(float)
+    level[rng.random(n) < 0.05] = np.nan
+    y = np.where(rng.random(n) < 0.3 + 0.2 * code, "yes", "no")
+    return pd.DataFrame({"s": s, "copy": copy, "level": level,
+                         "noise": rng.integers(0, 5, n), "y": y})  # fmt: skip
+
+
+SCHEMA = Schema(
+    (
+        Column("s", Role.SENSITIVE, Categorical(("a", "b", "c"))),
+        Column("copy", Role.FEATURE, Categorical(("u", "v", "w"))),
+        Column("level", Role.FEATURE, Numeric(0.0, 99.0), nullable=True),
+        Column("noise", Role.FEATURE, Integer(0, 4)),
+        Column("y", Role.TARGET, Categorical(("no", "yes"))),
+    )
+)
+
+
+def _fitted(**kwargs: object) -> BlockResampler:
+    options: dict[str, object] = {"noise": TEST, "allow_nonprivate": True, **kwargs}
+    return BlockResampler("s", **options).fit(SCHEMA)  # type: ignore[arg-type]
+
+
+@pytest.fixture(scope="module")
+def private() -> pd.DataFrame:
+    return _table(3000, 11)  # not the resampler's seed: its draws would repeat the table's
+
+
+# -- the guarantee: exact sensitivity and loss ------------------------------------------------
+
+
+def _tables(model: BlockResampler, frame: pd.DataFrame) -> np.ndarray:
+    measured = model._measure(frame)
+    return np.concatenate([t.ravel() for t in measured.tables]).astype(np.float64)
+
+
+@pytest.mark.parametrize("proxies", ["auto", ["copy"], ["copy", "level"]])
+def test_the_worst_neighbour_moves_the_tables_by_the_recorded_sensitivity(
+    proxies: object,
+) -> None:
+    """Every substitution of one row's protected values, on a small table: the largest l2
+    distance between the tables equals the plan's sensitivity, and the columns released as
+    they are do not move."""
+    model = _fitted(proxies=proxies)
+    frame = _table(12, 1)
+    base, plan = _tables(model, frame), model.calibrate()
+    domains = {"s": ["a", "b", "c"], "copy": ["u", "v", "w"], "level": [5.0, 60.0, np.nan]}
+    protected = model.protected_
+    worst = 0.0
+    for row in range(len(frame)):
+        for values in itertools.product(*(domains[c] for c in protected)):
+            neighbour = frame.copy()
+            for name, value in zip(protected, values, strict=True):
+                neighbour.loc[row, name] = value
+            worst = max(worst, float(np.linalg.norm(_tables(model, neighbour) - base)))
+            kept = model._measure(neighbour).public
+            pd.testing.assert_frame_equal(kept, model._measure(frame).public)
+    assert worst == pytest.approx(plan.sensitivity)
+    assert plan.sensitivity == pytest.approx(math.sqrt(2 * len(plan.tables)))
+
+
+def _renyi_unit_shift(sigma: float, alpha: float) -> float:
+    """D_alpha(N_Z(0, sigma^2) || N_Z(1, sigma^2)), summed exactly over the integers."""
+    z = np.arange(-60 * math.ceil(sigma) - 60, 60 * math.ceil(sigma) + 61, dtype=np.float64)
+    log_p = -(z**2) / (2 * sigma**2)
+    log_q = -((z - 1) ** 2) / (2 * sigma**2)
+    log_p -= logsumexp(log_p)
+    log_q -= logsumexp(log_q)
+    return float(logsumexp(alpha * log_p + (1 - alpha) * log_q) / (alpha - 1))
+
+
+def _exact_rho(plan: BlockPlan) -> float:
+    """The smallest rho with D_alpha <= alpha rho for the worst neighbours (2 cells per table
+    moved by one), over a grid of orders, computed exactly on the discrete Gaussian."""
+    moved = 2 * len(plan.tables)
+    return max(moved * _renyi_unit_shift(plan.scale, a) / a for a in (1.5, 2, 4, 8, 32, 128))
+
+
+class _HalfScale(BlockResampler):
+    """A broken variant: half the noise it records."""
+
+    def _plan(self, sampler: object) -> BlockPlan:
+        plan = super()._plan(sampler)  # type: ignore[arg-type]
+        return dataclasses.replace(plan, scale=plan.scale / 2.0)
+
+
+class _Uncounted(BlockResampler):
+    """A broken variant: one more table (the sensitive column against the target, again) than
+    its sensitivity counts."""
+
+    def _tables(self) -> tuple[tuple[str, ...], ...]:
+        tables = super()._tables()
+        return (*tables, tables[0])
+
+    def _plan(self, sampler: object) -> BlockPlan:
+        plan = super()._plan(sampler)  # type: ignore[arg-type]
+        fewer = math.sqrt(2 * (len(plan.tables) - 1))
+        return dataclasses.replace(plan, sensitivity=fewer, scale=fewer / math.sqrt(2 * plan.rho))
+
+
+@pytest.mark.parametrize(("epsilon", "delta"), [(0.5, 1e-6), (1.0, 1e-6), (2.0, 1e-9)])
+def test_the_exact_loss_is_within_the_recorded_guarantee(epsilon: float, delta: float) -> None:
+    model = _fitted(epsilon=epsilon, delta=delta)
+    plan = model.calibrate(OpenDPNoise())
+    record = model.record(plan)
+    assert _exact_rho(plan) <= plan.rho * (1 + 1e-9)
+    assert _exact_rho(plan) == pytest.approx(plan.rho, rel=1e-3)  # the Gaussian bound is tight
+    assert zcdp_to_epsilon(plan.rho, delta) <= epsilon + 1e-9
+    assert (record.epsilon, record.delta, record.rho) == (epsilon, delta, plan.rho)
+    assert record.unit.key == "dp/substitute:s"
+
+
+def test_the_exact_loss_catches_the_broken_variants(private: pd.DataFrame) -> None:
+    half = _HalfScale("s", noise=TEST, allow_nonprivate=True).fit(SCHEMA).calibrate()
+    assert _exact_rho(half) > 3.9 * half.rho
+    uncounted = _Uncounted("s", noise=TEST, allow_nonprivate=True).fit(SCHEMA)
+    plan = uncounted.calibrate()
+    frame = _table(12, 1)
+    neighbour = frame.copy()
+    neighbour.loc[0, "s"] = "b" if frame.loc[0, "s"] != "b" else "a"
+    moved = float(np.linalg.norm(_tables(uncounted, neighbour) - _tables(uncounted, frame)))
+    assert moved > plan.sensitivity * 1.05  # the worst neighbour exceeds what it records
+
+
+# -- the redraw: a function of the noisy tables and the released columns ----------------------
+
+
+def test_neighbours_with_the_same_tables_get_the_same_release(private: pd.DataFrame) -> None:
+    """Swap the sensitive values of two rows that agree on every other column: the tables are
+    the same, so with the same noise and seed the release is too (nothing else is read)."""
+    frame = private.copy()
+    frame.loc[1, ["copy", "level", "noise", "y"]] = frame.loc[0, ["copy", "level", "noise", "y"]]
+    frame.loc[0, "s"], frame.loc[1, "s"] = "a", "c"
+    swapped = frame.copy()
+    swapped.loc[0, "s"], swapped.loc[1, "s"] = "c", "a"
+    first = _fitted(noise=SeededNumpyNoise(3)).release(frame)
+    second = _fitted(noise=SeededNumpyNoise(3)).release(swapped)
+    pd.testing.assert_frame_equal(first.values, second.values)
+
+
+def test_the_release_keeps_rows_and_columns_and_redraws_the_block(private: pd.DataFrame) -> None:
+    before = private.copy()
+    out = _fitted().release(private)
+    assert isinstance(out, ResampledRelease)
+    pd.testing.assert_frame_equal(private, before)  # the input is not modified
+    table = out.values
+    assert list(table.columns) == list(private.columns)
+    assert table.index.equals(private.index)
+    redrawn = ["s", *out.parts["proxies"]]
+    assert "copy" in out.parts["proxies"] and "noise" not in out.parts["proxies"]
+    for name in out.parts["passed_through"]:
+        pd.testing.assert_series_equal(table[name], private[name])
+    assert set(out.parts["passed_through"]) == set(private.columns) - set(redrawn)
+    assert set(table["s"]) <= {"a", "b", "c"}
+    assert table["level"].dropna().between(0, 99).all()
+    # the drawn sensitive value is not the private one row by row
+    assert (table["s"] == private["s"]).mean() < 0.75
+
+
+def test_the_redraw_keeps_the_law_of_the_block_with_the_target(private: pd.DataFrame) -> None:
+    """At epsilon 8 on 3,000 rows the released block follows the private one's law with the
+    target: P(s | y) and the copy's agreement with s."""
+    out = _fitted(epsilon=8.0, noise=OpenDPNoise(), allow_nonprivate=False).release(private)
+    table = out.values
+    real = pd.crosstab(private["y"], private["s"], normalize="index")
+    drawn = pd.crosstab(table["y"], table["s"], normalize="index")
+    assert np.abs(real.to_numpy() - drawn.to_numpy()).max() < 0.05
+    agree = (table["copy"] == table["s"].map({"a": "u", "b": "v", "c": "w"})).mean()
+    assert agree == pytest.approx(0.93, abs=0.04)  # 90% copies + 10% at random (1/3 agree)
+
+
+def test_association_scores_noise_near_zero_and_a_copy_near_one() -> None:
+    rng = np.random.default_rng(0)
+    scale = 20.0
+    unrelated = np.full((2, 5), 200) + rng.normal(0, scale, (2, 5))
+    assert association(unrelated, scale) < 0.05
+    copy = np.diag([500.0, 500.0]) + rng.normal(0, scale, (2, 2))
+    assert association(copy, scale) > 0.95
+
+
+def test_a_binned_column_decodes_inside_its_bin() -> None:
+    schema = Schema((Column("x", Role.FEATURE, Integer(0, 1000), nullable=True),))
+    code = column_code("x", schema, None, 10)
+    values = pd.Series([0, 99, 100, 101, 555, 1000, None])
+    codes = code.encode(values, "the data")
+    assert codes.tolist() == [0, 0, 0, 1, 5, 9, 10]
+    drawn = code.decode(np.repeat(np.arange(11), 50), np.random.default_rng(0))
+    low = np.repeat(np.r_[0, np.arange(100, 1000, 100) + 1], 50)
+    high = np.repeat(np.arange(100, 1001, 100), 50)
+    numbers = drawn[:500].astype(float)
+    assert ((numbers >= low) & (numbers <= high)).all() and np.isnan(
+        drawn[500:].astype(float)
+    ).all()
+
+
+# -- the contract -------------------------------------------------------------------------------
+
+
+def test_the_ledger_is_charged_before_noise_and_refuses_overspend(
+    private: pd.DataFrame, tmp_path: object
+) -> None:
+    ledger = BudgetLedger(tmp_path / "budget.ledger")  # type: ignore[operator]
+    ledger.set_budget(1.05, delta=1e-5, unit="dp/substitute:s")  # one release, not two
+    model = BlockResampler("s", epsilon=1.0, noise=OpenDPNoise()).fit(SCHEMA)
+    model.release(private, ledger=ledger, label="first")
+    with pytest.raises(BudgetExceededError):
+        model.release(private, ledger=ledger)
+    assert [e.label for e in ledger.entries()] == ["first"]
+
+
+def test_a_parameter_changed_after_fit_is_caught(private: pd.DataFrame) -> None:
+    model = _fitted()
+    model.set_params(proxies=["copy"])
+    with pytest.raises(NotFittedError, match="changed since fit"):
+        model.release(private)
+    with pytest.raises(NotFittedError):
+        BlockResampler("s").release(private)
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        ({"association": 1.5}, "association"),
+        ({"bins": 1}, "bins must be an integer >= 2"),
+        ({"delta": 0.0}, "delta"),
+        ({"proxies": ["y"]}, "proxies names 'y', which is the task's target"),
+        ({"proxies": ["nope"]}, "not in the schema"),
+        ({"keep": ["nope"]}, "keep names 'nope'"),
+        ({"task": "s"}, "is the sensitive column itself"),
+    ],
+)
+def test_bad_parameters_are_refused_at_fit(kwargs: dict[str, object], message: str) -> None:
+    with pytest.raises(InputError, match=message):
+        _fitted(**kwargs)
+
+
+def test_bad_private_rows_are_refused_without_their_values(private: pd.DataFrame) -> None:
+    model = _fitted()
+    outside = private.copy()
+    outside.loc[7, "copy"] = "Martian"
+    with pytest.raises(InputError, match=r"column 'copy' .* at row 7 outside") as caught:
+        model.release(outside)
+    assert "Martian" not in str(caught.value)
+    missing = private.copy()
+    missing.loc[4, "s"] = None
+    with pytest.raises(InputError, match=r"'s' .* missing value at row 4"):
+        model.release(missing)
+    with pytest.raises(InputError, match="no column 'noise'"):
+        model.release(private.drop(columns="noise"))
+    with pytest.raises(InputError, match="sensitive column 'z' is not in the schema"):
+        BlockResampler("z").fit(SCHEMA)
