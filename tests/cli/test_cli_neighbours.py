@@ -179,10 +179,34 @@ def test_resample_under_one_rows_sensitive_value_and_proxies(
         table.to_csv(path, index=False)
 
     for chosen in (["--proxy-columns", "occupation,relationship"], ["--proxies", "auto"]):
-        args = ["sanitize", "resample", str(data), "--aux", str(aux), "--sensitive", "sex",
-                "--epsilon", "1", "--infer-schema", *chosen, "--out", str(out),
-                "--record", str(tmp_path / "record.json")]  # fmt: skip
+        args = ["sanitize", "resample", str(data), "--aux", str(aux), "--method", "donor",
+                "--sensitive", "sex", "--epsilon", "1", "--infer-schema", *chosen,
+                "--out", str(out), "--record", str(tmp_path / "record.json")]  # fmt: skip
         assert _same_decision(capsys, args, data, write, out)[0] == 0
+
+
+def test_block_resample_under_one_rows_sensitive_value_and_named_proxy(
+    capsys, tmp_path: Path, adult_parts: tuple[Path, pd.DataFrame]
+) -> None:
+    """The default method, no public rows: the neighbour changes one row's sex and its named
+    proxy (the unit dp/substitute:sex,relationship)."""
+    _, private = adult_parts
+    data, out, schema = tmp_path / "private.csv", tmp_path / "released.csv", tmp_path / "s.yaml"
+    full = datasets.load("adult").schema
+    full.select([n for n in full.names if n != "split"]).save(schema)
+
+    def write(path: Path, neighbour: bool) -> None:
+        table = private.copy()
+        if neighbour:
+            table.loc[0, "sex"] = "Male" if table.loc[0, "sex"] == "Female" else "Female"
+            table.loc[0, "relationship"] = "Other-relative"
+        table.to_csv(path, index=False)
+
+    args = ["sanitize", "resample", str(data), "--schema", str(schema), "--sensitive", "sex",
+            "--epsilon", "1", "--proxy-columns", "relationship", "--out", str(out),
+            "--record", str(tmp_path / "record.json")]  # fmt: skip
+    code, _, decided = _same_decision(capsys, args, data, write, out)
+    assert code == 0 and decided[0] == "dp/substitute:sex,relationship"
 
 
 def test_resample_at_the_overlap_limit(
@@ -203,9 +227,9 @@ def test_resample_at_the_overlap_limit(
             table.loc[0, "relationship"] = "Other-relative"
         table.to_csv(path, index=False)
 
-    args = ["sanitize", "resample", str(data), "--aux", str(aux), "--sensitive", "sex",
-            "--epsilon", "1", "--infer-schema", "--proxy-columns", "relationship",
-            "--out", str(out)]  # fmt: skip
+    args = ["sanitize", "resample", str(data), "--aux", str(aux), "--method", "donor",
+            "--sensitive", "sex", "--epsilon", "1", "--infer-schema", "--proxy-columns",
+            "relationship", "--out", str(out)]  # fmt: skip
     code, lines, _ = _same_decision(capsys, args, data, write, out)
     assert code == 2 and "repeat auxiliary rows" in lines[-1]
 

@@ -10,7 +10,8 @@ import pytest
 
 from attrpriv.cli import main
 
-ADULT = ["adult", "--aux", "adult", "--sensitive", "sex", "--epsilon", "1"]
+ADULT = ["adult", "--aux", "adult", "--method", "donor", "--sensitive", "sex", "--epsilon", "1"]
+BLOCK = ["adult", "--sensitive", "sex", "--epsilon", "1"]
 
 
 def test_resample_releases_every_private_row_and_its_record(capsys, tmp_path: Path) -> None:
@@ -61,9 +62,9 @@ def test_infer_schema_reads_the_domains_off_the_auxiliary_rows_only(capsys, tmp_
     out, record = tmp_path / "r.parquet", tmp_path / "r.json"
     code = main(
         [
-            "sanitize", "resample", str(private), "--aux", str(aux), "--sensitive", "sex",
-            "--epsilon", "1", "--infer-schema", "--proxies", "2", "--out", str(out),
-            "--record", str(record),
+            "sanitize", "resample", str(private), "--aux", str(aux), "--method", "donor",
+            "--sensitive", "sex", "--epsilon", "1", "--infer-schema", "--proxies", "2", "--out",
+            str(out), "--record", str(record),
         ]
     )  # fmt: skip
     assert code == 0
@@ -131,8 +132,9 @@ def test_two_resamples_of_sex_with_different_proxies_share_one_budget_on_sex(
         main(["budget", "set", "--ledger", str(ledger), "--protect", "sex", "--epsilon", "1"]) == 0
     )
     base = [
-        "sanitize", "resample", "adult", "--aux", "adult", "--sensitive", "sex", "--epsilon",
-        "0.6", "--aux-row-range", ":2000", "--row-range", "40000:40500", "--ledger", str(ledger),
+        "sanitize", "resample", "adult", "--aux", "adult", "--method", "donor", "--sensitive",
+        "sex", "--epsilon", "0.6", "--aux-row-range", ":2000", "--row-range", "40000:40500",
+        "--ledger", str(ledger),
     ]  # fmt: skip
     first, second = tmp_path / "first.parquet", tmp_path / "second.parquet"
     assert main([*base, "--proxy-columns", "relationship", "--out", str(first)]) == 0
@@ -161,3 +163,67 @@ def test_the_summary_says_when_every_column_came_from_the_public_rows() -> None:
     assert "from the public (auxiliary) rows: age, relationship" in lines[1]
     parts["passed_through"] = ["income", "hours_per_week"]
     assert not any("came from the public rows" in line for line in _summary(resampler, parts, 3, 1))
+
+
+def test_the_default_block_method_needs_no_public_rows(capsys, tmp_path: Path) -> None:
+    """No --aux: the sensitive column and its proxies are redrawn from noisy counts of the
+    private rows; the summary says where every column came from."""
+    out, record = tmp_path / "released.parquet", tmp_path / "record.json"
+    args = ["sanitize", "resample", *BLOCK, "--row-range", "40000:42000", "--out", str(out),
+            "--record", str(record)]  # fmt: skip
+    assert main(args) == 0
+    text = " ".join(capsys.readouterr().out.split())
+    assert "released 2000 rows at epsilon=1, delta=1e-06" in text
+    assert "no public row read" in text and "redrawn from the noisy counts of the private" in text
+    payload = json.loads(record.read_text())
+    assert payload["record"]["unit"] == "dp/substitute:sex"
+    assert payload["record"]["mechanism"] == "block-resampling"
+    proxies = payload["parts"]["proxies"]
+    assert "relationship" in proxies and "income" not in proxies
+    released = pd.read_parquet(out)
+    original = load_adult().iloc[40000:42000]
+    assert len(released) == 2000 and set(released["sex"]) <= {"Female", "Male"}
+    unchanged = [c for c in released.columns if c not in {"sex", *proxies}]
+    pd.testing.assert_frame_equal(
+        released[unchanged].reset_index(drop=True),
+        original[unchanged].reset_index(drop=True),
+        check_dtype=False,
+    )
+
+
+def test_named_block_proxies_join_the_unit(capsys, tmp_path: Path) -> None:
+    out, record = tmp_path / "released.csv", tmp_path / "record.json"
+    args = ["sanitize", "resample", *BLOCK, "--row-range", "40000:41000", "--proxy-columns",
+            "relationship", "--out", str(out), "--record", str(record)]  # fmt: skip
+    assert main(args) == 0
+    payload = json.loads(record.read_text())
+    assert payload["record"]["unit"] == "dp/substitute:sex,relationship"
+    assert payload["parts"]["proxies"] == ["relationship"]
+
+
+@pytest.mark.parametrize(
+    ("extra", "message"),
+    [
+        (["--donors", "3"], "--donors is an option of --method donor, not block"),
+        (["--method", "block", "--target-auc", "0.6"], "--target-auc is an option of --method"),
+        (["--method", "donor"], "--method donor needs --aux"),
+        (["--method", "forest"], "--method must be one of block, donor"),
+        (["--proxies", "3"], "--proxies takes a count with --method donor only"),
+        (["--association", "1.5"], "association"),
+        (["--delta", "0"], "delta"),
+        (["--bins", "1"], "bins"),
+        (["--aux-where", "split=train"], "--aux-* options need --aux"),
+    ],
+)
+def test_block_bad_input_is_one_line_exit_2(capsys, tmp_path, monkeypatch, extra, message) -> None:
+    monkeypatch.chdir(tmp_path)
+    code = main(["sanitize", "resample", *BLOCK, "--row-range", "40000:", "--out", "r.csv", *extra])
+    err = capsys.readouterr().err
+    assert code == 2 and message in err and err.strip().count("\n") == 0
+    assert not list(tmp_path.iterdir())
+
+
+def load_adult() -> pd.DataFrame:
+    from attrpriv.datasets import load
+
+    return load("adult").frame

@@ -48,8 +48,8 @@ GROUP_EXAMPLES = {
                "--html report.html",),
     "release": ("attrpriv release histograms adult --columns race,sex --epsilon 1 "
                 "--html hist.html", "attrpriv release ddp anes96 --epsilon 1 --chunk-size 6"),
-    "sanitize": ("attrpriv sanitize resample adult --aux adult --aux-where split=train "
-                 "--where split=test --sensitive sex --epsilon 1 --out s.parquet",
+    "sanitize": ("attrpriv sanitize resample adult --where split=test --sensitive sex "
+                 "--epsilon 1 --out s.parquet",
                  "attrpriv sanitize fit mnist_5k --sensitive thickness --row-range ::2 "
                  "--out dec", "attrpriv sanitize apply mnist_5k --decoupler dec "
                  "--row-range 1::2 --epsilon 1 --out s.npz"),

@@ -1,11 +1,11 @@
-"""``attrpriv sanitize resample``: the tabular sanitizer (proxy resampling), in one step.
+"""``attrpriv sanitize resample``: the tabular sanitizer, in one step.
 
-Fits a :class:`~attrpriv.sanitize.ProxyResampler` on public auxiliary rows and releases the
-private rows with it: the sensitive column drawn given the released columns and its DP marginal,
-its proxies copied from auxiliary donor rows (or redrawn from auxiliary-data models), every
-other column as it was
-(docs/sanitize/resample.md). It is the default for tables; ``sanitize fit`` / ``apply`` (the
-global decoupler) stay for images.
+The default method, ``block``, fits a :class:`~attrpriv.sanitize.BlockResampler`: the
+sensitive column and its proxies redrawn from DP counts of the private rows themselves, no
+public rows needed (docs/sanitize/block.md). ``donor`` fits a
+:class:`~attrpriv.sanitize.ProxyResampler` on public auxiliary rows: the proxies copied from
+auxiliary donor rows (docs/sanitize/resample.md). Every other column is released as it was.
+``sanitize fit`` / ``apply`` (the global decoupler) stay for images.
 """
 
 from __future__ import annotations
@@ -39,21 +39,14 @@ from attrpriv.errors import InputError
 @app.command(
     "resample",
     epilog=examples(
-        "attrpriv sanitize resample adult --aux adult --aux-where split=train --where split=test "
-        "--sensitive sex --epsilon 1 --out sanitized.parquet --record record.json",
-        "attrpriv sanitize resample private.parquet --aux public.parquet --schema s.yaml "
+        "attrpriv sanitize resample adult --where split=test --sensitive sex --epsilon 1 "
+        "--out sanitized.parquet --record record.json",
+        "attrpriv sanitize resample private.parquet --method donor --aux public.parquet --schema s.yaml "
         "--sensitive race --proxies 5 --epsilon 1 --ledger budget.ledger --out released.csv",
     ),
 )
 def resample(
     data: Annotated[str, typer.Argument(help="Private data: bundled name or CSV/Parquet.")],
-    aux: Annotated[
-        str,
-        typer.Option(
-            help="Public auxiliary data (bundled name or CSV/Parquet), disjoint from the "
-            "private rows: the proxies are ranked and their models fitted on it."
-        ),
-    ],
     sensitive: Annotated[str, typer.Option(help="The sensitive column (categorical).")],
     epsilon: Annotated[float, typer.Option(help="Privacy loss of the release.")],
     out: Annotated[
@@ -63,57 +56,97 @@ def resample(
             "the sensitive column and its proxies redrawn, every other column as it was."
         ),
     ],
+    method: Annotated[
+        str,
+        typer.Option(
+            help="'block': the sensitive column and its proxies redrawn from noisy counts of "
+            "the private rows (no public rows needed; the release keeps what the private rows "
+            "know). 'donor': proxies copied from public --aux rows (needs a public table as "
+            "large as the private one from the same population; the redrawn columns are then "
+            "public rows)."
+        ),
+    ] = "block",
+    aux: Annotated[
+        str | None,
+        typer.Option(
+            help="Public auxiliary data (bundled name or CSV/Parquet), disjoint from the "
+            "private rows. 'donor' ranks the proxies and fits their models on it; 'block' "
+            "reads only its numeric values (bin edges)."
+        ),
+    ] = None,
     proxies: Annotated[
         str,
         typer.Option(
-            help="How many proxies to rank and redraw (0: the column only), or 'auto': as many "
-            "as it takes for the rest to predict the sensitive column with AUC at most "
-            "--target-auc on the auxiliary data."
+            help="'auto': 'block' redraws every column whose noisy association with the "
+            "sensitive one is at least --association; 'donor' as many as it takes for the rest "
+            "to predict it with AUC at most --target-auc on the auxiliary data. A count (0: "
+            "the column only) is for 'donor'."
         ),
     ] = "auto",
-    target_auc: Annotated[
-        float, typer.Option(help="The leakage floor '--proxies auto' aims at, in (0.5, 1].")
-    ] = 0.55,
-    task_weight: Annotated[
-        float,
-        typer.Option(
-            help="How much a column's importance for the schema's target counts against "
-            "ranking it as a proxy, >= 0 (0: the sensitive column alone ranks)."
-        ),
-    ] = 3.0,
     proxy_columns: Annotated[
         str | None,
-        typer.Option(help="Comma-separated proxies to redraw (in this order) instead of ranking."),
+        typer.Option(
+            help="Comma-separated proxies to redraw instead of choosing them (with 'block' "
+            "they join the protected unit)."
+        ),
     ] = None,
     keep: Annotated[
         str | None,
         typer.Option(help="Comma-separated columns never taken as proxies (the target always)."),
     ] = None,
+    association: Annotated[
+        float | None,
+        typer.Option(
+            help="'block': the noisy association (Cramer's V beyond the noise, in [0, 1]) at "
+            "which '--proxies auto' redraws a column. Default 0.1."
+        ),
+    ] = None,
+    delta: Annotated[
+        float | None,
+        typer.Option(help="'block': the delta of the (epsilon, delta) guarantee. Default 1e-6."),
+    ] = None,
+    bins: Annotated[
+        int | None,
+        typer.Option(help="'block': bins of a numeric column of more than 20 values. Default 10."),
+    ] = None,
+    target_auc: Annotated[
+        float | None,
+        typer.Option(
+            help="'donor': the leakage floor '--proxies auto' aims at, in (0.5, 1]. Default 0.55."
+        ),
+    ] = None,
+    task_weight: Annotated[
+        float | None,
+        typer.Option(
+            help="'donor': how much a column's importance for the schema's target counts "
+            "against ranking it as a proxy, >= 0. Default 3."
+        ),
+    ] = None,
     draw: Annotated[
-        str,
+        str | None,
         typer.Option(
-            help="How each row's sensitive value is drawn: 'conditional' (given its released "
-            "columns, re-weighed to the noisy marginal) or 'marginal' (independently of the row)."
+            help="'donor': how each row's sensitive value is drawn: 'conditional' (given its "
+            "released columns, re-weighed to the noisy marginal; the default) or 'marginal'."
         ),
-    ] = "conditional",
+    ] = None,
     conditional: Annotated[
-        str,
+        str | None,
         typer.Option(
-            help="How the proxies are redrawn: 'donor' (copied together from an auxiliary row "
-            "with the same drawn value and target level, near on the other columns) or 'hgb' "
-            "(each from gradient boosting given the ones before it)."
+            help="'donor': how the proxies are redrawn: 'donor' (copied together from an "
+            "auxiliary row; the default) or 'hgb' (each from gradient boosting)."
         ),
-    ] = "donor",
+    ] = None,
     donors: Annotated[
-        int, typer.Option(help="How many nearest auxiliary rows a donor is picked among, >= 1.")
-    ] = 200,
+        int | None,
+        typer.Option(help="'donor': how many nearest auxiliary rows a donor is picked among."),
+    ] = None,
     schema: SchemaOption = None,
     infer_schema: Annotated[
         bool,
         typer.Option(
             "--infer-schema",
-            help="Without --schema, read the domains off the auxiliary (public) rows; the "
-            "private rows are not read for them.",
+            help="'donor', without --schema: read the domains off the auxiliary (public) rows; "
+            "the private rows are not read for them.",
         ),
     ] = False,
     accept_inferred: AcceptInferredOption = False,
@@ -128,40 +161,79 @@ def resample(
     record: OutFile = None,
     seed: SeedOption = 0,
 ) -> None:
-    """Release a table with its sensitive column resampled under epsilon-DP and its proxies
-    redrawn from public models (the tabular sanitizer).
+    """Release a table with its sensitive column and its proxies redrawn under DP (the tabular
+    sanitizer).
 
-    A private table most of whose rows repeat the auxiliary rows (on the columns released
-    unchanged, more than halfway from the share chance gives to all of them) is refused; with
-    more repeats than chance would make, or columns that take too few values to tell, it is
-    released with a warning.
+    With 'donor', a private table most of whose rows repeat the auxiliary rows (on the columns
+    released unchanged, more than halfway from the share chance gives to all of them) is
+    refused; with more repeats than chance would make, or columns that take too few values to
+    tell, it is released with a warning.
     """
     from attrpriv.data.read import read_data
     from attrpriv.dp.ledger import BudgetLedger
-    from attrpriv.sanitize import ProxyResampler
 
+    if method not in METHODS:
+        raise InputError(f"--method must be one of {', '.join(METHODS)}, got {method!r}")
     if out.suffix.lower() not in TABLE_SUFFIXES:
         raise InputError(f"--out must end in {', '.join(TABLE_SUFFIXES)}, got {out.name!r}")
+    given = {"--association": association, "--delta": delta, "--bins": bins,
+             "--target-auc": target_auc, "--task-weight": task_weight, "--draw": draw,
+             "--conditional": conditional, "--donors": donors,
+             "--infer-schema": infer_schema or None}  # fmt: skip
+    for option, value in given.items():
+        if value is not None and option not in METHODS[method]:
+            other = next(m for m, names in METHODS.items() if option in names)
+            raise InputError(f"{option} is an option of --method {other}, not {method}")
+    if aux is None and (method == "donor" or aux_row_range or aux_where):
+        raise InputError(
+            "--method donor needs --aux" if method == "donor" else "--aux-* options need --aux"
+        )
     outputs = Outputs()
     outputs.add("--out", out)
     outputs.add("--record", record)
     # with --infer-schema and files, no schema: the resampler reads domains off the aux rows
     private = read_data(data, schema, require_schema=not infer_schema, load=True)
-    public = read_data(aux, schema, require_schema=not infer_schema, load=True, what="aux")
     check_reviewed(private.schema, schema, accept_inferred)
-    aux_frame = _table_rows(public.frame, aux_row_range, aux_where, rows, seed, aux)
     frame = _table_rows(private.frame, row_range, where, rows, seed, data)
+    aux_frame = None
+    if aux is not None:
+        public = read_data(aux, schema, require_schema=not infer_schema, load=True, what="aux")
+        aux_frame = _table_rows(public.frame, aux_row_range, aux_where, rows, seed, aux)
     chosen = split_names(proxy_columns)
-    resampler = ProxyResampler(
-        sensitive, proxies="auto" if chosen is None else chosen, n_proxies=_count(proxies),
-        target_auc=target_auc, task_weight=task_weight, epsilon=epsilon,
-        conditional=conditional, n_donors=donors, draw=draw, keep=split_names(keep) or (),
-        seed=seed,
-    )  # fmt: skip
-    resampler.fit(aux_frame, private.schema or public.schema)
+    kept = split_names(keep) or ()
+    resampler: Any
+    if method == "block":
+        from attrpriv.sanitize import BlockResampler
+
+        if _count(proxies) != "auto":
+            raise InputError("--proxies takes a count with --method donor only: use "
+                             "--proxy-columns to name the proxies, or 'auto'")  # fmt: skip
+        assert private.schema is not None  # read with require_schema
+        resampler = BlockResampler(
+            sensitive, proxies="auto" if chosen is None else chosen, keep=kept,
+            epsilon=epsilon, seed=seed,
+            **_set(association=association, delta=delta, bins=bins),
+        )  # fmt: skip
+        resampler.fit(private.schema, aux_frame)
+    else:
+        from attrpriv.sanitize import ProxyResampler
+
+        assert aux_frame is not None
+        resampler = ProxyResampler(
+            sensitive, proxies="auto" if chosen is None else chosen, n_proxies=_count(proxies),
+            epsilon=epsilon, keep=kept, seed=seed,
+            **_set(target_auc=target_auc, task_weight=task_weight, conditional=conditional,
+                   n_donors=donors, draw=draw),
+        )  # fmt: skip
+        resampler.fit(aux_frame, private.schema or public.schema)
     book = BudgetLedger(ledger, create=False) if ledger is not None else None
     result = resampler.release(frame, ledger=book, label=f"sanitize resample {data}")
-    for line in _summary(resampler, result.parts, len(aux_frame), len(frame)):
+    lines = (
+        _block_summary(resampler, result.parts, len(frame), aux_frame is not None)
+        if method == "block"
+        else _summary(resampler, result.parts, len(aux_frame), len(frame))
+    )
+    for line in lines:
         console.print(line, markup=False, highlight=False, soft_wrap=True)
     write_outputs(
         outputs,
@@ -170,6 +242,19 @@ def resample(
             "--record": None if record is None else json_writer(result.to_dict()),
         },
     )
+
+
+METHODS = {
+    "block": ("--association", "--delta", "--bins"),
+    "donor": ("--target-auc", "--task-weight", "--draw", "--conditional", "--donors",
+              "--infer-schema"),
+}  # fmt: skip
+"""Each ``--method`` and the options only it takes."""
+
+
+def _set(**values: Any) -> dict[str, Any]:
+    """The options given on the command line (the estimator's defaults stand for the rest)."""
+    return {k: v for k, v in values.items() if v is not None}
 
 
 def _count(text: str) -> int | str:
@@ -220,3 +305,38 @@ def _summary(resampler: Any, parts: dict[str, Any], n_aux: int, n_private: int) 
         "--target-auc lowers it; 'attrpriv sanitize evaluate' measures leakage and utility)"
     )
     return lines
+
+
+def _block_summary(
+    resampler: Any, parts: dict[str, Any], n_private: int, with_aux: bool
+) -> list[str]:
+    """What was redrawn from the private rows' noisy counts, what passed through, and what the
+    release cannot hide."""
+    passed, proxies = parts["passed_through"], parts["proxies"]
+    redrawn = [parts["sensitive"], *proxies]
+    scores = parts["association"]
+    left = scores.drop(labels=[c for c in proxies if c in scores.index]).sort_values()[::-1]
+    strongest = ", ".join(f"{c} {v:.2f}" for c, v in left.head(3).items() if v > 0)
+    picked = (
+        f"picked by their noisy association with it (>= {resampler.association:g})"
+        if isinstance(resampler.proxies, str)
+        else "named"
+    )
+    return [
+        f"released {n_private} rows at epsilon={resampler.epsilon:g}, "
+        f"delta={resampler.delta:g} (dp, the sensitive column and named proxies of one row): "
+        f"{parts['sensitive']!r} drawn given each row's released columns from noisy counts of "
+        f"the private rows; proxies {picked}: {', '.join(proxies) or 'none'}",
+        f"where each column comes from: from the private rows, unchanged: "
+        f"{', '.join(passed) or 'none'}; redrawn from the noisy counts of the private rows: "
+        f"{', '.join(redrawn)}; "
+        + ("public rows read for numeric bins only" if with_aux else "no public row read"),
+        f"not hidden: what the columns released unchanged reveal about {parts['sensitive']!r}"
+        + (
+            f" (strongest noisy association left: {strongest}; --proxy-columns or a lower "
+            "--association redraws them)"
+            if strongest
+            else " (none of them has a noisy association with it above the noise)"
+        )
+        + "; 'attrpriv sanitize evaluate' measures leakage and utility",
+    ]

@@ -2,7 +2,7 @@
 
 :class:`BlockResampler` needs no public rows. A release counts, in the private rows, the
 sensitive column against the task's target and against each other candidate column and the
-target (one small contingency table per column), with discrete Laplace noise (OpenDP) on every
+target (one small contingency table per column), with discrete Gaussian noise (OpenDP) on every
 cell: the only step that reads a private sensitive value. From those noisy tables alone it
 picks the proxies (the columns whose noisy association with the sensitive one is at least
 ``association``), then redraws every row's sensitive value given the row's target and other
@@ -195,8 +195,9 @@ class BlockResampler(Mechanism[BlockCounts, BlockPlan]):
     candidates, and the task's target. :meth:`release` counts, in the private rows, a table of
     the sensitive column and the target, and one of the sensitive column, each candidate and
     the target (without a target: the sensitive column and each candidate), adds discrete
-    Laplace noise of scale ``2 m / epsilon`` to every cell (``m`` tables; the ledger is charged
-    first), then, from the noisy tables and the released columns alone:
+    Gaussian noise of scale ``sqrt(2 m) / sqrt(2 rho)`` to every cell (``m`` tables, ``rho``
+    the largest zCDP bound that converts to ``(epsilon, delta)``; the ledger is charged first),
+    then, from the noisy tables and the released columns alone:
 
     1. picks the proxies: with ``proxies="auto"``, every candidate whose noisy association with
        the sensitive column (Cramér's V less the noise's share, :func:`association`) is at
@@ -207,7 +208,7 @@ class BlockResampler(Mechanism[BlockCounts, BlockPlan]):
 
     Every other column is released as it is.
 
-    The release is epsilon-DP for the unit ``dp/substitute:<sensitive,named proxies...>``:
+    The release is ``(epsilon, delta)``-DP for the unit ``dp/substitute:<sensitive,named proxies...>``:
     neighbouring private tables differ in those columns of one row. Proxies picked by ``"auto"``
     are redrawn too (their pick is a function of the noisy tables), but their own values are
     not in the unit: a table that differs in one of them is not a neighbour. What the columns
@@ -429,7 +430,7 @@ class BlockResampler(Mechanism[BlockCounts, BlockPlan]):
         Returns
         -------
         BlockPlan
-            The tables and the discrete Laplace scale of every cell.
+            The tables and the discrete Gaussian scale of every cell.
 
         Raises
         ------
@@ -486,8 +487,9 @@ class BlockResampler(Mechanism[BlockCounts, BlockPlan]):
         Returns
         -------
         PrivacyRecord
-            ``(epsilon, 0)``-DP under ``dp/substitute:<sensitive,named proxies...>``, with the
-            tables' l1 sensitivity and discrete Laplace scale, and its assumptions.
+            ``(epsilon, delta)``-DP and ``rho``-zCDP under
+            ``dp/substitute:<sensitive,named proxies...>``, with the tables' l2 sensitivity and
+            discrete Gaussian scale, and its assumptions.
         """
         protected = list(plan.protected)
         own = [
