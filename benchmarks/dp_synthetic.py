@@ -110,6 +110,13 @@ BINS = 10  # quantile bins per numeric column (fewer where quantiles coincide)
 EXACT = 20  # a numeric column with at most this many auxiliary values keeps each value
 DELTA = 1e-6
 PUBLIC = "the public rows alone (no release)"  # the anchor of the retained private information
+# name -> (column, value at or above which / equal to which the second task's label is 1): a
+# task no release here is tuned to (chosen before any measurement)
+SECOND: dict[str, tuple[str, float | str]] = {
+    "adult": ("age", 40),
+    "german_credit": ("housing", "own"),
+    "census_kdd": ("age", 40),
+}
 
 
 # -- data ----------------------------------------------------------------------------------------
@@ -127,6 +134,7 @@ class Parts:
     target: str
     rows: int
     schema: Schema
+    public: pd.DataFrame  # the publisher's public rows: the first ones of ``aux``, or none
 
 
 def load_parts(
@@ -139,8 +147,9 @@ def load_parts(
 ) -> Parts:
     """The table less its ``ignore`` columns, (subsampled to ``rows``,) shuffled, split 40% /
     40% / 20%; ``rows`` and ``sensitive`` default to the table's own settings in ``TABLES``.
-    ``public_share``: keep only that many auxiliary rows per private row (0.1: a public table a
-    tenth the size of the private one). ``public_where="COLUMN=VALUE"``: a shifted public
+    ``public_share``: the publisher holds only that many of the auxiliary rows per private row
+    (0.1: a public table a tenth the size of the private one; 0: none); the attacker keeps them
+    all. ``public_where="COLUMN=VALUE"``: a shifted public
     population: the auxiliary part is drawn from the rows where the column holds the value, the
     private and test parts from the others (the column is then left out of every part)."""
     default, target, kept = TABLES[name]
@@ -164,9 +173,10 @@ def load_parts(
         b = min(b - int(0.4 * n), int(2 / 3 * len(rest)))
         part = [public.iloc[:a], rest.iloc[:b], rest.iloc[b : b + (n - int(0.8 * n))]]
         part = [p.reset_index(drop=True) for p in part]
+    public = part[0]
     if public_share is not None:
-        part[0] = part[0].iloc[: max(round(public_share * len(part[1])), 2)]
-    return Parts(name, *part, sensitive, target, n, dataset.schema)
+        public = part[0].iloc[: round(public_share * len(part[1]))]
+    return Parts(name, *part, sensitive, target, n, dataset.schema, public)
 
 
 @dataclass
@@ -417,6 +427,7 @@ class Row:
     utility: Scored
     rows: int
     note: str = ""
+    second: Scored | None = None
 
     @property
     def area(self) -> float:
@@ -440,14 +451,27 @@ def timed(make: Callable[[], pd.DataFrame]) -> tuple[pd.DataFrame, float, float]
     return out, time.process_time() - cpu, time.perf_counter() - wall
 
 
+def second_task(frame: pd.DataFrame, name: str) -> tuple[pd.DataFrame, np.ndarray] | None:
+    """The second task's features and labels in ``frame`` (None when its column is gone)."""
+    column, value = SECOND[name]
+    if column not in frame.columns:
+        return None
+    series = frame[column]
+    label = series.astype(str) == value if isinstance(value, str) else series.astype(float) >= value
+    return frame.drop(columns=column), np.asarray(label.map({True: "yes", False: "no"}))
+
+
 def evaluate(
-    parts: Parts, epsilon: float, seeds: int, seed: int, n_proxies: int | str = "auto"
-) -> tuple[Scored, list[Row]]:
+    parts: Parts, epsilon: float, seeds: int, seed: int, n_proxies: int | str = "auto",
+    variants: bool = False,
+) -> tuple[Scored, list[Row]]:  # fmt: skip
     s, t = parts.sensitive, parts.target
-    aux, private, test = parts.aux, parts.private, parts.test
+    aux, private, test, public = parts.aux, parts.private, parts.test, parts.public
     others = [c for c in private.columns if c != s]
     y_private = _labels(private[s])
     kw = {"seeds": seeds, "seed": seed}
+    # the publisher's ranking data: the public rows, or (none held) the private rows themselves
+    ranked_on = public if len(public) else private
 
     def raw_aux(release: pd.DataFrame) -> Scored:
         """The raw-aux adversary on the released columns of the private rows."""
@@ -466,77 +490,101 @@ def evaluate(
         return (scored.auc, *scored.auc_ci)
 
     def use(release: pd.DataFrame) -> Scored:
+        if len(release) == 0:
+            return (0.5, 0.5, 0.5)  # no rows, no model: chance
         x = [c for c in release.columns if c != t]
         scored = utility(release[x], _labels(release[t]), test[x], _labels(test[t]), **kw)
         return (scored.auc.attack, *scored.auc_ci)
 
+    def second(release: pd.DataFrame) -> Scored | None:
+        task, real = second_task(release, parts.name), second_task(test, parts.name)
+        if task is None or real is None:
+            return None  # the release dropped the second task's column
+        if len(release) == 0:
+            return (0.5, 0.5, 0.5)
+        x = [c for c in task[0].columns if c != s]
+        scored = utility(task[0][x], task[1], real[0][x], real[1], **kw)
+        return (scored.auc.attack, *scored.auc_ci)
+
+    def row(name: str, out: pd.DataFrame, cpu: float, wall: float, leaked: Scored,
+            teaches: Scored | None, note: str = "") -> Row:  # fmt: skip
+        return Row(name, cpu, wall, leaked, teaches, use(out), len(out), note, second(out))
+
     rows = []
     background = raw_aux(private)  # the real other columns: what the attacker knows already
-    rows.append(Row("real private rows", 0.0, 0.0, (1.0, 1.0, 1.0), (1.0, 1.0, 1.0),
-                    use(private), len(private),
+    rows.append(row("real private rows", private, 0.0, 0.0, (1.0, 1.0, 1.0), (1.0, 1.0, 1.0),
                     "sensitive column released: any adversary reads it"))  # fmt: skip
-    rows.append(Row(PUBLIC, 0.0, 0.0, (0.5, 0.5, 0.5), background, use(aux), len(aux),
-                    "no release: a task model trained on the public rows alone; the row "
-                    "leakage of nothing released is chance"))  # fmt: skip
+    rows.append(row(PUBLIC, public, 0.0, 0.0, (0.5, 0.5, 0.5), background,
+                    f"no release: task models trained on the {len(public)} public rows alone "
+                    "(none: chance); the row leakage of nothing released is chance"))  # fmt: skip
     out, cpu, wall = timed(lambda: DropSensitive().sanitize(private, s).data)
-    rows.append(Row("drop sensitive", cpu, wall, background, None, use(out), len(out)))
+    rows.append(row("drop sensitive", out, cpu, wall, background, None))
     proxies = DropProxies(3, keep=[t], seed=seed)
-    out, cpu, wall = timed(lambda: proxies.fit(aux, s).sanitize(private, s).data)
-    rows.append(Row(f"drop sensitive + top 3 proxies ({', '.join(proxies.proxies_)})", cpu,
-                    wall, raw_aux(out), None, use(out), len(out)))  # fmt: skip
-    draw = MarginalDraw(seed=seed)
-    out, cpu, wall = timed(lambda: draw.fit(aux, s).sanitize(private, s).data)
-    rows.append(Row("marginal draw", cpu, wall, background, taught(out), use(out), len(out)))
+    out, cpu, wall = timed(lambda: proxies.fit(ranked_on, s).sanitize(private, s).data)
+    rows.append(
+        row(
+            f"drop sensitive + top 3 proxies ({', '.join(proxies.proxies_)})",
+            out,
+            cpu,
+            wall,
+            raw_aux(out),
+            None,
+            "" if len(public) else "ranked on the private rows: no public rows held",
+        )
+    )
+    if len(public):  # fmt: skip
+        draw = MarginalDraw(seed=seed)
+        out, cpu, wall = timed(lambda: draw.fit(public, s).sanitize(private, s).data)
+        rows.append(row("marginal draw", out, cpu, wall, background, taught(out)))
 
-    # attrpriv's table sanitizer with the CLI's defaults (attrpriv sanitize resample), then
-    # with the sensitive value drawn from the noisy marginal alone, and with the "hgb" chain
+    # attrpriv's proxy resampler (sanitize resample --method donor), then with the sensitive
+    # value drawn from the noisy marginal alone, and with the "hgb" chain
     def resampled(**options: Any) -> tuple[ProxyResampler, pd.DataFrame, float, float, Scored,
                                            Scored]:  # fmt: skip
         resampler = ProxyResampler(s, n_proxies=n_proxies, epsilon=epsilon, seed=seed, **options)
-        out, cpu, wall = timed(lambda: resampler.fit(aux, parts.schema).release(private).data)
+        out, cpu, wall = timed(lambda: resampler.fit(public, parts.schema).release(private).data)
         # the auxiliary rows released by a twin fitted on the private rows (as the sweep does:
         # a resampler refuses to release its own training rows)
         twin = ProxyResampler(s, n_proxies=n_proxies, epsilon=epsilon, seed=seed + 1, **options)
         aux_release = twin.fit(private, parts.schema).release(aux).data
         return resampler, out, cpu, wall, raw_aux(out), sanitized_aux(aux_release, out)
 
-    label = "CLI default" if n_proxies == "auto" else f"{n_proxies} proxies"
-    redrawn: tuple[str, ...] = ()
-    for name, options in ((label, {}), ("draw='marginal'", {"draw": "marginal"}),
-                          ("conditional='hgb'", {"conditional": "hgb"})):  # fmt: skip
+    label = "--method donor" if n_proxies == "auto" else f"{n_proxies} proxies"
+    chosen = [(label, {})]
+    if variants:
+        chosen += [("draw='marginal'", {"draw": "marginal"}),
+                   ("conditional='hgb'", {"conditional": "hgb"})]  # fmt: skip
+    for name, options in chosen if len(public) >= 2 else ():
         resampler, out, cpu, wall, raw, trained = resampled(**options)
-        if not options:
-            redrawn = resampler.proxies_
-        rows.append(Row(f"proxy resampling, {name}, epsilon {epsilon:g}", cpu, wall,
-                        max(raw, trained), taught(out), use(out), len(out),
+        rows.append(row(f"proxy resampling, {name}, epsilon {epsilon:g}", out, cpu, wall,
+                        max(raw, trained), taught(out),
                         f"{len(resampler.proxies_)} proxies redrawn: "
                         f"{', '.join(resampler.proxies_)}; row leakage raw-aux {raw[0]:.3f}, "
                         f"sanitized-aux {trained[0]:.3f}"))  # fmt: skip
-    out, cpu, wall = timed(lambda: private.drop(columns=[s, *redrawn]))
-    rows.append(Row(f"drop sensitive + the {len(redrawn)} proxies it redraws", cpu, wall,
-                    raw_aux(out), None, use(out), len(out)))  # fmt: skip
 
-    # block resampling: no public row read, the block redrawn from DP counts of the private rows
+    # block resampling, the CLI default (sanitize resample): the block redrawn from DP counts of
+    # the private rows; the public rows, where there are any, place the numeric bins
     schema = parts.schema.select(list(private.columns))
+    given = public if len(public) else None
     block = BlockResampler(s, epsilon=epsilon, delta=DELTA, seed=seed)
     found_block: dict[str, Any] = {}
 
     def block_release() -> pd.DataFrame:
-        found_block["out"] = block.fit(schema).release(private)
+        found_block["out"] = block.fit(schema, given).release(private)
         return found_block["out"].values
 
     out, cpu, wall = timed(block_release)
     picked = found_block["out"].parts["proxies"]
     aux_release = BlockResampler(s, epsilon=epsilon, delta=DELTA, seed=seed + 1).fit(
-        schema).release(aux).values  # fmt: skip
+        schema, given).release(aux).values  # fmt: skip
     raw, trained = raw_aux(out), sanitized_aux(aux_release, out)
-    rows.append(Row(f"block resampling (no public rows), epsilon {epsilon:g}, delta {DELTA:g}",
-                    cpu, wall, max(raw, trained), taught(out), use(out), len(out),
+    rows.append(row(f"block resampling (the CLI default), epsilon {epsilon:g}, delta {DELTA:g}",
+                    out, cpu, wall, max(raw, trained), taught(out),
                     f"{len(picked)} proxies redrawn: {', '.join(picked)}; row leakage raw-aux "
                     f"{raw[0]:.3f}, sanitized-aux {trained[0]:.3f}"))  # fmt: skip
     out, cpu, wall = timed(lambda: private.drop(columns=[s, *picked]))
-    rows.append(Row(f"drop sensitive + the {len(picked)} columns block resampling redraws", cpu,
-                    wall, raw_aux(out), None, use(out), len(out)))  # fmt: skip
+    rows.append(row(f"drop sensitive + the {len(picked)} columns block resampling redraws", out,
+                    cpu, wall, raw_aux(out), None))  # fmt: skip
 
     book = Codebook.fit(aux, complete=(s, t))
     columns = list(private.columns)
@@ -555,25 +603,31 @@ def evaluate(
             f"{', '.join(a if b == t else b for a, b in result.tree if t in (a, b))}; "
             f"at the sensitive column: "
             f"{', '.join(a if b == s else b for a, b in result.tree if s in (a, b))}")  # fmt: skip
-    rows.append(Row(f"MST, epsilon {epsilon:g}, delta {DELTA:g}", cpu, wall, (0.5, 0.5, 0.5),
-                    taught(out), use(out), len(out), note))  # fmt: skip
+    rows.append(row(f"MST, epsilon {epsilon:g}, delta {DELTA:g}", out, cpu, wall,
+                    (0.5, 0.5, 0.5), taught(out), note))  # fmt: skip
     return background, rows
 
 
 def print_table(parts: Parts, background: Scored, rows: list[Row]) -> None:
     s, t = parts.sensitive, parts.target
-    print(f"\n### {parts.name} (sensitive {s}, task {t}; {parts.rows} rows: aux {len(parts.aux)}, "
-          f"private {len(parts.private)}, test {len(parts.test)})\n")  # fmt: skip
+    column, value = SECOND[parts.name]
+    print(f"\n### {parts.name} (sensitive {s}, task {t}, second task {column} "
+          f"{'==' if isinstance(value, str) else '>='} {value}; {parts.rows} rows: attacker's "
+          f"aux {len(parts.aux)}, publisher's public {len(parts.public)}, private "
+          f"{len(parts.private)}, test {len(parts.test)})\n")  # fmt: skip
     print(f"An attacker who knows the private rows' real other columns, taught by the raw "
           f"auxiliary data: AUC {_cell(background)}\n")  # fmt: skip
-    public = next(r.utility[0] for r in rows if r.release == PUBLIC)
+    public = next(r for r in rows if r.release == PUBLIC)
     print("| release | CPU s | wall s | row leakage AUC | release-taught AUC | utility AUC "
-          "| retained private information | Pareto area of the point |")  # fmt: skip
-    print("|---|---:|---:|---:|---:|---:|---:|---:|")
+          "| retained private information | second task AUC | retained, second task "
+          "| Pareto area of the point |")  # fmt: skip
+    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
     for r in rows:
+        kept = "-" if r.second is None or public.second is None else (
+            f"{r.second[0] - public.second[0]:+.3f}")  # fmt: skip
         print(f"| {r.release} | {r.cpu:.1f} | {r.wall:.1f} | {_cell(r.row_leakage)} "
-              f"| {_cell(r.taught)} | {_cell(r.utility)} | {r.utility[0] - public:+.3f} "
-              f"| {r.area:.3f} |")  # fmt: skip
+              f"| {_cell(r.taught)} | {_cell(r.utility)} | {r.utility[0] - public.utility[0]:+.3f} "
+              f"| {_cell(r.second)} | {kept} | {r.area:.3f} |")  # fmt: skip
     for r in rows:
         if r.note:
             print(f"- {r.release}: {r.note}")
@@ -582,19 +636,22 @@ def print_table(parts: Parts, background: Scored, rows: list[Row]) -> None:
 def print_spread(name: str, runs: list[list[Row]]) -> None:
     """Each release's row leakage and utility over the splits: mean, min and max."""
     print(f"\n### {name}: over {len(runs)} splits (mean [min, max])\n")
-    print("| release | row leakage AUC | utility AUC | retained private information | Pareto "
-          "area of the point |")  # fmt: skip
-    print("|---|---:|---:|---:|---:|")
-    publics = [next(r.utility[0] for r in rows if r.release == PUBLIC) for rows in runs]
+    print("| release | row leakage AUC | utility AUC | retained private information "
+          "| retained, second task | Pareto area of the point |")  # fmt: skip
+    print("|---|---:|---:|---:|---:|---:|")
+    publics = [next(r for r in rows if r.release == PUBLIC) for rows in runs]
     for k, first in enumerate(runs[0]):
         same = [rows[k] for rows in runs]
         # the proxies named and counted may differ between splits
-        label = re.sub(r"the \d+ proxies", "the N proxies", first.release.split(" (")[0])
+        label = re.sub(r"the \d+ (proxies|columns)", r"the N \1", first.release.split(" (")[0])
+        seconds = [r.second[0] - p.second[0] for r, p in zip(same, publics, strict=True)
+                   if r.second is not None and p.second is not None]  # fmt: skip
         cells = [[r.row_leakage[0] for r in same], [r.utility[0] for r in same],
-                 [r.utility[0] - p for r, p in zip(same, publics, strict=True)],
-                 [r.area for r in same]]  # fmt: skip
+                 [r.utility[0] - p.utility[0] for r, p in zip(same, publics, strict=True)],
+                 seconds, [r.area for r in same]]  # fmt: skip
         print(f"| {label} | " + " | ".join(
-            f"{np.mean(v):.3f} [{min(v):.3f}, {max(v):.3f}]" for v in cells) + " |")  # fmt: skip
+            f"{np.mean(v):.3f} [{min(v):.3f}, {max(v):.3f}]" if v else "-" for v in cells)
+            + " |")  # fmt: skip
 
 
 def main() -> None:
@@ -615,13 +672,17 @@ def main() -> None:
         help="the sensitive column (default: each table's own, as above)",
     )
     parser.add_argument("--public-share", type=float, default=None,
-                        help="auxiliary (public) rows per private row, e.g. 0.1 (default: as "
-                             "many as the private ones)")  # fmt: skip
+                        help="public rows the publisher holds per private row, e.g. 0.1, or 0 "
+                             "(default: as many as the private ones); the attacker keeps its "
+                             "whole auxiliary part")  # fmt: skip
     parser.add_argument("--public-where", default=None,
                         help="COLUMN=VALUE: public rows from another population (those "
                              "rows), private and test rows from the rest")  # fmt: skip
     parser.add_argument("--proxies", default="auto",
-                        help="proxies to redraw: 'auto' (the CLI default) or a count")  # fmt: skip
+                        help="proxies the donor resampler redraws: 'auto' or a count")  # fmt: skip
+    parser.add_argument("--variants", action="store_true",
+                        help="also the donor resampler with draw='marginal' and with "
+                             "conditional='hgb' (minutes more)")  # fmt: skip
     args = parser.parse_args()
     if importlib.util.find_spec("mbi") is None:
         print("mbi (private-pgm) is not installed: DP synthetic anchor skipped "
@@ -637,7 +698,8 @@ def main() -> None:
                 parts = load_parts(name, split, args.rows, args.sensitive, args.public_share,
                                    args.public_where)  # fmt: skip
                 count = args.proxies if args.proxies == "auto" else int(args.proxies)
-                background, rows = evaluate(parts, args.epsilon, args.seeds, split, count)
+                background, rows = evaluate(parts, args.epsilon, args.seeds, split, count,
+                                            args.variants)  # fmt: skip
                 print_table(parts, background, rows)
                 runs.append(rows)
             if args.splits > 1:

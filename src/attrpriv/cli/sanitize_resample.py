@@ -41,8 +41,9 @@ from attrpriv.errors import InputError
     epilog=examples(
         "attrpriv sanitize resample adult --where split=test --sensitive sex --epsilon 1 "
         "--out sanitized.parquet --record record.json",
-        "attrpriv sanitize resample private.parquet --method donor --aux public.parquet --schema s.yaml "
-        "--sensitive race --proxies 5 --epsilon 1 --ledger budget.ledger --out released.csv",
+        "attrpriv sanitize resample private.parquet --method donor --aux public.parquet "
+        "--schema s.yaml --sensitive race --proxies 5 --epsilon 1 --ledger budget.ledger "
+        "--out released.csv",
     ),
 )
 def resample(
@@ -231,7 +232,9 @@ def resample(
     lines = (
         _block_summary(resampler, result.parts, len(frame), aux_frame is not None)
         if method == "block"
-        else _summary(resampler, result.parts, len(aux_frame), len(frame))
+        else _summary(
+            resampler, result.parts, 0 if aux_frame is None else len(aux_frame), len(frame)
+        )
     )
     for line in lines:
         console.print(line, markup=False, highlight=False, soft_wrap=True)

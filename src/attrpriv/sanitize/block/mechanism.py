@@ -208,11 +208,12 @@ class BlockResampler(Mechanism[BlockCounts, BlockPlan]):
 
     Every other column is released as it is.
 
-    The release is ``(epsilon, delta)``-DP for the unit ``dp/substitute:<sensitive,named proxies...>``:
-    neighbouring private tables differ in those columns of one row. Proxies picked by ``"auto"``
-    are redrawn too (their pick is a function of the noisy tables), but their own values are
-    not in the unit: a table that differs in one of them is not a neighbour. What the columns
-    released unchanged reveal about the sensitive one is not protected. See
+    The release is ``(epsilon, delta)``-DP for the unit
+    ``dp/substitute:<sensitive,named proxies...>``: neighbouring private tables differ in
+    those columns of one row. Proxies picked by ``"auto"`` are redrawn too (their pick is a
+    function of the noisy tables), but their own values are not in the unit: a table that
+    differs in one of them is not a neighbour. What the columns released unchanged reveal
+    about the sensitive one is not protected. See
     ``docs/sanitize/block.md``.
 
     Parameters
