@@ -282,3 +282,105 @@ def test_bad_private_rows_are_refused_without_their_values(private: pd.DataFrame
         model.release(private.drop(columns="noise"))
     with pytest.raises(InputError, match="sensitive column 'z' is not in the schema"):
         BlockResampler("z").fit(SCHEMA)
+
+
+# -- public rows as a prior -------------------------------------------------------------------
+
+
+def test_public_rows_are_added_to_the_noisy_tables_as_a_prior(private: pd.DataFrame) -> None:
+    """With the same noise, the release's noisy counts are those without public rows plus the
+    public rows' counts times the weight; weight 0 leaves them as they were."""
+    public = _table(600, 5)
+    options = {"noise": SeededNumpyNoise(4), "allow_nonprivate": True}
+
+    def counts(model: BlockResampler) -> pd.Series:
+        return model.release(private).parts["noisy_counts"]
+
+    alone = counts(BlockResampler("s", **options).fit(SCHEMA))  # type: ignore[arg-type]
+    for weight in (0.0, 1.0, 2.5):
+        options = {"noise": SeededNumpyNoise(4), "allow_nonprivate": True}
+        model = BlockResampler("s", prior_weight=weight, **options)  # type: ignore[arg-type]
+        exact = public["s"].value_counts().reindex(["a", "b", "c"]).to_numpy()
+        with_prior = counts(model.fit(SCHEMA, public))
+        np.testing.assert_allclose(with_prior.to_numpy(), alone.to_numpy() + weight * exact)
+        said = " ".join(model.release(private).record.assumptions)
+        assert ("counts, each row weighed" in said) == (weight > 0)
+
+
+def test_a_public_prior_finds_a_proxy_the_noise_hides_on_few_rows() -> None:
+    """On 150 private rows at epsilon 0.5 the copy's association is lost in the noise; 3,000
+    public rows from the same law make it plain (the noise is the same)."""
+    few, public = _table(150, 2), _table(3000, 3)
+    alone = _fitted(epsilon=0.5, noise=SeededNumpyNoise(1)).release(few)
+    options = {"noise": SeededNumpyNoise(1), "allow_nonprivate": True, "epsilon": 0.5}
+    helped = BlockResampler("s", **options).fit(SCHEMA, public).release(few)  # type: ignore[arg-type]
+    assert "copy" not in alone.parts["proxies"] and "copy" in helped.parts["proxies"]
+
+
+def test_bad_public_rows_are_refused_naming_them(private: pd.DataFrame) -> None:
+    public = _table(100, 6)
+    public.loc[3, "copy"] = "Martian"
+    with pytest.raises(InputError, match=r"the public rows .* row 3") as caught:
+        BlockResampler("s").fit(SCHEMA, public)
+    assert "Martian" not in str(caught.value)
+    with pytest.raises(InputError, match="the public rows have no column 'noise'"):
+        BlockResampler("s").fit(SCHEMA, public.drop(columns="noise"))
+    with pytest.raises(InputError, match="prior_weight"):
+        BlockResampler("s", prior_weight=-1.0).fit(SCHEMA, _table(100, 6))
+
+
+# -- proxies drawn given released columns ---------------------------------------------------
+
+
+def _direct(n: int, seed: int) -> tuple[pd.DataFrame, Schema]:
+    """A proxy ``grade`` that depends on ``s`` and, directly, on ``other``, a column unrelated
+    to ``s`` that is released as it is."""
+    rng = np.random.default_rng(seed)
+    s = rng.choice(["a", "b"], size=n)
+    other = rng.integers(0, 3, n)
+    grade = np.clip((s == "b") * 2 + other + (rng.random(n) < 0.2), 0, 5)
+    frame = pd.DataFrame({"s": s, "grade": grade, "other": other})
+    schema = Schema(
+        (
+            Column("s", Role.SENSITIVE, Categorical(("a", "b"))),
+            Column("grade", Role.FEATURE, Integer(0, 5)),
+            Column("other", Role.FEATURE, Integer(0, 2)),
+        )
+    )
+    return frame, schema
+
+
+def test_an_auto_proxy_keeps_its_direct_dependence_on_a_released_column() -> None:
+    """Drawn given the sensitive value only (parents=0), grade loses its tie to other; drawn
+    given its most associated released column too, it keeps most of it (the terms of each
+    column multiply: a product of two conditionals, not their joint)."""
+    frame, schema = _direct(4000, 8)
+    real = np.corrcoef(frame["grade"], frame["other"])[0, 1]
+    found = {}
+    for parents in (0, 2):
+        model = BlockResampler("s", parents=parents, noise=SeededNumpyNoise(2),
+                               allow_nonprivate=True).fit(schema)  # fmt: skip
+        out = model.release(frame)
+        assert out.parts["proxies"] == ["grade"]
+        found[parents] = np.corrcoef(out.values["grade"], out.values["other"])[0, 1]
+    assert real > 0.6 and abs(found[0]) < 0.1
+    assert 0.6 * real < found[2] < real + 0.05
+
+
+def test_named_proxies_are_never_drawn_given_exact_counts(
+    private: pd.DataFrame, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A named proxy is in the unit: counts of it with other columns change between
+    neighbours, so only the noisy tables may shape its draw."""
+    called: list[str] = []
+    original = BlockResampler._parent_terms
+
+    def spy(self: BlockResampler, name: str, *args: object) -> np.ndarray:
+        called.append(name)
+        return original(self, name, *args)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(BlockResampler, "_parent_terms", spy)
+    _fitted(proxies=["copy"]).release(private)
+    assert called == []
+    out = _fitted().release(private)
+    assert called == out.parts["proxies"] and called

@@ -72,7 +72,7 @@ def resample(
         typer.Option(
             help="Public auxiliary data (bundled name or CSV/Parquet), disjoint from the "
             "private rows. 'donor' ranks the proxies and fits their models on it; 'block' "
-            "reads only its numeric values (bin edges)."
+            "adds its counts to the noisy tables as a prior and places numeric bins with it."
         ),
     ] = None,
     proxies: Annotated[

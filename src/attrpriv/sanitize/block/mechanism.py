@@ -24,6 +24,7 @@ import pandas as pd
 from attrpriv._checks import (
     Check,
     check_epsilon,
+    check_non_negative,
     check_positive_int,
     check_probability,
     optional,
@@ -168,6 +169,18 @@ def conditional(table: np.ndarray, axis: int = 0) -> np.ndarray:
     return np.moveaxis(out.reshape(moved.shape), 0, axis)
 
 
+def cramers_v(a: np.ndarray, b: np.ndarray, size_a: int, size_b: int) -> float:
+    """Cramér's V of two columns of codes (exact counts), in [0, 1]."""
+    table = np.bincount(a * size_b + b, minlength=size_a * size_b).reshape(size_a, size_b)
+    table = table[table.sum(axis=1) > 0][:, table.sum(axis=0) > 0].astype(np.float64)
+    if min(table.shape) < 2:
+        return 0.0
+    total = table.sum()
+    expected = np.outer(table.sum(axis=1), table.sum(axis=0)) / total
+    chi2 = float(((table - expected) ** 2 / expected).sum())
+    return float(np.sqrt(min(chi2 / (total * (min(table.shape) - 1)), 1.0)))
+
+
 def _shrunk(table: np.ndarray, scale: float) -> np.ndarray:
     """``P(proxy | s, target)`` from a clipped noisy table ``(s, proxy, target)``, shrunk
     towards ``P(proxy | s)`` with the weight of the noise in the slice (``scale`` per cell):
@@ -238,6 +251,17 @@ class BlockResampler(Mechanism[BlockCounts, BlockPlan]):
         zCDP ``rho`` that converts to it.
     bins : int, default 10
         Bins of a numeric column with more than 20 values, >= 2.
+    prior_weight : float, default 1.0
+        What each public row given to :meth:`fit` counts for beside a private row, >= 0: its
+        exact counts, times this weight, are added to the noisy tables before anything is
+        picked or drawn (a prior from public data: post-processing); 0 uses the public rows for
+        the numeric bins only.
+    parents : int, default 2
+        A proxy picked by ``"auto"`` (outside the unit) is drawn given, besides the drawn
+        sensitive value and the target, this many of the columns released unchanged and the
+        proxies outside the unit drawn before it: those most associated with it in the private
+        rows (exact counts of columns outside the unit, identical for neighbours). 0: the
+        drawn value and the target only. A named proxy (in the unit) never is.
     seed : int, default 0
         Seeds the post-processing draws, >= 0.
     noise : NoiseSampler or None, default None
@@ -264,6 +288,8 @@ class BlockResampler(Mechanism[BlockCounts, BlockPlan]):
         "epsilon": check_epsilon,
         "delta": lambda value, name: check_probability(value, name),
         "bins": lambda value, name: check_positive_int(value, name, minimum=2),
+        "prior_weight": check_non_negative,
+        "parents": lambda value, name: check_positive_int(value, name, minimum=0),
         "seed": lambda value, name: check_positive_int(value, name, minimum=0),
         **SAMPLER_CONSTRAINTS,
     }
@@ -279,6 +305,8 @@ class BlockResampler(Mechanism[BlockCounts, BlockPlan]):
         epsilon: float = 1.0,
         delta: float = 1e-6,
         bins: int = 10,
+        prior_weight: float = 1.0,
+        parents: int = 2,
         seed: int = 0,
         noise: NoiseSampler | None = None,
         allow_nonprivate: bool = False,
@@ -291,6 +319,8 @@ class BlockResampler(Mechanism[BlockCounts, BlockPlan]):
         self.epsilon = epsilon
         self.delta = delta
         self.bins = bins
+        self.prior_weight = prior_weight
+        self.parents = parents
         self.seed = seed
         self.noise = noise
         self.allow_nonprivate = allow_nonprivate
@@ -305,8 +335,10 @@ class BlockResampler(Mechanism[BlockCounts, BlockPlan]):
             The public domains and roles: every counted column needs a domain; columns with
             role ``ignore`` and ``keep`` are released as they are, uncounted.
         public : pandas.DataFrame or None, optional
-            Public rows, disjoint from the private ones; only their numeric values are used
-            (a binned column's bin edges, and the values drawn in a bin). Not modified.
+            Public rows (not the private ones), with every counted column: their numeric
+            values place a binned column's edges and give the values drawn in a bin, and their
+            counts, times ``prior_weight``, are a prior added to the noisy tables. Not
+            modified.
 
         Returns
         -------
@@ -359,9 +391,20 @@ class BlockResampler(Mechanism[BlockCounts, BlockPlan]):
         self.candidates_ = candidates
         self.task_ = task
         self.schema_ = schema
+        self.prior_ = None if public is None else self._public_counts(public)
         self.inferred_ = schema.inferred_among(counted)
         self.fitted_for_ = self._structure()
         return self
+
+    def _public_counts(self, public: pd.DataFrame) -> tuple[np.ndarray, ...]:
+        """The exact tables of the public rows (their rows with a missing sensitive value are
+        left out: a release refuses those)."""
+        for name in self.codes_:
+            if name not in public.columns:
+                raise InputError(f"the public rows have no column {name!r} (it is counted)")
+        public = public[public[self.sensitive].notna().to_numpy()]
+        codes = {c: code.encode(public[c], "the public rows") for c, code in self.codes_.items()}
+        return tuple(self._count(codes, t) for t in self._tables())
 
     def _structure(self) -> tuple[Any, ...]:
         """The parameters that shape what ``fit`` decides (a release checks they still hold)."""
@@ -494,17 +537,34 @@ class BlockResampler(Mechanism[BlockCounts, BlockPlan]):
         """
         protected = list(plan.protected)
         own = [
-            "no public row is read but for the numeric values of the public rows given to "
-            "fit (bin edges and drawn values); every domain is the schema's",
+            "every domain is the schema's; "
+            + (
+                "no public row is read"
+                if self.prior_ is None
+                else "the public rows given to fit place the numeric bins and give the values "
+                "drawn in a bin"
+            ),
             f"every column but {plan.sensitive!r} and the proxies the release redraws is "
             f"released unchanged: what those columns reveal about {plan.sensitive!r} is not "
             "protected",
         ]
+        if self.prior_ is not None and float(self.prior_weight) > 0:
+            own.append(
+                f"the public rows' counts, each row weighed {float(self.prior_weight):g}, are "
+                "added to the noisy tables before anything is picked or drawn: where the public "
+                "rows come from another population, the redrawn columns lean towards it"
+            )
         if isinstance(self.proxies, str):
             own.append(
                 "the proxies are picked from the noisy tables and redrawn, but their own values "
                 "are not in the unit: neighbours differ in "
                 f"{protected} of one row only"
+                + (
+                    "; each is drawn given the columns most associated with it outside the "
+                    "unit, from their exact counts with it (the same for neighbours)"
+                    if int(self.parents) > 0
+                    else ""
+                )
             )
         record = self._record(
             plan,
@@ -535,8 +595,18 @@ class BlockResampler(Mechanism[BlockCounts, BlockPlan]):
         noisy = tuple(plan.sampler.discrete_gaussian(t, plan.scale) for t in measured.tables)
         return ReleasedTables(noisy, plan.scale, measured.codes, measured.public, measured.columns)
 
+    def _with_prior(self, noisy: ReleasedTables) -> ReleasedTables:
+        """The noisy tables plus the public rows' counts times ``prior_weight`` (post-processing
+        with public data); the noisy tables as they are without public rows."""
+        if self.prior_ is None or float(self.prior_weight) == 0.0:
+            return noisy
+        weight = float(self.prior_weight)
+        tables = tuple(t + weight * p for t, p in zip(noisy.tables, self.prior_, strict=True))
+        return replace(noisy, tables=tables)
+
     def _picked(self, noisy: ReleasedTables) -> tuple[tuple[str, ...], dict[str, float]]:
         """The proxies and every candidate's noisy association (post-processing)."""
+        noisy = self._with_prior(noisy)
         levels, scores = self.codes_[self.sensitive].values, {}
         for name, table in zip(self.candidates_, noisy.tables[1:], strict=True):
             two_way = table.sum(axis=2) if self.task_ is not None else table
@@ -553,6 +623,7 @@ class BlockResampler(Mechanism[BlockCounts, BlockPlan]):
         """The redrawn columns from the noisy tables and the released columns only."""
         rng = np.random.default_rng(int(self.seed))
         proxies, scores = self._picked(noisy)
+        noisy = self._with_prior(noisy)
         n, levels = len(noisy.public), self.codes_[self.sensitive].values
         target = None if self.task_ is None else noisy.codes[self.task_]
         joint = np.clip(noisy.tables[0].astype(np.float64), 0.0, None)[:levels]
@@ -573,16 +644,65 @@ class BlockResampler(Mechanism[BlockCounts, BlockPlan]):
             log_p += np.log(np.maximum(given[:, noisy.codes[name]].T, 1e-12))
         drawn = _draw(log_p, rng)
         redrawn = {self.sensitive: self.codes_[self.sensitive].decode(drawn, rng)}
+        # the columns a proxy outside the unit may be drawn given: those released unchanged,
+        # and the proxies outside the unit drawn before it (their drawn values)
+        given_columns = {
+            c: v for c, v in noisy.codes.items() if c != self.task_ and c not in proxies
+        }
         for name in proxies:
             counts = tables[name]
             given = _shrunk(counts, noisy.scale) if target is not None else conditional(counts, 1)
             p = given[drawn, :, target] if target is not None else given[drawn, :]
-            codes = _draw(np.log(np.maximum(p, 1e-300)), rng)
+            log_q = np.log(np.maximum(p, 1e-300))
+            if name not in self.protected_:
+                law = given if target is not None else given[:, :, None]
+                log_q += self._parent_terms(name, law, tables, noisy.codes, given_columns, target)
+            codes = _draw(log_q, rng)
+            if name not in self.protected_:
+                given_columns[name] = codes
             redrawn[name] = self.codes_[name].decode(codes, rng)
         table = noisy.public.copy()
         for name, values in redrawn.items():
             table[name] = _typed(values, self.schema_, name, table.index)
         return table[list(noisy.columns)]
+
+    def _parent_terms(
+        self,
+        name: str,
+        law: np.ndarray,
+        tables: Mapping[str, np.ndarray],
+        original: Mapping[str, np.ndarray],
+        given: Mapping[str, np.ndarray],
+        target: np.ndarray | None,
+    ) -> np.ndarray:
+        """``sum_j log P(proxy | parent_j, target) - log P*(proxy | parent_j, target)`` for
+        each row, over the ``parents`` columns of ``given`` most associated with the proxy.
+
+        ``P`` is counted exactly on the private rows' columns outside the unit (the proxy is
+        not in it, nor is any parent): neighbours have the same counts, so reading them costs
+        nothing under the unit. ``P*`` is what the noisy tables already imply,
+        ``sum_s P(proxy | s, target) P(s | parent, target)`` (``law`` and the parent's noisy
+        table): the term adds only the dependence that does not run through the sensitive
+        column, which the drawn value carries already. Each row's term is read at its released
+        (or drawn) parent value.
+        """
+        proxy, size = original[name], self.codes_[name].size
+        scores = {c: cramers_v(proxy, original[c], size, self.codes_[c].size) for c in given}
+        chosen = sorted((c for c in scores if scores[c] > 0), key=lambda c: -scores[c])
+        tail = np.zeros(len(proxy), dtype=np.int64) if target is None else target
+        levels = 1 if target is None else self.codes_[self.task_].size  # type: ignore[index]
+        law = law.reshape(law.shape[0], size, levels)
+        terms = np.zeros((len(proxy), size))
+        for parent in chosen[: int(self.parents)]:
+            k = self.codes_[parent].size
+            flat = (proxy * k + original[parent]) * levels + tail
+            counts = np.bincount(flat, minlength=size * k * levels).reshape(size, k, levels)
+            exact = conditional(counts + 0.5, axis=0)  # P(proxy | parent, target), smoothed
+            noisy = tables[parent].reshape(law.shape[0], k, levels)
+            star = np.einsum("skt,sat->kat", law, conditional(noisy, axis=0))
+            ratio = np.log(exact) - np.log(np.maximum(star, 1e-12))
+            terms += ratio[:, given[parent], tail].T
+        return terms
 
     def _accuracy(self, plan: BlockPlan, values: pd.DataFrame) -> Accuracy:
         scales = {"x".join(t): np.full(int(np.prod([self.codes_[c].size for c in t])), plan.scale)
@@ -597,6 +717,7 @@ class BlockResampler(Mechanism[BlockCounts, BlockPlan]):
         self, measured: BlockCounts, plan: BlockPlan, noisy: ReleasedTables
     ) -> dict[str, Any]:
         proxies, scores = self._picked(noisy)
+        noisy = self._with_prior(noisy)
         domain = self.codes_[self.sensitive].levels
         assert domain is not None
         counts = noisy.tables[0].sum(axis=1) if self.task_ is not None else noisy.tables[0]
@@ -628,4 +749,4 @@ def _typed(values: np.ndarray, schema: Schema, name: str, index: pd.Index) -> pd
     return series.astype(np.int64 if isinstance(domain, Integer) else np.float64)
 
 
-__all__ = ["BlockPlan", "BlockResampler", "association", "conditional"]
+__all__ = ["BlockPlan", "BlockResampler", "association", "conditional", "cramers_v"]
