@@ -53,10 +53,15 @@ def test_epsilon_refuses_non_numbers(value: object, name: str) -> None:
         check_epsilon(value, name)
 
 
-@given(
-    value=st.floats(min_value=0.0, exclude_min=True, max_value=700.0)
-    | st.integers(min_value=1, max_value=700)
-)
+@given(value=st.floats(min_value=0.0, exclude_min=True, max_value=1e-300, exclude_max=True))
+def test_epsilon_refuses_a_value_whose_noise_scale_overflows(value: float) -> None:
+    """1 / 1e-309 is not a float: the noise scale would be infinite (found only after the data
+    was read, naming no parameter)."""
+    with pytest.raises(InputError, match=r"^--epsilon must be at least 1e-300 \(the noise"):
+        check_epsilon(value, "--epsilon")
+
+
+@given(value=st.floats(min_value=1e-300, max_value=700.0) | st.integers(min_value=1, max_value=700))
 def test_epsilon_accepts_positive_numbers_as_float(value: float) -> None:
     result = check_epsilon(value)
     assert type(result) is float

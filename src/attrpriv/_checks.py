@@ -43,12 +43,23 @@ MAX_EPSILON = 700.0
 (e^709 is the last), and a larger epsilon protects nothing anyway."""
 
 
+MIN_EPSILON = 1e-300
+"""The smallest privacy-loss parameter accepted anywhere: a noise scale ``sensitivity /
+epsilon`` must be a finite float (1 / 1e-309 is not), and a smaller epsilon releases nothing
+but noise anyway."""
+
+
 def check_epsilon(value: object, name: str = "epsilon") -> float:
-    """A privacy-loss parameter: finite, strictly positive and at most :data:`MAX_EPSILON`."""
+    """A privacy-loss parameter: finite, in [:data:`MIN_EPSILON`, :data:`MAX_EPSILON`]."""
     result = check_positive(value, name)
+    if result < MIN_EPSILON:
+        raise InputError(
+            f"{name} must be at least {MIN_EPSILON:g} (the noise scale 1/epsilon must be a "
+            f"finite number; a smaller epsilon releases only noise), got {result:g}"
+        )
     if result > MAX_EPSILON:
         raise InputError(
-            f"{name} must be at most {MAX_EPSILON:g} (e^{name} must be a finite number; a "
+            f"{name} must be at most {MAX_EPSILON:g} (e^epsilon must be a finite number; a "
             f"larger epsilon protects nothing), got {result:g}"
         )
     return result

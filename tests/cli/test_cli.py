@@ -53,6 +53,35 @@ def test_every_command_and_group_has_help_with_an_example(capsys, command: list[
     assert "--help " in out
 
 
+def _help_examples() -> list[str]:
+    """Every example line of every help page: the root's, each group's and each command's."""
+    import re
+    from importlib import import_module
+
+    import typer
+
+    from attrpriv.cli import GROUP_MODULES, app
+    from attrpriv.cli._common import GROUP_EXAMPLES
+
+    epilogs = [app.info.epilog or "", *("\n".join(v) for v in GROUP_EXAMPLES.values())]
+    for modules in GROUP_MODULES.values():
+        for name in modules[1:]:  # they add their commands to the first one's group
+            import_module(name)
+        group = typer.main.get_group(import_module(modules[0]).app)
+        epilogs += [command.epilog or "" for command in group.commands.values()]
+    return [m.group(1) for text in epilogs for m in re.finditer(r"(attrpriv [^\n$]+)", text)]
+
+
+@pytest.mark.parametrize("example", _help_examples())
+def test_every_help_example_uses_options_its_command_has(capsys, example: str) -> None:
+    """An example names only options and commands that exist (``--help`` after them parses
+    the line, then stops: nothing runs)."""
+    import shlex
+
+    code, _, err = run(capsys, *shlex.split(example)[1:], "--help")
+    assert code == 0, err
+
+
 def test_flags_show_as_flags(capsys) -> None:
     _, out, _ = run(capsys, "release", "ddp", "--help")
     line = next(line for line in out.splitlines() if "--accept-inferred" in line)

@@ -85,7 +85,8 @@ def test_mitigated_data_and_the_encryption_key_are_written(
         (["--mitigate", "drop", "--mitigated-out", "m.txt"], "--mitigated-out must end in"),
         (["--mitigate", "encrypt", "--mitigated-out", "m.csv"], "give --key-out"),
         (["--mitigate", "drop", "--key-out", "k.hex"], "--key-out is for the key"),
-        (["--out", "r.json", "--html", "r.json"], "--out and --html are the same file"),
+        (["--out", "r.html", "--html", "r.html"], "--out and --html are the same file"),
+        (["--html", "r.json"], "--html '{tmp}/r.json' must end in .html or .htm"),
         (["--weights", "membership=1,privacy=2"], "unknown score weights ['privacy']"),
         (["--weights", "property=-1"], "weights.property must be >= 0"),
         (["--attack-model", "svm"], "attack_model must be one of"),
@@ -96,7 +97,8 @@ def test_output_and_score_options_are_checked_before_any_work(
 ) -> None:
     placed = [str(tmp_path / a) if "." in a and "=" not in a else a for a in args]
     code, _, err = run(capsys, "assess", "run", "german_credit", "--target", "credit_risk", *placed)
-    assert code == 2 and err.strip().count("\n") == 0 and message in err, err
+    line = message.format(tmp=tmp_path)
+    assert code == 2 and err.strip().count("\n") == 0 and line in err, err
     assert list(tmp_path.iterdir()) == []
 
 
@@ -194,7 +196,7 @@ def test_output_paths_are_checked_before_any_work(
         )  # fmt: skip
         assert code == 2 and err.strip().count("\n") == 0
         assert err.startswith(f"error: {option} ") and message in err
-    same = str(tmp_path / "r.json")
+    same = str(tmp_path / "r.html")
     code, _, err = run(
         capsys, "assess", "run", "german_credit", "--target", "credit_risk",
         "--out", same, "--html", same,

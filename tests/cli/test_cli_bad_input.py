@@ -2,7 +2,9 @@
 
 One parametrized test per family: output locations that cannot be written, empty data, columns
 with no values that the schema says may not be missing, malformed parameters, usage errors,
-values outside their domain (named only with --debug), outputs written all or nothing.
+values outside their domain (named only with --debug), outputs written all or nothing; data
+the reader refuses (an infinite number, a column named twice), checkpoint folders, page
+suffixes, epsilons refused while parsing; and the notes where a default or a guess is used.
 """
 
 from __future__ import annotations
@@ -12,11 +14,13 @@ import os
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import pytest
 import yaml
 
 from attrpriv import datasets
+from attrpriv.cli import assess as assess_cli
 from attrpriv.cli import main
 
 SCHEMA = """\
@@ -252,9 +256,9 @@ def test_an_all_missing_column_that_may_not_be_missing_is_refused(
                 "--epsilon",
                 "1",
                 "--out",
-                "{work}/same.json",
+                "{work}/same.html",
                 "--html",
-                "{work}/same.json",
+                "{work}/same.html",
             ],
             "are the same file",
         ),
@@ -384,3 +388,206 @@ def test_when_the_page_cannot_be_written_the_json_is_not_left_behind(
     line = one_line(err)
     assert code == 2 and "cannot write --html" in line and "No space left" in line
     assert files_under(work) == before and json.loads(out.read_text()) == {"old": True}
+
+
+# -- data the reader refuses: an infinite number, a column named twice ------------------------
+REFUSED_DATA = [
+    ["assess", "run", "{data}", "--target", "sex"],
+    ["schema", "draft", "{data}", "--out", "{work}/draft.yaml"],
+    ["release", "histograms", "{data}", "--schema", "{work}/data.yaml", "--epsilon", "1"],
+    ["release", "ddp", "{data}", "--schema", "{work}/data.yaml", "--epsilon", "1"],
+    ["release", "histograms", "{data}", "--infer-schema", "--epsilon", "1"],
+]  # fmt: skip
+REFUSED_IDS = ["assess run", "schema draft", "histograms", "ddp", "histograms --infer-schema"]
+
+
+@pytest.mark.parametrize(
+    "args", REFUSED_DATA[:2] + REFUSED_DATA[4:], ids=REFUSED_IDS[:2] + REFUSED_IDS[4:]
+)
+def test_an_infinite_number_is_refused_before_any_work_naming_column_and_row(
+    capsys: pytest.CaptureFixture[str], work: Path, args: list[str]
+) -> None:
+    """sklearn would fail mid-assessment ("Input X contains infinity"); the reader refuses the
+    file at once, naming the column and the row, not the value."""
+    data = work / "infinite.csv"
+    frame = pd.read_csv(work / "data.csv").astype({"age": float})
+    frame.loc[6, "age"] = -np.inf
+    frame.to_csv(data, index=False)
+    before = files_under(work)
+    code, out, err = run(capsys, [a.format(work=work, data=data) for a in args])
+    line = one_line(err)  # no progress line: refused before the assessment planned anything
+    assert code == 2 and "infinite.csv" in line
+    assert "column 'age' has an infinite number (first at row 6)" in line
+    assert "inf" not in line.replace("infinite", "")  # the value itself is not shown
+    assert files_under(work) == before and "noisy count" not in out
+
+
+@pytest.mark.parametrize("args", REFUSED_DATA, ids=REFUSED_IDS)
+def test_a_column_named_twice_in_the_header_is_refused_naming_it(
+    capsys: pytest.CaptureFixture[str], work: Path, args: list[str]
+) -> None:
+    """pandas would rename the second ``age`` to ``age.1``, and later errors would blame a
+    column that is not in the file."""
+    data = work / "twice.csv"
+    lines = (work / "data.csv").read_text().splitlines()
+    data.write_text("\n".join([lines[0] + ",age"] + [f"{row},{i}" for i, row in
+                                                     enumerate(lines[1:])]) + "\n")  # fmt: skip
+    before = files_under(work)
+    code, out, err = run(capsys, [a.format(work=work, data=data) for a in args])
+    line = one_line(err)
+    assert code == 2 and "names column 'age' twice in its header" in line and "age.1" not in line
+    assert files_under(work) == before and "noisy count" not in out
+
+
+# -- checkpoint folders: checked with the outputs, before any work -----------------------------
+@pytest.mark.parametrize(
+    ("where", "message"),
+    [
+        ("{work}/a-file", "is an existing file; expected a directory"),
+        ("{work}/a-file/below", "'{work}/a-file' is a file, not a directory"),
+        ("{work}/loop", "is a symbolic link that leads nowhere"),
+        ("{work}/loop/below", "'{work}/loop' is a symbolic link that leads nowhere"),
+        ("{bad}", "cannot be written: no file can be made in"),
+        ("{bad}/below", "cannot be written: no file can be made in"),
+    ],
+    ids=["a file", "under a file", "symlink loop", "under a loop", "unwritable", "under it"],
+)
+def test_a_checkpoint_that_cannot_be_written_is_refused_before_any_work(
+    capsys: pytest.CaptureFixture[str],
+    work: Path,
+    unwritable: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    where: str,
+    message: str,
+) -> None:
+    def no_work(*_: object) -> None:
+        raise AssertionError("the data was loaded before --checkpoint was checked")
+
+    monkeypatch.setattr(assess_cli, "load_frame", no_work)
+    (work / "loop").symlink_to(work / "loop")
+    before = files_under(work)
+    folder = where.format(work=work, bad=unwritable)
+    code, _, err = run(capsys, ["assess", "run", "german_credit", "--target", "credit_risk",
+                                "--checkpoint", folder])  # fmt: skip
+    line = one_line(err)
+    assert code == 2 and line.startswith(f"error: --checkpoint {folder!r}")
+    assert message.format(work=work) in line
+    assert files_under(work) == before
+
+
+def test_an_output_under_a_symlink_loop_is_refused_before_any_work(
+    capsys: pytest.CaptureFixture[str], work: Path
+) -> None:
+    (work / "loop").symlink_to(work / "loop")
+    code, out, err = run(capsys, ["release", "histograms", "adult", "--columns", "sex",
+                                  "--epsilon", "1", "--out", f"{work}/loop/h.json"])  # fmt: skip
+    assert code == 2 and "is a symbolic link that leads nowhere" in one_line(err)
+    assert "noisy count" not in out
+
+
+# -- pages: an --html path must end in .html or .htm -------------------------------------------
+HTML_PAGES = [
+    ["budget", "show", "--ledger", "{work}/ok.ledger", "--html", "{work}/b.csv"],
+    ["release", "histograms", "adult", "--columns", "sex", "--epsilon", "1", "--html",
+     "{work}/h.json"],
+    ["release", "ddp", "anes96", "--epsilon", "1", "--columns", "pid,vote", "--html",
+     "{work}/h.txt"],
+    [*QUILT, "--sequence", "{work}/seq.csv", "--html", "{work}/page"],
+    ["release", "attribute", "{work}/spec.yaml", "--html", "{work}/a.csv"],
+    ["assess", "run", "german_credit", "--target", "credit_risk", "--html", "{work}/r.json"],
+    ["sanitize", "evaluate", "adult", "adult", "--decoupler", "{work}/no-dec", "--target",
+     "income", "--html", "{work}/s.parquet"],
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("args", HTML_PAGES, ids=lambda a: " ".join(a[:2]))
+def test_a_page_whose_name_does_not_end_in_html_is_refused(
+    capsys: pytest.CaptureFixture[str], work: Path, args: list[str]
+) -> None:
+    before = files_under(work)
+    filled = [a.format(work=work) for a in args]
+    code, out, err = run(capsys, filled)
+    line = one_line(err)
+    assert code == 2 and f"--html {filled[-1]!r} must end in .html or .htm" in line
+    assert files_under(work) == before and "noisy" not in out
+
+
+def test_a_page_may_end_in_htm_in_any_case(capsys: pytest.CaptureFixture[str], work: Path) -> None:
+    page = work / "budget.HTM"
+    code, _, err = run(capsys, ["budget", "show", "--ledger", str(work / "ok.ledger"),
+                                "--html", str(page)])  # fmt: skip
+    assert code == 0, err
+    assert page.read_text().lstrip().lower().startswith("<!doctype html")
+
+
+# -- epsilon: refused while the command line is parsed, before any data is read ------------------
+@pytest.mark.parametrize("epsilon", ["1e308", "inf", "0"])
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["release", "histograms", "{work}/data.csv", "--infer-schema"],
+        ["release", "ddp", "{work}/data.csv", "--infer-schema"],
+        [*QUILT[:4], "--sequence", "{work}/seq.csv"],
+    ],
+    ids=["histograms", "ddp", "quilt"],
+)
+def test_a_bad_epsilon_is_refused_before_the_data_is_read(
+    capsys: pytest.CaptureFixture[str],
+    work: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    args: list[str],
+    epsilon: str,
+) -> None:
+    """Without the check at the boundary, --infer-schema read the file (and warned, on three
+    more lines of stderr) before epsilon was refused."""
+    import attrpriv.data.read
+
+    def no_read(*_: object, **__: object) -> None:
+        raise AssertionError("the data was read before --epsilon was checked")
+
+    monkeypatch.setattr(attrpriv.data.read, "read_data", no_read)
+    code, _, err = run(capsys, [*(a.format(work=work) for a in args), "--epsilon", epsilon])
+    line = one_line(err)
+    assert code == 2 and line.startswith("error: --epsilon must be")
+
+
+# -- notes: a missing folder made, integer columns skipped -----------------------------------------
+def test_an_output_in_a_missing_folder_says_that_the_folder_was_made(
+    capsys: pytest.CaptureFixture[str], work: Path
+) -> None:
+    """Missing folders are made for an output (as documented in cli/_outputs.py), not
+    silently: one line names the folder."""
+    out = work / "new" / "deeper" / "h.json"
+    code, text, err = run(capsys, ["release", "histograms", "adult", "--columns", "sex",
+                                   "--epsilon", "1", "--out", str(out)])  # fmt: skip
+    assert code == 0, err
+    shown = " ".join(text.split())
+    assert f"made folder {out.parent} for --out (it did not exist)" in shown
+    assert f"wrote {out}" in shown and out.is_file()
+
+
+def test_histograms_without_columns_count_the_categorical_ones_and_name_the_others(
+    capsys: pytest.CaptureFixture[str], work: Path
+) -> None:
+    out = work / "h.json"
+    args = ["release", "histograms", str(work / "data.csv"), "--schema", str(work / "data.yaml"),
+            "--epsilon", "1"]  # fmt: skip
+    code, text, err = run(capsys, [*args, "--out", str(out)])
+    assert code == 0, err
+    assert set(json.loads(out.read_text())["values"]) == {"sex", "race"}
+    notes = [line for line in text.splitlines() if line.startswith("note: ")]
+    assert notes == [
+        "note: counting the categorical columns only; integer columns skipped: age (name them "
+        "in --columns to count them)"
+    ]
+    code, text, err = run(capsys, [*args, "--columns", "age,sex", "--out", str(out)])
+    assert code == 0 and set(json.loads(out.read_text())["values"]) == {"age", "sex"}
+    assert "note: " not in text
+    (work / "ages.yaml").write_text("columns:\n  age: {role: feature, domain: {type: integer, "
+                                    "lower: 17, upper: 90}}\n")  # fmt: skip
+    ages = work / "ages.csv"
+    pd.read_csv(work / "data.csv")[["age"]].to_csv(ages, index=False)
+    code, _, err = run(capsys, ["release", "histograms", str(ages), "--schema",
+                                str(work / "ages.yaml"), "--epsilon", "1"])  # fmt: skip
+    assert code == 2
+    assert "no categorical column to count: name integer ones with --columns (age)" in one_line(err)

@@ -59,8 +59,8 @@ def test_histograms_page(capsys, tmp_path: Path, survey, check_page) -> None:
     data, schema, ledger, forbidden = survey
     page = tmp_path / "pages" / "hist.html"
     html = html_of(capsys, ["release", "histograms", str(data), "--schema", str(schema),
-                            "--epsilon", "1", "--ledger", str(ledger), "--html", str(page)],
-                   page)  # fmt: skip
+                            "--columns", "answer,vote,age", "--epsilon", "1",
+                            "--ledger", str(ledger), "--html", str(page)], page)  # fmt: skip
     pngs = check_page(html, forbidden, min_figures=3)  # answer, vote, age
     assert len(pngs) == 3
     assert "What is protected." in html and "Whether any one respondent is in the data" in html

@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import os
+import re
 import stat
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
-from attrpriv.cli._outputs import Outputs, check_out_path
+from attrpriv.cli._outputs import Outputs, check_out_path, check_work_folder
 from attrpriv.errors import InputError
 
 
@@ -110,3 +111,45 @@ def test_two_options_may_not_name_one_file(tmp_path: Path) -> None:
     outputs.add("--out", tmp_path / "x.json")
     with pytest.raises(InputError, match="--out and --html are the same file"):
         outputs.add("--html", tmp_path / "." / "x.json")
+
+
+def test_the_folders_made_for_outputs_are_named(tmp_path: Path) -> None:
+    outputs = Outputs()
+    outputs.add("--out", tmp_path / "a.json")
+    outputs.add("--html", tmp_path / "new" / "deeper" / "a.html")
+    outputs.add("--record", tmp_path / "new" / "r.json")  # its folder is made for --html
+    outputs.write({"--out": text("{}"), "--html": text("<html>"), "--record": text("{}")})
+    assert outputs.made == {"--html": tmp_path / "new" / "deeper"}
+
+
+@pytest.mark.parametrize(
+    ("path", "message"),
+    [
+        ("{tmp}/file", "is an existing file; expected a directory"),
+        ("{tmp}/file/below", "is a file, not a directory"),
+        ("{tmp}/loop", "'{tmp}/loop' is a symbolic link that leads nowhere"),
+        ("{tmp}/loop/below", ": '{tmp}/loop' is a symbolic link that leads nowhere"),
+        ("{tmp}/dangling", "is a symbolic link that leads nowhere (a loop, or a missing target)"),
+    ],
+)
+def test_work_folders_that_cannot_be_filled(tmp_path: Path, path: str, message: str) -> None:
+    (tmp_path / "file").write_text("x")
+    (tmp_path / "loop").symlink_to(tmp_path / "loop")
+    (tmp_path / "dangling").symlink_to(tmp_path / "nowhere")
+    with pytest.raises(InputError, match=re.escape(message.format(tmp=tmp_path))):
+        check_work_folder(Path(path.format(tmp=tmp_path)), "--checkpoint")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["dangling", "file", "loop"]
+
+
+def test_a_work_folder_may_exist_or_be_made(tmp_path: Path) -> None:
+    check_work_folder(None, "--checkpoint")
+    check_work_folder(tmp_path, "--checkpoint")  # a rerun resumes in it
+    check_work_folder(tmp_path / "new" / "deeper", "--checkpoint")
+    assert list(tmp_path.iterdir()) == []  # checking makes nothing
+    if os.geteuid() != 0:  # root writes anywhere
+        tmp_path.chmod(0o555)
+        try:
+            with pytest.raises(InputError, match="no file can be made in"):
+                check_work_folder(tmp_path, "--checkpoint")
+        finally:
+            tmp_path.chmod(0o755)

@@ -97,3 +97,70 @@ def test_a_path_object_is_never_a_bundled_name(tmp_path: Path, monkeypatch) -> N
     monkeypatch.chdir(tmp_path)
     with pytest.raises(InputError, match="'adult' is not an existing file"):
         read_data(Path("adult"))
+
+
+@pytest.mark.parametrize(
+    "options",
+    [{}, {"load": True}, {"as_text": True}, {"infer_schema": True}, {"allow_empty": True}],
+    ids=["path", "load", "as_text", "infer_schema", "allow_empty"],
+)
+@pytest.mark.parametrize("name", ["twice.csv", "twice.csv.gz", "twice.parquet"])
+def test_a_column_named_twice_in_the_header_is_refused(
+    tmp_path: Path, schema_file: Path, name: str, options: dict[str, bool]
+) -> None:
+    """pandas (and DuckDB) would rename the second ``age`` (``age.1``): every reading mode,
+    CSV or Parquet, refuses the file naming the column, before it is loaded."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    path = tmp_path / name
+    if name.endswith(".parquet"):
+        table = pa.table([pa.array(["yes", "no"]), pa.array([30, 41]), pa.array([1, 2])],
+                         names=["answer", "age", "age"])  # fmt: skip
+        pq.write_table(table, path)
+    else:
+        pd.DataFrame([["yes", 30, 1], ["no", 41, 2]], columns=["answer", "age", "x"]).to_csv(
+            path, index=False, header=["answer", "age", "age"]
+        )
+    schema = None if options.get("infer_schema") or options.get("as_text") else schema_file
+    with pytest.raises(
+        InputError, match=r"^data file '.*twice\..*' names column 'age' twice in its header; "
+    ):
+        read_data(path, schema, require_schema=schema is not None, **options)
+
+
+def test_distinct_and_unnamed_columns_pass_the_header_check(tmp_path: Path) -> None:
+    path = tmp_path / "quoted.csv"
+    path.write_text('\n"answer","a,b",,\nyes,1,2,3\n')  # a blank line, a quoted comma, no names
+    frame = read_data(path, load=True, require_schema=False).frame
+    assert list(frame.columns)[:2] == ["answer", "a,b"] and len(frame.columns) == 4
+
+
+@pytest.mark.parametrize("cell", ["inf", "-inf", "Infinity", "1e400"])
+def test_an_infinite_number_is_refused_naming_column_and_row(tmp_path: Path, cell: str) -> None:
+    path = tmp_path / "survey.csv"
+    path.write_text(f"answer,income\nyes,1.5\nno,\nyes,{cell}\nno,{cell}\n")
+    with pytest.raises(
+        InputError,
+        match=r"^data file '.*survey\.csv': column 'income' has an infinite number \(first at "
+        r"row 2\); expected finite numbers",
+    ) as caught:
+        read_data(path, load=True, require_schema=False)
+    assert cell.lstrip("-") not in str(caught.value).replace("infinite", "")  # value not shown
+    with pytest.raises(InputError, match="column 'income' has an infinite number"):
+        read_data(path, infer_schema=True)  # before any domain is read off the data
+    text = read_data(path, as_text=True, require_schema=False).frame  # cells as written
+    assert text["income"].tolist() == ["1.5", "", cell, cell]
+
+
+def test_an_infinite_number_in_a_parquet_file_is_refused(tmp_path: Path) -> None:
+    path = tmp_path / "survey.parquet"
+    pd.DataFrame({"answer": ["yes", "no"], "income": pd.array([1.0, -float("inf")],
+                 dtype="Float64")}).to_parquet(path)  # fmt: skip
+    with pytest.raises(
+        InputError, match=r"column 'income' has an infinite number \(first at row 1"
+    ):
+        read_data(path, load=True, require_schema=False)
+    path = tmp_path / "finite.parquet"
+    pd.DataFrame({"income": [1.0, None]}).to_parquet(path)
+    assert read_data(path, load=True, require_schema=False).frame["income"].isna().sum() == 1

@@ -47,7 +47,9 @@ GROUP_EXAMPLES = {
     "assess": ("attrpriv assess run german_credit --target credit_risk --model logreg "
                "--html report.html",),
     "release": ("attrpriv release histograms adult --columns race,sex --epsilon 1 "
-                "--html hist.html", "attrpriv release ddp anes96 --epsilon 1 --chunk-size 6"),
+                "--html hist.html",
+                "attrpriv release ddp anes96 --epsilon 1 "
+                "--modules 'popul,tv_news;self_lr,clin_lr'"),
     "sanitize": ("attrpriv sanitize resample adult --where split=test --sensitive sex "
                  "--epsilon 1 --out s.parquet",
                  "attrpriv sanitize fit mnist_5k --sensitive thickness --row-range ::2 "
@@ -59,11 +61,28 @@ GROUP_EXAMPLES = {
 
 OUT_HELP = "Write the machine-readable result as JSON to this file (written atomically)."
 TABLE_SUFFIXES = (".parquet", ".pq", ".csv")
+HTML_SUFFIXES = (".html", ".htm")
 
 
 def out_path_callback(param: typer.CallbackParam, value: Path | None) -> Path | None:
     """Typer callback: check an output file option while the command line is parsed."""
     check_out_path(value, max(param.opts, key=len))
+    return value
+
+
+def check_suffix(path: Path | None, option: str, suffixes: tuple[str, ...]) -> None:
+    """Refuse an output file whose name does not end in one of ``suffixes`` (any case): a
+    page written into ``b.csv`` would be opened as a table."""
+    if path is not None and path.suffix.lower() not in suffixes:
+        raise InputError(f"{option} {str(path)!r} must end in {' or '.join(suffixes)}")
+
+
+def html_path_callback(param: typer.CallbackParam, value: Path | None) -> Path | None:
+    """Typer callback: check an HTML page option (a writable path ending in .html or .htm)
+    while the command line is parsed."""
+    option = max(param.opts, key=len)
+    check_out_path(value, option)
+    check_suffix(value, option, HTML_SUFFIXES)
     return value
 
 
@@ -85,15 +104,33 @@ def ledger_callback(param: typer.CallbackParam, value: Path | None) -> Path | No
     return value
 
 
+def epsilon_callback(param: typer.CallbackParam, value: float | None) -> float | None:
+    """Typer callback: check an epsilon option (finite, in [1e-300, 700]) while the command
+    line is parsed, before any data is read or any schema inferred."""
+    from attrpriv._checks import check_epsilon
+
+    if value is not None:
+        check_epsilon(value, max(param.opts, key=len))
+    return value
+
+
 def output_option(help_text: str) -> Any:
     """A ``typer.Option`` for an output file, checked while the command line is parsed."""
     return typer.Option(help=help_text, callback=out_path_callback)
 
 
+def html_option(help_text: str) -> Any:
+    """A ``typer.Option`` for an HTML page (.html or .htm), checked while the command line is
+    parsed."""
+    return typer.Option(help=help_text, callback=html_path_callback)
+
+
 # -- options of several commands -----------------------------------------------------------------
 
 OutFile = Annotated[Path | None, output_option(OUT_HELP)]
-HtmlFile = Annotated[Path | None, output_option("Write the HTML report to this file.")]
+HtmlFile = Annotated[
+    Path | None, html_option("Write the HTML report to this file (.html or .htm).")
+]
 DataArgument = Annotated[str, typer.Argument(help="Bundled dataset name, or a CSV/Parquet file.")]
 DatasetArgument = Annotated[
     str, typer.Argument(help="Bundled dataset name (see `attrpriv datasets list`).")
@@ -121,7 +158,10 @@ LedgerOption = Annotated[
     ),
 ]
 HistogramsEpsilon = Annotated[
-    float, typer.Option("--epsilon", help="Privacy loss of all histograms together.")
+    float,
+    typer.Option(
+        "--epsilon", help="Privacy loss of all histograms together.", callback=epsilon_callback
+    ),
 ]
 # sanitize
 DecouplerOption = Annotated[
@@ -176,10 +216,19 @@ def json_writer(payload: Any) -> Writer:
 
 def write_outputs(outputs: Outputs, writers: dict[str, Writer | None]) -> None:
     """Write the outputs that were asked for (``None`` writers are skipped), all or none, and
-    say where each went."""
+    say where each went, and which missing folders were made for them."""
     wanted = {option: w for option, w in writers.items() if w is not None}
-    for path in outputs.write(wanted):
-        console.print(f"[dim]wrote {path}[/dim]", highlight=False)
+    written = outputs.write(wanted)
+    for option, folder in outputs.made.items():
+        console.print(
+            f"made folder {folder} for {option} (it did not exist)",
+            style="dim",
+            markup=False,
+            highlight=False,
+            soft_wrap=True,
+        )
+    for path in written:
+        console.print(f"wrote {path}", style="dim", markup=False, highlight=False, soft_wrap=True)
 
 
 def write_json(out: Path | None, payload: Any, option: str = "--out") -> None:

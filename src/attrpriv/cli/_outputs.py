@@ -20,7 +20,7 @@ from pathlib import Path
 
 from attrpriv.errors import InputError
 
-__all__ = ["Outputs", "Writer", "check_out_path", "check_writable_folder"]
+__all__ = ["Outputs", "Writer", "check_out_path", "check_work_folder", "check_writable_folder"]
 
 Writer = Callable[[Path], None]
 """Writes one output to the temporary path it is given (a file, or a folder for folders)."""
@@ -33,14 +33,62 @@ def check_writable_folder(path: Path, option: str) -> None:
     with a temporary file, removed at once: permissions, read-only file systems and special
     folders all answer the same way).
     """
-    parent = next((p for p in path.parents if p.exists()), Path())
+    parent = next((p for p in path.parents if os.path.lexists(p)), Path())
+    _refuse_dangling_link(parent, option, path)
     if not parent.is_dir():
         raise InputError(f"{option} {str(path)!r}: {str(parent)!r} is a file, not a directory")
+    _probe(parent, option, path)
+
+
+def check_work_folder(path: Path | None, option: str) -> None:
+    """Refuse a folder that a command fills as it works (``--checkpoint``), before any work.
+
+    The folder may exist (a rerun resumes from it): then it must be a directory in which a
+    file can be made. A missing one is made by the command, so the nearest existing folder
+    above it must be writable (:func:`check_writable_folder`). A symbolic link that leads
+    nowhere (a loop, a missing target) and an existing file are refused.
+
+    Parameters
+    ----------
+    path : pathlib.Path or None
+        The folder; ``None`` checks nothing.
+    option : str
+        The option that named it, for the message.
+
+    Raises
+    ------
+    InputError
+        Nothing could be written in ``path``; the message names ``option``.
+    """
+    if path is None:
+        return
+    _refuse_dangling_link(path, option, path)
+    if path.exists() and not path.is_dir():
+        raise InputError(f"{option} {str(path)!r} is an existing file; expected a directory")
+    if path.is_dir():
+        _probe(path, option, path)
+    else:
+        check_writable_folder(path, option)
+
+
+def _refuse_dangling_link(link: Path, option: str, path: Path) -> None:
+    """Refuse ``link`` if it is a symbolic link that resolves to nothing (a loop, or a link to
+    a missing file): nothing can be written through it."""
+    if link.is_symlink() and not link.exists():
+        where = "" if link == path else f": {str(link)!r}"
+        raise InputError(
+            f"{option} {str(path)!r}{where} is a symbolic link that leads nowhere (a loop, or "
+            "a missing target)"
+        )
+
+
+def _probe(folder: Path, option: str, path: Path) -> None:
+    """Refuse ``folder`` unless a file can be made in it (a temporary one, removed at once)."""
     try:
-        fd, probe = tempfile.mkstemp(prefix=".attrpriv-probe-", dir=parent)
+        fd, probe = tempfile.mkstemp(prefix=".attrpriv-probe-", dir=folder)
     except OSError as exc:
         raise InputError(
-            f"{option} {str(path)!r} cannot be written: no file can be made in {str(parent)!r} "
+            f"{option} {str(path)!r} cannot be written: no file can be made in {str(folder)!r} "
             f"({exc.strerror or exc})"
         ) from None
     os.close(fd)
@@ -51,8 +99,8 @@ def check_out_path(path: Path | None, option: str, *, folder: bool = False) -> N
     """Refuse an output path that cannot be written, before any work is done.
 
     A file output must not be a folder; a folder output (``folder=True``) must not be a file.
-    Missing parent folders are made when the output is written, so the nearest existing one
-    must be a folder one can write in.
+    Missing parent folders are made when the output is written (the command says so: see
+    :attr:`Outputs.made`), so the nearest existing one must be a folder one can write in.
     """
     if path is None:
         return
@@ -80,6 +128,8 @@ class Outputs:
     paths: dict[str, Path] = field(default_factory=dict)
     folders: set[str] = field(default_factory=set)
     private: set[str] = field(default_factory=set)
+    made: dict[str, Path] = field(default_factory=dict)
+    """After :meth:`write`: by option, the deepest missing folder that was made for it."""
 
     def add(
         self, option: str, path: Path | None, *, folder: bool = False, private: bool = False
@@ -128,6 +178,8 @@ class Outputs:
             raise
         for entry in staged:
             _discard(entry.backup)
+            if entry.made:
+                self.made[entry.option] = entry.made[-1]
         return [entry.target for entry in staged]
 
     def _stage(self, option: str) -> _Staged:

@@ -33,7 +33,7 @@ from attrpriv.cli._common import (
     text_writer,
     write_outputs,
 )
-from attrpriv.cli._outputs import Outputs
+from attrpriv.cli._outputs import Outputs, check_work_folder
 from attrpriv.errors import InputError
 
 if TYPE_CHECKING:  # the library is imported when a command runs, not for its --help
@@ -386,6 +386,7 @@ def run(
     for option, path in (("--out", out), ("--html", html), ("--mitigated-out", mitigated_out),
                          ("--key-out", key_out)):  # fmt: skip
         outputs.add(option, path, private=option == "--key-out")
+    check_work_folder(checkpoint, "--checkpoint")
     X, y, resolved_schema = load_frame(data, schema, target)
     named = _sensitive_columns(sensitive, resolved_schema)
     strategies = build_strategies(mitigate, ldp_epsilon, resolved_schema)

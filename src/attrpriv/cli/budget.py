@@ -15,8 +15,8 @@ from attrpriv.cli._common import (
     console,
     examples,
     group,
+    html_option,
     json_writer,
-    output_option,
     split_names,
     text_writer,
     write_outputs,
@@ -133,9 +133,9 @@ def show(
     out: OutFile = None,
     html: Annotated[
         Path | None,
-        output_option(
-            "Write an HTML page of the ledger to this file: the spend per privacy unit, and "
-            "over time from the releases and the budget history."
+        html_option(
+            "Write an HTML page of the ledger to this file (.html or .htm): the spend per "
+            "privacy unit, and over time from the releases and the budget history."
         ),
     ] = None,
 ) -> None:

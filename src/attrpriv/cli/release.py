@@ -25,19 +25,21 @@ from attrpriv.cli._common import (
     console,
     examples,
     group,
+    html_option,
     json_writer,
-    output_option,
     split_names,
     text_writer,
     warnings_printed,
     write_outputs,
 )
 from attrpriv.cli._outputs import Outputs
+from attrpriv.errors import InputError
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
 
     from attrpriv.cli._outputs import Writer
+    from attrpriv.data.schema import Schema
     from attrpriv.dp.ledger import BudgetLedger
     from attrpriv.dp.record import Release
 
@@ -45,10 +47,10 @@ app = group("release")
 
 ReleaseHtml = Annotated[
     Path | None,
-    output_option(
-        "Write an HTML page of the release to this file: the noisy values with their 95% noise "
-        "intervals, what is protected, epsilon and delta, the privacy unit, the assumptions "
-        "(and the ledger's state after it, with --ledger)."
+    html_option(
+        "Write an HTML page of the release to this file (.html or .htm): the noisy values "
+        "with their 95% noise intervals, what is protected, epsilon and delta, the privacy "
+        "unit, the assumptions (and the ledger's state after it, with --ledger)."
     ),
 ]
 
@@ -96,6 +98,45 @@ def write_release(
     )
 
 
+def categorical_columns(schema: Schema) -> list[str]:
+    """The columns ``release histograms`` counts without ``--columns``: every categorical one
+    the schema does not ignore. The integer columns it leaves out are named in a one-line
+    note (they may take thousands of values: name them with ``--columns`` to count them).
+
+    Parameters
+    ----------
+    schema : Schema
+        The data's schema.
+
+    Returns
+    -------
+    list of str
+        The categorical columns, in schema order.
+
+    Raises
+    ------
+    InputError
+        The schema has no categorical column to count.
+    """
+    from attrpriv.data.schema import Categorical, Integer, Role
+
+    kept = [c for c in schema.columns if c.role is not Role.IGNORE]
+    chosen = [c.name for c in kept if isinstance(c.domain, Categorical)]
+    skipped = [c.name for c in kept if isinstance(c.domain, Integer)]
+    if not chosen:
+        hint = f": name integer ones with --columns ({', '.join(skipped)})" if skipped else ""
+        raise InputError(f"the schema has no categorical column to count{hint}")
+    if skipped:
+        console.print(
+            f"note: counting the categorical columns only; integer columns skipped: "
+            f"{', '.join(skipped)} (name them in --columns to count them)",
+            markup=False,
+            highlight=False,
+            soft_wrap=True,
+        )
+    return chosen
+
+
 @app.command(
     epilog=examples(
         "attrpriv release histograms adult --columns race,sex,income --epsilon 1",
@@ -107,7 +148,11 @@ def histograms(
     data: DataArgument,
     epsilon: HistogramsEpsilon,
     columns: Annotated[
-        str | None, typer.Option(help="Comma-separated columns; default all categorical ones.")
+        str | None,
+        typer.Option(
+            help="Comma-separated categorical or integer columns; default every categorical "
+            "one the schema does not ignore (integer columns only when named)."
+        ),
     ] = None,
     neighbours: Annotated[
         str, typer.Option(help="'add-remove' (one row in or out) or 'substitute'.")
@@ -130,6 +175,8 @@ def histograms(
         # the number of rows is private under add/remove: an empty table is released too
         source = read_data(data, schema, infer_schema=infer_schema, allow_empty=True)
     check_reviewed(source.schema, schema, accept_inferred)
+    if columns is None:
+        mechanism.set_params(columns=categorical_columns(source.schema))
     result = mechanism.release(
         source.data, source.schema, ledger=book, label=f"histograms of {data}"
     )

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 from rich.table import Table
 
-from attrpriv.cli._common import LedgerOption, OutFile, console, examples
+from attrpriv.cli._common import LedgerOption, OutFile, console, epsilon_callback, examples
 from attrpriv.cli.release import ReleaseHtml, app, open_ledger, release_outputs, write_release
 from attrpriv.errors import InputError
 
@@ -34,7 +34,10 @@ def quilt(
         str, typer.Option(help="Transition matrix: rows separated by ';', entries by ','.")
     ],
     sequence: Annotated[Path, typer.Option(help="CSV file holding the chain(s) of states.")],
-    epsilon: Annotated[float, typer.Option(help="Pufferfish privacy parameter (> 0).")],
+    epsilon: Annotated[
+        float,
+        typer.Option(help="Pufferfish privacy parameter (> 0).", callback=epsilon_callback),
+    ],
     states: Annotated[
         str | None,
         typer.Option(help="Comma-separated state labels in matrix order; default 0..k-1."),

@@ -25,6 +25,7 @@ from attrpriv.cli._common import (
     SeedOption,
     check_reviewed,
     console,
+    epsilon_callback,
     examples,
     json_writer,
     split_names,
@@ -49,7 +50,9 @@ from attrpriv.errors import InputError
 def resample(
     data: Annotated[str, typer.Argument(help="Private data: bundled name or CSV/Parquet.")],
     sensitive: Annotated[str, typer.Option(help="The sensitive column (categorical).")],
-    epsilon: Annotated[float, typer.Option(help="Privacy loss of the release.")],
+    epsilon: Annotated[
+        float, typer.Option(help="Privacy loss of the release.", callback=epsilon_callback)
+    ],
     out: Annotated[
         Path,
         typer.Option(

@@ -134,7 +134,9 @@ def read_data(
     Raises
     ------
     InputError
-        ``data`` is neither a bundled dataset nor an existing file, or a file needs a schema.
+        ``data`` is neither a bundled dataset nor an existing file, or a file needs a schema;
+        a file's header names a column twice (pandas would rename the second ``age.1``); a
+        loaded file has an infinite number in a column.
     SchemaError
         ``schema`` cannot be read.
     """
@@ -155,6 +157,7 @@ def read_data(
         _require_rows(path, where)  # an empty file is refused before anything is asked of it
     elif path.stat().st_size == 0:
         raise InputError(f"{where} is empty (0 bytes): expected a header line")
+    _check_header(path, where)
     if declared is None and infer_schema:
         frame = _load(path, as_text, where)
         return JobData(frame, Schema.infer(frame))
@@ -187,7 +190,69 @@ def _load(path: Path, as_text: bool, where: str, allow_empty: bool = False) -> p
         raise InputError(f"{where} cannot be read as {_kind(path)}: {exc}") from None
     if len(frame) == 0 and not allow_empty:
         raise InputError(f"{where} has no rows")
+    if not as_text:
+        _check_finite(frame, where)
     return frame
+
+
+def _check_header(path: Path, where: str) -> None:
+    """Refuse a file whose header names a column twice (``age,age``): pandas and DuckDB would
+    rename the second one (``age.1``), and later errors would blame a column not in the file.
+
+    A CSV file's first non-blank line is parsed as CSV; a Parquet file's schema is read from
+    its footer. A file that cannot be read is left to the reader, which names the problem.
+    """
+    if path.suffix.lower() in PARQUET_SUFFIXES:
+        import pyarrow.parquet as pq
+
+        try:
+            names = list(pq.read_schema(path).names)
+        except Exception:  # pyarrow's ArrowInvalid (and OSError): the reader refuses it
+            return
+    else:
+        names = _csv_header(path)
+    seen: set[str] = set()
+    for name in names:
+        if name in seen and name != "":
+            raise InputError(
+                f"{where} names column {name!r} twice in its header; expected each column name once"
+            )
+        seen.add(name)
+
+
+def _csv_header(path: Path) -> list[str]:
+    """The column names on a CSV file's first non-blank line (none if it has no such line)."""
+    import csv
+
+    opener = gzip.open if path.name.lower().endswith(".gz") else open
+    try:
+        with opener(path, "rt", encoding="utf-8-sig", errors="replace", newline="") as handle:
+            header = next((line for line in handle if line.strip()), None)
+    except (OSError, EOFError):  # the reader names the problem
+        return []
+    if header is None:
+        return []
+    return next(csv.reader([header]), [])
+
+
+def _check_finite(frame: pd.DataFrame, where: str) -> None:
+    """Refuse an infinite number (``inf``, ``-inf``, or a value too large for a float, such as
+    ``1e400``) in a numeric column: no model, domain or mechanism can use it. The message
+    names the column and the first such row (0-based, after the header), never the value."""
+    import numpy as np
+    import pandas as pd
+
+    for label in frame.columns:
+        values = frame[label]
+        if not pd.api.types.is_float_dtype(values.dtype):
+            continue  # integer, boolean and text columns cannot hold an infinity
+        infinite = np.isinf(values.to_numpy(dtype=float, na_value=np.nan))
+        if infinite.any():
+            row = int(np.flatnonzero(infinite)[0])
+            raise InputError(
+                f"{where}: column {str(label)!r} has an infinite number (first at row {row}); "
+                "expected finite numbers (or empty cells for missing values)"
+            )
 
 
 def _kind(path: Path) -> str:
