@@ -23,24 +23,28 @@ public) / private (40%, released) / test (20%, real held-out) parts. Releases of
   ``make_zCDP_to_approxDP``) gives (epsilon, 1e-6)-DP, a third each to the 1-way marginals, the
   tree and the 2-way marginals; neighbours differ by one added or removed row. Bins are decoded
   to a value drawn from the auxiliary values in the bin.
-- ``the public rows alone (no release)``: a task model trained on the auxiliary (public) part
-  only. It anchors the column ``retained private information`` = a release's utility minus
-  this one: what the release carries of the private rows that the public rows do not (0 or
-  below: a user holding the public rows does not need the release). ``--public-share 0.1``
-  keeps a tenth as many public rows as private ones; ``--public-where year=94`` (census_kdd)
-  takes the public rows from another year than the private ones (a shifted population).
+- ``the public rows alone (no release)``: a task model trained on the publisher's public rows
+  only (none: chance). It anchors the column ``retained private information`` = a release's
+  utility minus this one: what the release carries of the private rows that the public rows do
+  not (0 or below: a user holding the public rows does not need the release). The publisher
+  holds the whole auxiliary part by default; ``--public-share 0.1`` only a tenth as many rows
+  as the private ones, ``--public-share 0`` none (the attacker keeps the whole auxiliary part
+  in every regime); ``--public-where year=94`` (census_kdd) takes the public rows from another
+  year than the private ones (a shifted population; the attacker's rows too).
 - the simple baselines of the sanitize sweep, computed here the same way: the real private rows,
-  ``drop sensitive``, ``drop sensitive + top 3 proxies`` (ranked on the auxiliary part), and
-  ``marginal draw`` (the sensitive column redrawn from its auxiliary marginal).
-
-- ``proxy resampling``: attrpriv's table sanitizer with the CLI's defaults (``attrpriv sanitize
-  resample``: the sensitive column from its discrete-Laplace marginal, proxies redrawn until the
-  rest predicts it with AUC <= 0.55 on the auxiliary data, copied from auxiliary donor rows;
-  each row's value drawn given its released columns), the same with ``draw="marginal"`` (each
-  value from the noisy marginal alone), the same with ``conditional="hgb"`` (each proxy drawn
-  from gradient boosting given the ones before it, the default until session 9), and ``drop
-  sensitive + the proxies it redraws`` (the same columns dropped instead: the like-for-like
-  simple alternative).
+  ``drop sensitive``, ``drop sensitive + top 3 proxies`` (ranked on the publisher's public rows,
+  or on the private rows when it holds none), and ``marginal draw`` (the sensitive column
+  redrawn from the public rows' marginal; skipped with no public rows).
+- ``block resampling (the CLI default)``: ``attrpriv sanitize resample`` as the CLI runs it
+  (:class:`~attrpriv.sanitize.BlockResampler`): the sensitive column and the proxies picked by
+  their noisy association redrawn from discrete-Gaussian counts of the private rows, the
+  publisher's public rows (where there are any) added to the counts as a prior; and ``drop
+  sensitive + the columns block resampling redraws`` (the like-for-like simple alternative).
+- ``proxy resampling, --method donor``: the proxy resampler fitted on the publisher's public
+  rows (proxies redrawn until the rest predicts the sensitive column with AUC <= 0.55 there,
+  copied from public donor rows); with ``--variants`` also ``draw="marginal"`` (each value from
+  the noisy marginal alone) and ``conditional="hgb"`` (each proxy from gradient boosting given
+  the ones before it). Skipped with no public rows.
 
 Leakage, under two threat models (each scored on the private rows' true sensitive values, by
 gradient-boosting adversaries):
@@ -59,10 +63,14 @@ gradient-boosting adversaries):
   below it teaches nothing new.
 
 Utility: gradient boosting trained on the release (all its columns but the task's target), AUC on
-the real test rows. Every model is :func:`attrpriv.sanitize.evaluate.strong_classifier`, scored
-by :func:`~attrpriv.sanitize.evaluate.leakage` / :func:`~attrpriv.sanitize.evaluate.utility`
-with 3 seeds pooled. Time: CPU and wall seconds to produce the release (evaluation excluded).
-One native thread (XLA, OpenMP, BLAS). docs/benchmarks.md quotes the output.
+the real test rows; the same for a second task no release is tuned to (``SECOND``: Adult and
+census_kdd ``age >= 40``, German credit ``housing == own``, anes96 ``educ >= 5``; "-" where the
+release dropped its column). ``--datasets anes96`` adds a held-out table (sensitive ``pid``, task
+``vote``) on which no setting was chosen. Every model is
+:func:`attrpriv.sanitize.evaluate.strong_classifier`, scored by
+:func:`~attrpriv.sanitize.evaluate.leakage` / :func:`~attrpriv.sanitize.evaluate.utility` with 3
+seeds pooled. Time: CPU and wall seconds to produce the release (evaluation excluded). One native
+thread (XLA, OpenMP, BLAS). docs/benchmarks.md quotes the output.
 """
 
 from __future__ import annotations
