@@ -492,3 +492,23 @@ def test_yaml_reads_exponent_numbers_and_keeps_yes_no_as_text(tmp_path) -> None:
     schema = Schema.load(path)
     assert schema["income"].domain.upper == 1e6
     assert schema["answer"].domain.categories == ("yes", "no", "on")
+
+
+def test_a_schema_shows_itself_in_one_line_and_as_a_table() -> None:
+    """In a notebook: a short repr (not the dataclass's thousands of characters) and an HTML
+    table of every column, marking domains read off the data."""
+    from attrpriv import datasets
+
+    schema = datasets.load("adult").schema
+    text = repr(schema)
+    assert (
+        text
+        == "Schema(adult: 16 columns; sensitive race, sex; target income; ignore fnlwgt, split)"
+    )
+    page = schema._repr_html_()
+    assert page.count("<tr>") == 1 + len(schema.columns) and "one of [" in page
+    assert "read off the data" not in page
+    with pytest.warns(PrivateDomainWarning):
+        inferred = Schema.infer(pd.DataFrame({"a": [1, 2], "b": ["x", "y"]}))
+    assert "2 domains read off data" in repr(inferred)
+    assert "review them" in inferred._repr_html_()

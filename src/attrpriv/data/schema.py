@@ -537,6 +537,38 @@ class Schema:
             raise SchemaError(f"inferred names columns not in the schema: {list(inferred)}")
         object.__setattr__(self, "inferred", inferred)
 
+    def __repr__(self) -> str:
+        roles = [f"{role.value} {', '.join(names)}" for role in Role
+                 if role is not Role.FEATURE and (names := self.with_role(role))]  # fmt: skip
+        named = f"{self.name}: " if self.name else ""
+        inferred = f"; {len(self.inferred)} domains read off data" if self.inferred else ""
+        described = "; ".join(roles) or "all features"
+        return f"Schema({named}{len(self.columns)} columns; {described}{inferred})"
+
+    def _repr_html_(self) -> str:
+        """A table of the columns (name, role, public domain, missing values allowed)."""
+        from attrpriv._display import html_grid
+
+        marked = set(self.inferred)
+        rows = [
+            (
+                c.name,
+                c.role.value,
+                "-" if c.domain is None else c.domain.describe(),
+                "yes" if c.nullable else "no",
+                "read off the data" if c.name in marked else "declared",
+            )
+            for c in self.columns
+        ]
+        note = (
+            f"{len(marked)} domains were read off the data (not public facts): review them"
+            if marked
+            else ""
+        )
+        title = f"Schema {self.name}" if self.name else "Schema"
+        return html_grid(("column", "role", "domain", "missing values", "domain from"), rows,
+                         title=title, note=note)  # fmt: skip
+
     # -- access ---------------------------------------------------------------------------
     @property
     def names(self) -> tuple[str, ...]:
