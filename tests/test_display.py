@@ -164,3 +164,11 @@ def test_the_assessor_follows_scikit_learn(
         copy.set_params(treshold=0.2)
     assert "threshold=0.2" in repr(copy) and "n_references=1" in repr(copy)
     assert "attacks" in repr(copy) and "weights" not in repr(copy)  # defaults are not shown
+
+
+def test_numbers_read_in_full_in_notebook_tables() -> None:
+    from attrpriv._display import number
+
+    assert number(41760) == "41,760" and number(41760.4) == "41,760"
+    assert number(0.123456) == "0.1235" and number(-141.26) == "-141.3"
+    assert number(None) == "-" and number(float("inf")) == "inf" and number(2e20) == "2e+20"

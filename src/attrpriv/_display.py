@@ -19,7 +19,9 @@ CELL = "padding:2px 8px;border-bottom:1px solid #ddd;text-align:left;vertical-al
 
 
 def number(value: object, digits: int = 4) -> str:
-    """A number in ``digits`` significant figures (``-`` for None, as written for text)."""
+    """A number in ``digits`` significant figures (``-`` for None, as written for text); a
+    whole number, or one of ``10**digits`` or more below 1e15, in full with thousands
+    separators (``41,760``, not ``4.176e+04``)."""
     if value is None:
         return "-"
     if isinstance(value, bool) or not isinstance(value, (int, float)):
@@ -29,6 +31,10 @@ def number(value: object, digits: int = 4) -> str:
             return str(value)
     if isinstance(value, float) and not math.isfinite(value):
         return str(value)
+    if isinstance(value, int):
+        return f"{value:,}"
+    if 10**digits <= abs(value) < 1e15:
+        return f"{round(value):,}"
     return f"{value:.{digits}g}"
 
 
