@@ -417,7 +417,8 @@ class LedgerSummary:
             ["unit", "budget (epsilon / delta)", "used", "epsilon left", "charges", "proven"],
             rows,
             title=f"Ledger {self.path}: {self.n_releases} releases",
-            note="Spend is composed within a unit only; units are never added up.",
+            note="Each unit's spend counts its own releases and those whose guarantee implies "
+            "it or that share its columns (charges); there is no total over all units.",
         )
 
     def to_dict(self) -> dict[str, Any]:
