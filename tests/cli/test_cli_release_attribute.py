@@ -136,6 +136,8 @@ def test_the_readme_quick_start_runs_as_written(
     code, text, err = _run(capsys, *args)
     assert code == 0, text + err
     assert json.loads(target.read_text())["record"]["delta"] == 1e-3
+    flat = " ".join(text.split())
+    assert "sensitivity share(income=>50K) 4.736;" in flat and "{'" not in flat
 
 
 def test_the_release_page_shows_the_guarantee_and_the_interval(

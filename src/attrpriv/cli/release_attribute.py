@@ -282,13 +282,23 @@ def _summary(result: Release) -> None:
         console.print("privacy for free: the data's own randomness hides the secrets (no noise)")
     guarantee = f"({record.epsilon:.4g}, {record.delta:.3g})-{record.definition}"
     console.print(
-        f"{guarantee} [{_how(plan)}]; sensitivity {record.sensitivity}; protects {record.protects}",
+        f"{guarantee} [{_how(plan)}]; sensitivity {_sensitivity(record.sensitivity)}; "
+        f"protects {record.protects}",
         markup=False,
         highlight=False,
     )
     for assumption in record.assumptions:
         if not assumption.startswith("warning: "):  # warnings go to stderr
             console.print(f"assumes: {assumption}", markup=False, highlight=False)
+
+
+def _sensitivity(value: Any) -> str:
+    """A sensitivity in 4 significant figures: one number, or ``name value`` pairs."""
+    from attrpriv._display import number
+
+    if isinstance(value, Mapping):
+        return ", ".join(f"{name} {number(v)}" for name, v in value.items())
+    return number(value)
 
 
 def _how(plan: Mapping[str, Any]) -> str:
