@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pandas as pd
@@ -385,3 +386,22 @@ def test_release_ddp_with_modules_prints_both_guarantees(capsys, tmp_path: Path)
                          (["--modules", ";"], "--modules must be")):  # fmt: skip
         assert main([*args[:-2], *bad]) == 2
         assert message in capsys.readouterr().err
+
+
+def test_budget_show_keeps_times_and_numbers_whole_at_80_columns(
+    capsys, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """At 80 columns the release and history tables fold text, never a time stamp or a number,
+    and show no rho column when no release has one."""
+    monkeypatch.setenv("COLUMNS", "80")
+    ledger = tmp_path / "b.ledger"
+    assert run(capsys, "budget", "set", "--ledger", str(ledger), "--protect", "sex",
+               "--epsilon", "3")[0] == 0  # fmt: skip
+    args = ("release", "histograms", "adult", "--columns", "sex", "--epsilon", "1",
+            "--neighbours", "substitute", "--ledger", str(ledger))  # fmt: skip
+    assert run(capsys, *args)[0] == 0
+    code, text, _ = run(capsys, "budget", "show", "--ledger", str(ledger))
+    assert code == 0 and max(len(line) for line in text.splitlines()) <= 80
+    stamps = re.findall(r"\d{4}-\d{2}-\d{2} \d{2}:\d{2}", text)
+    assert len(stamps) == 2 and "T" not in "".join(stamps)  # one release, one budget set
+    assert "┃ rho" not in text

@@ -250,42 +250,46 @@ def _charges(row: UnitSpend) -> str:
 
 
 def _releases_table(entries: list[LedgerEntry]) -> Table:
-    table = Table(
-        "id",
-        "when (UTC)",
-        "label",
-        "mechanism",
-        "unit",
-        "epsilon",
-        "delta",
-        "rho",
-        title="releases",
-    )
-    for column in table.columns:
-        column.overflow = "fold"
+    with_rho = any(e.record.rho is not None for e in entries)
+    names = ["id", "when (UTC)", "label", "mechanism", "unit", "epsilon", "delta"]
+    table = _folded(Table(*names, *(["rho"] if with_rho else []), title="releases"))
     for e in entries:
+        rho = ["-" if e.record.rho is None else f"{e.record.rho:.4g}"] if with_rho else []
         table.add_row(
             str(e.id),
-            e.created,
+            _when(e.created),
             Text(e.label),
             Text(e.record.mechanism),
             Text(e.record.unit.key + ("" if e.budgeted else " (unbudgeted)")),
-            f"{e.record.epsilon:g}",
-            f"{e.record.delta:g}",
-            "-" if e.record.rho is None else f"{e.record.rho:g}",
+            f"{e.record.epsilon:.4g}",
+            f"{e.record.delta:.3g}",
+            *rho,
         )
     return table
 
 
 def _history_table(summary: LedgerSummary) -> Table:
-    table = Table("id", "when (UTC)", "unit", "epsilon", "delta", "note", title="budget history")
-    for column in table.columns:
-        column.overflow = "fold"
+    names = ("id", "when (UTC)", "unit", "epsilon", "delta", "note")
+    table = _folded(Table(*names, title="budget history"))
     for h in summary.history:
         table.add_row(
-            str(h.id), h.created, Text(h.unit), f"{h.epsilon:g}", f"{h.delta:g}", Text(h.note)
-        )
+            str(h.id), _when(h.created), Text(h.unit), f"{h.epsilon:.4g}", f"{h.delta:.3g}",
+            Text(h.note),
+        )  # fmt: skip
     return table
+
+
+def _folded(table: Table) -> Table:
+    """Text columns fold onto more lines at 80 columns; ids, times and numbers never do."""
+    for column in table.columns:
+        kept = column.header in ("id", "when (UTC)", "epsilon", "delta", "rho")
+        column.no_wrap, column.overflow = kept, "ellipsis" if kept else "fold"
+    return table
+
+
+def _when(created: str) -> str:
+    """An ISO time stamp in UTC as ``2026-12-04 19:37`` (the header says UTC)."""
+    return created.replace("T", " ")[:16]
 
 
 def _pair(budget: Budget | None) -> str:
