@@ -10,7 +10,6 @@ import math
 import numpy as np
 import pandas as pd
 import pytest
-from scipy.special import logsumexp
 
 from attrpriv.data.schema import Categorical, Column, Integer, Numeric, Role, Schema
 from attrpriv.dp import BudgetLedger, OpenDPNoise, SeededNumpyNoise
@@ -19,6 +18,7 @@ from attrpriv.errors import BudgetExceededError, InputError, NotFittedError
 from attrpriv.sanitize.block import BlockPlan, BlockResampler, association
 from attrpriv.sanitize.block.codebook import column_code
 from attrpriv.sanitize.resample import ResampledRelease
+from exact_losses import discrete_gaussian_renyi
 
 TEST = SeededNumpyNoise(0)
 
@@ -92,21 +92,11 @@ def test_the_worst_neighbour_moves_the_tables_by_the_recorded_sensitivity(
     assert plan.sensitivity == pytest.approx(math.sqrt(2 * len(plan.tables)))
 
 
-def _renyi_unit_shift(sigma: float, alpha: float) -> float:
-    """D_alpha(N_Z(0, sigma^2) || N_Z(1, sigma^2)), summed exactly over the integers."""
-    z = np.arange(-60 * math.ceil(sigma) - 60, 60 * math.ceil(sigma) + 61, dtype=np.float64)
-    log_p = -(z**2) / (2 * sigma**2)
-    log_q = -((z - 1) ** 2) / (2 * sigma**2)
-    log_p -= logsumexp(log_p)
-    log_q -= logsumexp(log_q)
-    return float(logsumexp(alpha * log_p + (1 - alpha) * log_q) / (alpha - 1))
-
-
 def _exact_rho(plan: BlockPlan) -> float:
     """The smallest rho with D_alpha <= alpha rho for the worst neighbours (2 cells per table
     moved by one), over a grid of orders, computed exactly on the discrete Gaussian."""
     moved = 2 * len(plan.tables)
-    return max(moved * _renyi_unit_shift(plan.scale, a) / a for a in (1.5, 2, 4, 8, 32, 128))
+    return max(moved * discrete_gaussian_renyi(plan.scale, a) / a for a in (1.5, 2, 4, 8, 32, 128))
 
 
 class _HalfScale(BlockResampler):

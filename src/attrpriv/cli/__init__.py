@@ -41,7 +41,11 @@ GROUP_MODULES: dict[str, tuple[str, ...]] = {
         "attrpriv.cli.release_ddp",
         "attrpriv.cli.release_quilt",
     ),
-    "sanitize": ("attrpriv.cli.sanitize", "attrpriv.cli.sanitize_resample"),
+    "sanitize": (
+        "attrpriv.cli.sanitize",
+        "attrpriv.cli.sanitize_resample",
+        "attrpriv.cli.sanitize_synthesize",
+    ),
     "budget": ("attrpriv.cli.budget",),
 }
 

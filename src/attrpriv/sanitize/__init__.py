@@ -18,10 +18,12 @@ _LAZY = {
     "sweep": "attrpriv.sanitize.tradeoff",
     "sweep_images": "attrpriv.sanitize.tradeoff",
     "BlockResampler": "attrpriv.sanitize.block",
+    "DPSynthesizer": "attrpriv.sanitize.synthesize",
     "InputNoise": "attrpriv.sanitize.baselines",
     "LatentInterpolation": "attrpriv.sanitize.baselines",
     "ProxyResampler": "attrpriv.sanitize.resample",
     "ResampledRelease": "attrpriv.sanitize.resample",
+    "SynthesizedRelease": "attrpriv.sanitize.synthesize",
 }
 
 __all__ = sorted(_LAZY)
