@@ -6,6 +6,7 @@ Each is a one-line InputError naming what is wrong (exit 2 from the CLI, nothing
 from __future__ import annotations
 
 import json
+import pickle
 from pathlib import Path
 from typing import Any
 
@@ -136,6 +137,10 @@ def test_a_failed_refit_leaves_the_fitted_decoupler_as_it_was(
         (lambda c, w: c["params"].pop("latent_dim"), "are not the parameters"),
         (lambda c, w: c.pop("history"), "damaged or does not match"),
         (lambda c, w: w.write_bytes(b"not a torch file"), "damaged or does not match"),
+        (
+            lambda c, w: w.write_bytes(pickle.dumps({"encoder": Path("x")})),
+            "holds Python objects besides tensors",
+        ),
     ],
 )
 def test_a_damaged_decoupler_directory_is_one_clear_error(
@@ -149,6 +154,7 @@ def test_a_damaged_decoupler_directory_is_one_clear_error(
     with pytest.raises(InputError, match=message) as exc:
         GlobalDecoupler.load(directory)
     _one_line(exc)
+    assert "weights_only" not in str(exc.value)  # never the advice to load it unsafely
 
 
 def test_sensitive_dim_must_be_below_latent_dim(adult: pd.DataFrame, adult_schema: Schema) -> None:

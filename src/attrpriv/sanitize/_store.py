@@ -11,6 +11,7 @@ import hashlib
 import json
 import math
 import secrets
+import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -309,13 +310,47 @@ def _rebuild(
         fit_schema = config.get("fit_schema")
         model.schema_ = codec.schema if fit_schema is None else Schema.from_dict(fit_schema)
     model._build(int(config["in_dim"]), len(model.classes_), int(config["side"]))
-    state = torch.load(directory / WEIGHTS_FILE, weights_only=True)
+    state = _weights(directory / WEIGHTS_FILE)
     for name, module in model._modules().items():
         module.load_state_dict(state[name])
         module.eval()
     model.history_ = list(config["history"])
     model.fingerprint_ = _load_fingerprint(config.get("fingerprint"), directory)
     return model
+
+
+def _weights(path: Path) -> Any:
+    """The tensors of a weights file, loaded with ``weights_only=True``; a file that holds any
+    other Python object (a pickle that could run code) is refused in one line, never run."""
+    import pickle
+
+    import torch
+
+    with warnings.catch_warnings():  # torch warns about the pickle protocol of such a file
+        warnings.simplefilter("ignore", UserWarning)
+        try:
+            return torch.load(path, weights_only=True)
+        except pickle.UnpicklingError as exc:
+            if not str(exc).startswith("Weights only load failed") or not _is_pickle(path):
+                # a damaged file (the caller says so), without torch's advice to load it unsafely
+                raise ValueError(f"{path.name} cannot be read as tensors") from None
+            raise InputError(
+                f"{str(path)!r} holds Python objects besides tensors (a pickle, which could run "
+                "code): it is refused and was not run; refit the decoupler and save it with "
+                "attrpriv"
+            ) from None
+
+
+def _is_pickle(path: Path) -> bool:
+    """Whether ``path`` is one well-formed pickle stream (read op by op, never run)."""
+    import pickletools
+
+    try:
+        for _ in pickletools.genops(path.read_bytes()):
+            pass
+    except Exception:  # ValueError, struct errors: not a pickle
+        return False
+    return True
 
 
 def _load_fingerprint(spec: Any, directory: Path) -> RowFingerprint | None:
