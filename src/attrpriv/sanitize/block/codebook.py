@@ -196,3 +196,18 @@ def codebook(
 
 
 __all__ = ["EXACT_VALUES", "ColumnCode", "codebook", "column_code"]
+
+
+def typed_values(
+    values: np.ndarray, schema: Schema, name: str, index: pd.Index | None = None
+) -> pd.Series:
+    """Drawn values as a column of the type the schema's domain says (public): a categorical
+    column's values as they are, a numeric one as int64 / float64 (Int64 / Float64 with missing
+    values)."""
+    series = pd.Series(values, index=index, dtype=object, name=name)
+    domain = schema.domain(name)
+    if isinstance(domain, Categorical):
+        return series.infer_objects()
+    if series.isna().any():
+        return series.astype("Int64" if isinstance(domain, Integer) else "Float64")
+    return series.astype(np.int64 if isinstance(domain, Integer) else np.float64)

@@ -38,7 +38,7 @@ from attrpriv.dp.record import PrivacyRecord
 from attrpriv.dp.units import PrivacyUnit
 from attrpriv.errors import InputError, NotFittedError
 from attrpriv.sanitize._names import column_name, column_names, proxies_choice
-from attrpriv.sanitize.block.codebook import codebook
+from attrpriv.sanitize.block.codebook import codebook, typed_values
 from attrpriv.sanitize.resample.mechanism import ResampledRelease
 from attrpriv.sanitize.resample.ranking import data_frame
 
@@ -663,7 +663,7 @@ class BlockResampler(Mechanism[BlockCounts, BlockPlan]):
             redrawn[name] = self.codes_[name].decode(codes, rng)
         table = noisy.public.copy()
         for name, values in redrawn.items():
-            table[name] = _typed(values, self.schema_, name, table.index)
+            table[name] = typed_values(values, self.schema_, name, table.index)
         return table[list(noisy.columns)]
 
     def _parent_terms(
@@ -736,17 +736,6 @@ def _not_a_candidate(name: str, sensitive: str, schema: Schema) -> str:
     if name == sensitive:
         return "the sensitive column"
     return "the task's target, kept or ignored" if name in schema else "not in the schema"
-
-
-def _typed(values: np.ndarray, schema: Schema, name: str, index: pd.Index) -> pd.Series:
-    """Drawn values as a column of the type the schema's domain says (public)."""
-    series = pd.Series(values, index=index, dtype=object, name=name)
-    domain = schema.domain(name)
-    if isinstance(domain, Categorical):
-        return series
-    if series.isna().any():
-        return series.astype("Float64" if not isinstance(domain, Integer) else "Int64")
-    return series.astype(np.int64 if isinstance(domain, Integer) else np.float64)
 
 
 __all__ = ["BlockPlan", "BlockResampler", "association", "conditional", "cramers_v"]

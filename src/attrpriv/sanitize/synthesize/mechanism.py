@@ -43,7 +43,7 @@ from attrpriv._checks import (
     one_of,
     optional,
 )
-from attrpriv.data.schema import Categorical, Integer, Role, Schema
+from attrpriv.data.schema import Role, Schema
 from attrpriv.dp.accounting import rho_for
 from attrpriv.dp.accuracy import Accuracy
 from attrpriv.dp.mechanism import Mechanism, NoisePlan, check_fitted
@@ -51,7 +51,8 @@ from attrpriv.dp.noise import NoiseSampler
 from attrpriv.dp.record import PrivacyRecord, Release
 from attrpriv.dp.units import PrivacyUnit
 from attrpriv.errors import InputError, NotFittedError
-from attrpriv.sanitize.block.codebook import ColumnCode, codebook
+from attrpriv.sanitize._names import column_names
+from attrpriv.sanitize.block.codebook import ColumnCode, codebook, typed_values
 from attrpriv.sanitize.resample.ranking import data_frame
 
 if TYPE_CHECKING:
@@ -174,16 +175,6 @@ def _key(position: int) -> str:
     return f"c{position}"
 
 
-def _columns(value: object, name: str) -> tuple[str, ...]:
-    """``value`` as a tuple of distinct column names."""
-    if not isinstance(value, (list, tuple)) or not all(isinstance(v, str) for v in value):
-        raise InputError(f"{name} must be a list of column names, got {value!r}")
-    names = tuple(value)
-    if len(set(names)) != len(names):
-        raise InputError(f"{name} names a column twice: {list(names)}")
-    return names
-
-
 PRIOR_SLACK = 1e-9
 """How much below its budget (relative) each of MST's selection steps is kept, so that OpenDP
 0.16's sum of them stays within the selection budget (see :func:`_mst_budgets_kept`)."""
@@ -302,7 +293,7 @@ class DPSynthesizer(Mechanism[CodedRows, SynthesisPlan]):
         "delta": lambda value, name: check_probability(value, name),
         "bins": lambda value, name: check_positive_int(value, name, minimum=2),
         "rows": optional(check_positive_int),
-        "columns": optional(_columns),
+        "columns": optional(column_names),
         "seed": lambda value, name: check_positive_int(value, name, minimum=0),
     }
 
@@ -570,7 +561,7 @@ class DPSynthesizer(Mechanism[CodedRows, SynthesisPlan]):
             codes = np.asarray(drawn[_key(position)], dtype=np.int64)
             if not code.nullable:
                 codes = _without_missing(codes, code, noisy.project((_key(position),)), rng)
-            table[name] = _typed(code.decode(codes, rng), self.schema_, name)
+            table[name] = typed_values(code.decode(codes, rng), self.schema_, name)
         frame = pd.DataFrame(table, columns=list(self.columns_))
         # the model's draw comes grouped by cell: rows in a random order read as a sample
         return frame.iloc[rng.permutation(len(frame))].reset_index(drop=True)
@@ -656,17 +647,6 @@ def _without_missing(
     out = codes.copy()
     out[missing] = rng.choice(code.values, size=missing.size, p=weights / weights.sum())
     return out
-
-
-def _typed(values: np.ndarray, schema: Schema, name: str) -> pd.Series:
-    """Drawn values as a column of the type the schema's domain says (public)."""
-    series = pd.Series(values, dtype=object, name=name)
-    domain = schema.domain(name)
-    if isinstance(domain, Categorical):
-        return series.infer_objects()
-    if series.isna().any():
-        return series.astype("Int64" if isinstance(domain, Integer) else "Float64")
-    return series.astype(np.int64 if isinstance(domain, Integer) else np.float64)
 
 
 __all__ = [
