@@ -42,6 +42,8 @@ DDP = ["release", "ddp", "{data}", "--schema", "{schema}", "--epsilon", "1"]
 APPLY_ADULT = ["sanitize", "apply", "{adult}", "--schema", "{work}/adult.yaml", "--decoupler",
                "{dec}", "--epsilon", "1", "--strict-domain",
                "--out", "{work}/s.parquet"]  # fmt: skip
+RESAMPLE = ["sanitize", "resample", "{data}", "--schema", "{schema}", "--sensitive", "race",
+            "--epsilon", "1", "--out", "{work}/r.csv"]  # fmt: skip
 QUILT = ["release", "quilt", "--transition", "0.9,0.1;0.2,0.8", "--epsilon", "1"]
 
 
@@ -336,9 +338,15 @@ def test_usage_errors_are_one_line_naming_the_help(
         (DDP, "Martian"),
         ([*HISTOGRAMS, "--columns", "age"], "123"),
         (APPLY_ADULT, "Martian"),
+        (RESAMPLE, "Martian"),
+        ([*RESAMPLE, "--method", "donor", "--aux", "{work}/data.csv"], "Martian"),
+        (["sanitize", "synthesize", "{data}", "--schema", "{schema}", "--method", "mst",
+          "--epsilon", "1", "--out", "{work}/syn.csv"], "Martian"),
+        (["assess", "run", "{data}", "--schema", "{schema}", "--target", "sex"], "Martian"),
     ],
-    ids=["histograms category", "ddp category", "histograms integer", "sanitize apply"],
-)
+    ids=["histograms category", "ddp category", "histograms integer", "sanitize apply",
+         "resample block", "resample donor", "synthesize", "assess run"],
+)  # fmt: skip
 def test_values_outside_their_domain_are_named_only_with_debug(
     capsys: pytest.CaptureFixture[str], work: Path, decoupler: Path, args: list[str], secret: str
 ) -> None:

@@ -61,6 +61,8 @@ def test_cli_algorithm_2_states_the_pair_asked_for(
     assert noise["algorithm"] == 2 and noise["nominal_epsilon"] < 1.0
     assert noise["certified_epsilon"] <= 1.0 + 1e-12 and noise["certified_delta"] <= 1e-3
     assert "Algorithm 2: nominal" in " ".join(text.split())
+    tried = [line for line in err.splitlines() if line.startswith("Algorithm 2: noise levels")]
+    assert tried and all("lambda_eta" in line for line in tried), err  # one line per level
 
 
 def test_cli_warns_on_stderr(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:

@@ -107,6 +107,7 @@ def attribute(
     outputs = release_outputs(out, html)
     settings = load_spec(spec)
     mechanism, data, schema = build(settings, spec.resolve().parent)
+    mechanism.set_params(progress=True)  # Algorithm 2's search can take a minute
     book = open_ledger(ledger)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ModelWarning)  # printed below, from the release

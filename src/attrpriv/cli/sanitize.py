@@ -599,7 +599,7 @@ def apply(
         data_writer = _npz_writer(arrays)
         size = f"{len(pixels)} images"
     else:
-        source = read_data(data, schema, require_schema=False, load=True)
+        source = read_data(data, schema, require_schema=False, load=True, check=strict_domain)
         check_reviewed(source.schema, schema, accept_inferred)
         _check_same_domains(model, source.schema)
         frame = _table_rows(source.frame, row_range, where, rows, seed, data)

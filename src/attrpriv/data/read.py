@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any, Generic, Literal, TypeVar, overload
 
 from attrpriv.data import datasets as bundled
 from attrpriv.data.schema import Schema
-from attrpriv.errors import InputError
+from attrpriv.errors import InputError, SchemaError
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -66,6 +66,7 @@ def read_data(
     as_text: bool = False,
     what: str = "data",
     allow_empty: bool = False,
+    check: bool = True,
 ) -> JobData[Schema]: ...
 
 
@@ -80,6 +81,7 @@ def read_data(
     as_text: bool = False,
     what: str = "data",
     allow_empty: bool = False,
+    check: bool = True,
 ) -> JobData[Schema | None]: ...
 
 
@@ -93,6 +95,7 @@ def read_data(
     as_text: bool = False,
     what: str = "data",
     allow_empty: bool = False,
+    check: bool = True,
 ) -> JobData[Any]:
     """The data of a job and its schema, from a bundled dataset name or a CSV/Parquet file.
 
@@ -125,6 +128,11 @@ def read_data(
         neighbours, where the number of rows is private: refusing the empty table but
         releasing a one-row one would be a decision outside the guarantee). A file of 0 bytes
         is refused either way, as is an empty file that must be loaded to infer its schema.
+    check : bool, optional
+        Check loaded rows against a declared schema (every schema column present, no missing
+        value where none is allowed, every value inside its domain); False only for a job that
+        handles values outside the domain itself and says so (``sanitize apply`` clips them).
+        Rows left as a path are checked by the engine that aggregates them.
 
     Returns
     -------
@@ -138,11 +146,13 @@ def read_data(
         a file's header names a column twice (pandas would rename the second ``age.1``); a
         loaded file has an infinite number in a column.
     SchemaError
-        ``schema`` cannot be read.
+        ``schema`` cannot be read, or (with ``check``) loaded rows do not fit it.
     """
     declared = Schema.load(schema) if schema is not None else None
     if isinstance(data, str) and data in bundled.names():
         dataset = bundled.load(data)
+        if check and declared is not None:  # the bundled schema fits its data by construction
+            _check_fits(dataset.frame, declared, f"{what} {data!r}")
         return JobData(dataset.frame, declared or dataset.schema)
     path = Path(data)
     if not path.is_file():
@@ -167,7 +177,10 @@ def read_data(
             "(or --infer-schema, which reads the domains from the private data)"
         )
     if load or as_text:
-        return JobData(_load(path, as_text, where, allow_empty), declared)
+        frame = _load(path, as_text, where, allow_empty)
+        if check and declared is not None and not as_text and len(frame):  # no rows: all fit
+            _check_fits(frame, declared, where)
+        return JobData(frame, declared)
     return JobData(path, declared)
 
 
@@ -253,6 +266,17 @@ def _check_finite(frame: pd.DataFrame, where: str) -> None:
                 f"{where}: column {str(label)!r} has an infinite number (first at row {row}); "
                 "expected finite numbers (or empty cells for missing values)"
             )
+
+
+def _check_fits(frame: pd.DataFrame, schema: Schema, where: str) -> None:
+    """Refuse loaded rows that do not fit their declared schema (a missing schema column, a
+    missing value in a column that allows none, a value outside its domain): the one check that
+    every command's loaded data passes. The message names the file, the column and the first
+    such row, and the value only while private values are shown."""
+    try:
+        schema.validate(frame, allow_extra=True)
+    except SchemaError as exc:
+        raise SchemaError(f"{where}: {exc}") from None
 
 
 def _kind(path: Path) -> str:

@@ -162,8 +162,10 @@ def algorithm_2(
     n_eval: int | None,
     max_shift: float,
     noise_at: Callable[[float], Array],
+    tried: Callable[..., None] | None = None,
 ) -> dict[str, Any]:
-    """Algorithm 2 with the noise chosen so that its guarantee is (epsilon, delta)."""
+    """Algorithm 2 with the noise chosen so that its guarantee is (epsilon, delta);
+    ``tried(detail=...)`` is called after each noise level is evaluated."""
     query = specs.query
     inexact = [m for m in specs.models if not m.gaussian]
     monte_carlo = query.size > 1 or exact_laws(specs) is None
@@ -190,7 +192,10 @@ def algorithm_2(
         for model in inexact:
             for secret in specs.secrets:
                 found += approx.model_lambdas(model, query, secret, cov, eta, points or 100, cache)
-        return request.Trial(shift, cov, max(a.lam for a in found), tuple(found))
+        lam = max(a.lam for a in found)
+        if tried is not None:
+            tried(detail=f"shift {shift:.4g}, lambda_eta {lam:.3g}")
+        return request.Trial(shift, cov, lam, tuple(found))
 
     trial, certified = request.search(epsilon, delta, eta, method, max_shift, evaluate)
     cal = Calibration(

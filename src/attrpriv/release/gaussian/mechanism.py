@@ -33,12 +33,14 @@ import pandas as pd
 from attrpriv._checks import (
     Check,
     check_epsilon,
+    check_flag,
     check_non_negative,
     check_positive_int,
     check_probability,
     one_of,
     optional,
 )
+from attrpriv._progress import progress
 from attrpriv.data.schema import Schema
 from attrpriv.dp.accuracy import Accuracy
 from attrpriv.dp.ledger import BudgetLedger
@@ -119,6 +121,9 @@ class AttributePrivateGaussian(Mechanism[Answer, GaussianPlan]):
         A :class:`NoiseSampler`; default exact OpenDP noise.
     allow_nonprivate : bool, optional
         Accept a non-private sampler (reproducible tests only).
+    progress : bool, optional
+        Report each noise level Algorithm 2 tries on stderr (a bar on a terminal, a line per
+        level elsewhere); its search reads only the models, never the data.
     """
 
     _constraints: ClassVar[Mapping[str, Check]] = {
@@ -130,6 +135,7 @@ class AttributePrivateGaussian(Mechanism[Answer, GaussianPlan]):
         "eta": optional(check_probability),
         "smoothing": check_non_negative,
         "n_eval": optional(lambda value, name: check_positive_int(value, name, minimum=100)),
+        "progress": check_flag,
         **SAMPLER_CONSTRAINTS,
     }
 
@@ -149,6 +155,7 @@ class AttributePrivateGaussian(Mechanism[Answer, GaussianPlan]):
         n_eval: int | None = None,
         noise: NoiseSampler | None = None,
         allow_nonprivate: bool = False,
+        progress: bool = False,
     ) -> None:
         self.query = query
         self.secrets = secrets
@@ -163,6 +170,7 @@ class AttributePrivateGaussian(Mechanism[Answer, GaussianPlan]):
         self.n_eval = n_eval
         self.noise = noise
         self.allow_nonprivate = allow_nonprivate
+        self.progress = progress
 
     # -- the release -------------------------------------------------------------------------
     def release(
@@ -285,16 +293,18 @@ class AttributePrivateGaussian(Mechanism[Answer, GaussianPlan]):
         fields: dict[str, Any] = {"accounting": method}
         if method == "algorithm-2":
             eta = accounting.default_eta(epsilon, delta) if self.eta is None else float(self.eta)
-            found = accounting.algorithm_2(
-                specs,
-                epsilon,
-                delta,
-                eta,
-                self.calibration,
-                self.n_eval,
-                cal.max_shift,
-                lambda r: self._noise_for(constraints, replace_shift(cal, r), specs),
-            )
+            with progress("Algorithm 2: noise levels tried", enabled=self.progress) as tried:
+                found = accounting.algorithm_2(
+                    specs,
+                    epsilon,
+                    delta,
+                    eta,
+                    self.calibration,
+                    self.n_eval,
+                    cal.max_shift,
+                    lambda r: self._noise_for(constraints, replace_shift(cal, r), specs),
+                    tried,
+                )
             cov, cal = found.pop("covariance"), found.pop("calibration")
             fields.update(found)
         elif method == "exact" and laws is not None:

@@ -23,7 +23,8 @@ from __future__ import annotations
 
 import itertools
 import warnings
-from collections.abc import Hashable, Mapping, Sequence
+from collections.abc import Hashable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
@@ -256,10 +257,22 @@ def learn_network(
         ) from None
 
 
+@contextmanager
+def _pgmpy_imports() -> Iterator[None]:
+    """Import pgmpy without its import-time warnings: its modules import ``tqdm.auto``, which
+    warns in a notebook without ipywidgets ("IProgress not found") although attrpriv shows no
+    pgmpy progress, and its older ``estimators`` package warns that an alias moved."""
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message="IProgress not found")
+        warnings.simplefilter("ignore", FutureWarning)
+        yield
+
+
 def _structure(data: pd.DataFrame, structure: str, max_parents: int) -> list[tuple[str, str]]:
     """The edges of the learned DAG."""
     if structure == "hc":
-        from pgmpy.causal_discovery import HillClimbSearch
+        with _pgmpy_imports():
+            from pgmpy.causal_discovery import HillClimbSearch
 
         search = HillClimbSearch(
             scoring_method="bic-d",
@@ -268,10 +281,7 @@ def _structure(data: pd.DataFrame, structure: str, max_parents: int) -> list[tup
             show_progress=False,
         )
         return [(str(a), str(b)) for a, b in search.fit(data).causal_graph_.edges()]
-    with warnings.catch_warnings():
-        # pgmpy 1.1 has Chow-Liu and exhaustive search only in its older ``estimators``
-        # package, whose import warns that its StructureScore alias moved.
-        warnings.simplefilter("ignore", FutureWarning)
+    with _pgmpy_imports():  # pgmpy 1.1 has Chow-Liu and exhaustive search only here
         from pgmpy.estimators import ExhaustiveSearch, TreeSearch
     if structure == "chow-liu":
         tree = TreeSearch(data, root_node=data.columns[0], n_jobs=1)
@@ -288,8 +298,9 @@ def _fit_cpds(
     states: Mapping[str, list[int]],
     prior: float,
 ) -> DiscreteNetwork:
-    from pgmpy.models import DiscreteBayesianNetwork
-    from pgmpy.parameter_estimator import DiscreteBayesianEstimator
+    with _pgmpy_imports():
+        from pgmpy.models import DiscreteBayesianNetwork
+        from pgmpy.parameter_estimator import DiscreteBayesianEstimator
 
     model = DiscreteBayesianNetwork(edges)
     model.add_nodes_from(names)
