@@ -341,35 +341,34 @@ def _direct(n: int, seed: int) -> tuple[pd.DataFrame, Schema]:
 
 
 def test_an_auto_proxy_keeps_its_direct_dependence_on_a_released_column() -> None:
-    """Drawn given the sensitive value only (parents=0), grade loses its tie to other; drawn
-    given its most associated released column too, it keeps most of it (the terms of each
-    column multiply: a product of two conditionals, not their joint)."""
+    """Drawn given the sensitive value only (conditional="none"), grade loses its tie to
+    other; drawn given the columns outside the unit too, it keeps most of it."""
     frame, schema = _direct(4000, 8)
     real = np.corrcoef(frame["grade"], frame["other"])[0, 1]
     found = {}
-    for parents in (0, 2):
-        model = BlockResampler("s", parents=parents, noise=SeededNumpyNoise(2),
+    for conditional in ("none", "hgb"):
+        model = BlockResampler("s", conditional=conditional, noise=SeededNumpyNoise(2),
                                allow_nonprivate=True).fit(schema)  # fmt: skip
         out = model.release(frame)
         assert out.parts["proxies"] == ["grade"]
-        found[parents] = np.corrcoef(out.values["grade"], out.values["other"])[0, 1]
-    assert real > 0.6 and abs(found[0]) < 0.1
-    assert 0.6 * real < found[2] < real + 0.05
+        found[conditional] = np.corrcoef(out.values["grade"], out.values["other"])[0, 1]
+    assert real > 0.6 and abs(found["none"]) < 0.1
+    assert 0.6 * real < found["hgb"] < real + 0.05
 
 
-def test_named_proxies_are_never_drawn_given_exact_counts(
+def test_named_proxies_are_never_drawn_given_the_context(
     private: pd.DataFrame, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """A named proxy is in the unit: counts of it with other columns change between
+    """A named proxy is in the unit: a model of it fitted on the private rows changes between
     neighbours, so only the noisy tables may shape its draw."""
     called: list[str] = []
-    original = BlockResampler._parent_terms
+    original = BlockResampler._context_terms
 
     def spy(self: BlockResampler, name: str, *args: object) -> np.ndarray:
         called.append(name)
         return original(self, name, *args)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(BlockResampler, "_parent_terms", spy)
+    monkeypatch.setattr(BlockResampler, "_context_terms", spy)
     _fitted(proxies=["copy"]).release(private)
     assert called == []
     out = _fitted().release(private)

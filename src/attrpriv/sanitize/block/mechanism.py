@@ -27,6 +27,7 @@ from attrpriv._checks import (
     check_non_negative,
     check_positive_int,
     check_probability,
+    one_of,
     optional,
 )
 from attrpriv.data.schema import Categorical, Integer, Role, Schema
@@ -49,6 +50,13 @@ SQUARED_SENSITIVITY_PER_TABLE = 2.0
 """Squared l2 sensitivity of one contingency table when one row's protected values are
 substituted: the row leaves one cell (-1) and enters another (+1)."""
 
+
+CONDITIONALS = ("hgb", "none")
+"""How a proxy outside the unit is drawn: given every column outside the unit too, or not."""
+
+CROSS_FIT_FOLDS = 2
+"""Each row's proxy law comes from a model fitted on the other folds' rows, never its own: a
+model that had seen the row could hand its true proxy back."""
 
 SIGNIFICANCE = 3.0
 """How many standard deviations above what independence gives a noisy table's chi-square must
@@ -169,18 +177,6 @@ def conditional(table: np.ndarray, axis: int = 0) -> np.ndarray:
     return np.moveaxis(out.reshape(moved.shape), 0, axis)
 
 
-def cramers_v(a: np.ndarray, b: np.ndarray, size_a: int, size_b: int) -> float:
-    """Cramér's V of two columns of codes (exact counts), in [0, 1]."""
-    table = np.bincount(a * size_b + b, minlength=size_a * size_b).reshape(size_a, size_b)
-    table = table[table.sum(axis=1) > 0][:, table.sum(axis=0) > 0].astype(np.float64)
-    if min(table.shape) < 2:
-        return 0.0
-    total = table.sum()
-    expected = np.outer(table.sum(axis=1), table.sum(axis=0)) / total
-    chi2 = float(((table - expected) ** 2 / expected).sum())
-    return float(np.sqrt(min(chi2 / (total * (min(table.shape) - 1)), 1.0)))
-
-
 def _shrunk(table: np.ndarray, scale: float) -> np.ndarray:
     """``P(proxy | s, target)`` from a clipped noisy table ``(s, proxy, target)``, shrunk
     towards ``P(proxy | s)`` with the weight of the noise in the slice (``scale`` per cell):
@@ -189,6 +185,11 @@ def _shrunk(table: np.ndarray, scale: float) -> np.ndarray:
     weight = scale * table.shape[1]
     shrunk: np.ndarray = (table + weight * pooled) / (table.sum(axis=1, keepdims=True) + weight)
     return shrunk
+
+
+def _at(target: np.ndarray | None, n: int) -> np.ndarray:
+    """Each row's target code (0 for every row without a target)."""
+    return np.zeros(n, dtype=np.int64) if target is None else target
 
 
 def _draw(log_p: np.ndarray, rng: np.random.Generator) -> np.ndarray:
@@ -256,12 +257,13 @@ class BlockResampler(Mechanism[BlockCounts, BlockPlan]):
         exact counts, times this weight, are added to the noisy tables before anything is
         picked or drawn (a prior from public data: post-processing); 0 uses the public rows for
         the numeric bins only.
-    parents : int, default 2
-        A proxy picked by ``"auto"`` (outside the unit) is drawn given, besides the drawn
-        sensitive value and the target, this many of the columns released unchanged and the
-        proxies outside the unit drawn before it: those most associated with it in the private
-        rows (exact counts of columns outside the unit, identical for neighbours). 0: the
-        drawn value and the target only. A named proxy (in the unit) never is.
+    conditional : {"hgb", "none"}, default "hgb"
+        How a proxy picked by ``"auto"`` (outside the unit) is drawn besides the drawn
+        sensitive value and the target. ``"hgb"``: given every column outside the unit too (the
+        columns released unchanged, and the proxies outside the unit drawn before it), by
+        gradient boosting cross-fitted on the private rows' values of those columns
+        (identical for neighbours); ``"none"``: given the drawn value and the target only. A
+        named proxy (in the unit) is always drawn given those two only.
     seed : int, default 0
         Seeds the post-processing draws, >= 0.
     noise : NoiseSampler or None, default None
@@ -289,7 +291,7 @@ class BlockResampler(Mechanism[BlockCounts, BlockPlan]):
         "delta": lambda value, name: check_probability(value, name),
         "bins": lambda value, name: check_positive_int(value, name, minimum=2),
         "prior_weight": check_non_negative,
-        "parents": lambda value, name: check_positive_int(value, name, minimum=0),
+        "conditional": one_of(CONDITIONALS),
         "seed": lambda value, name: check_positive_int(value, name, minimum=0),
         **SAMPLER_CONSTRAINTS,
     }
@@ -306,7 +308,7 @@ class BlockResampler(Mechanism[BlockCounts, BlockPlan]):
         delta: float = 1e-6,
         bins: int = 10,
         prior_weight: float = 1.0,
-        parents: int = 2,
+        conditional: str = "hgb",
         seed: int = 0,
         noise: NoiseSampler | None = None,
         allow_nonprivate: bool = False,
@@ -320,7 +322,7 @@ class BlockResampler(Mechanism[BlockCounts, BlockPlan]):
         self.delta = delta
         self.bins = bins
         self.prior_weight = prior_weight
-        self.parents = parents
+        self.conditional = conditional
         self.seed = seed
         self.noise = noise
         self.allow_nonprivate = allow_nonprivate
@@ -560,9 +562,10 @@ class BlockResampler(Mechanism[BlockCounts, BlockPlan]):
                 "are not in the unit: neighbours differ in "
                 f"{protected} of one row only"
                 + (
-                    "; each is drawn given the columns most associated with it outside the "
-                    "unit, from their exact counts with it (the same for neighbours)"
-                    if int(self.parents) > 0
+                    "; each is drawn given every column outside the unit too, by gradient "
+                    "boosting fitted on the private rows' values of those columns (the same "
+                    "for neighbours)"
+                    if self.conditional == "hgb"
                     else ""
                 )
             )
@@ -643,6 +646,8 @@ class BlockResampler(Mechanism[BlockCounts, BlockPlan]):
             given = conditional(two_way, axis=1)  # P(k | s)
             log_p += np.log(np.maximum(given[:, noisy.codes[name]].T, 1e-12))
         drawn = _draw(log_p, rng)
+        posterior = np.exp(log_p - log_p.max(axis=1, keepdims=True))
+        posterior /= posterior.sum(axis=1, keepdims=True)  # P(s | context, target)
         redrawn = {self.sensitive: self.codes_[self.sensitive].decode(drawn, rng)}
         # the columns a proxy outside the unit may be drawn given: those released unchanged,
         # and the proxies outside the unit drawn before it (their drawn values)
@@ -654,54 +659,69 @@ class BlockResampler(Mechanism[BlockCounts, BlockPlan]):
             given = _shrunk(counts, noisy.scale) if target is not None else conditional(counts, 1)
             p = given[drawn, :, target] if target is not None else given[drawn, :]
             log_q = np.log(np.maximum(p, 1e-300))
-            if name not in self.protected_:
+            if name not in self.protected_ and self.conditional == "hgb":
                 law = given if target is not None else given[:, :, None]
-                log_q += self._parent_terms(name, law, tables, noisy.codes, given_columns, target)
+                through_s = np.einsum("nsi,ns->ni", law[:, :, _at(target, n)].transpose(2, 0, 1),
+                                      posterior)  # fmt: skip
+                log_q += self._context_terms(name, noisy.codes, given_columns, target, through_s)
             codes = _draw(log_q, rng)
-            if name not in self.protected_:
+            if name not in self.protected_:  # in the context of the proxies drawn after it
                 given_columns[name] = codes
+                law = given if target is not None else given[:, :, None]
+                posterior *= law[:, codes, _at(target, n)].T  # what the drawn value says of s
+                posterior /= np.maximum(posterior.sum(axis=1, keepdims=True), 1e-300)
             redrawn[name] = self.codes_[name].decode(codes, rng)
         table = noisy.public.copy()
         for name, values in redrawn.items():
             table[name] = typed_values(values, self.schema_, name, table.index)
         return table[list(noisy.columns)]
 
-    def _parent_terms(
+    def _context_terms(
         self,
         name: str,
-        law: np.ndarray,
-        tables: Mapping[str, np.ndarray],
         original: Mapping[str, np.ndarray],
         given: Mapping[str, np.ndarray],
         target: np.ndarray | None,
+        through_s: np.ndarray,
     ) -> np.ndarray:
-        """``sum_j log P(proxy | parent_j, target) - log P*(proxy | parent_j, target)`` for
-        each row, over the ``parents`` columns of ``given`` most associated with the proxy.
+        """``log P(proxy | context, target) - log P*(proxy | context, target)`` for each row.
 
-        ``P`` is counted exactly on the private rows' columns outside the unit (the proxy is
-        not in it, nor is any parent): neighbours have the same counts, so reading them costs
-        nothing under the unit. ``P*`` is what the noisy tables already imply,
-        ``sum_s P(proxy | s, target) P(s | parent, target)`` (``law`` and the parent's noisy
-        table): the term adds only the dependence that does not run through the sensitive
-        column, which the drawn value carries already. Each row's term is read at its released
-        (or drawn) parent value.
+        The context is ``given``: the columns released unchanged and the proxies outside the
+        unit drawn before this one. ``P(proxy | context, target)`` is a gradient-boosting model
+        fitted on the private rows' true values of the proxy and of those columns (none is in
+        the unit: neighbours have the same values, so reading them costs nothing under the
+        unit), cross-fitted (:data:`CROSS_FIT_FOLDS`), and read at each row's released or drawn
+        context. ``P*`` (``through_s``) is what the noisy tables already imply through the
+        sensitive column, ``sum_s P(proxy | s, target) P(s | context, target)``, the law the
+        row's sensitive value was drawn from updated by the proxies drawn since (a drawn proxy
+        tells of the drawn value, not of the private one): the term adds only the dependence
+        that does not run through the sensitive value, so a proxy tied to the context through
+        it is not counted twice (a context unrelated to the sensitive value makes ``P*`` the
+        proxy's law given the target alone).
         """
+        from sklearn.ensemble import HistGradientBoostingClassifier
+
         proxy, size = original[name], self.codes_[name].size
-        scores = {c: cramers_v(proxy, original[c], size, self.codes_[c].size) for c in given}
-        chosen = sorted((c for c in scores if scores[c] > 0), key=lambda c: -scores[c])
-        tail = np.zeros(len(proxy), dtype=np.int64) if target is None else target
-        levels = 1 if target is None else self.codes_[self.task_].size  # type: ignore[index]
-        law = law.reshape(law.shape[0], size, levels)
-        terms = np.zeros((len(proxy), size))
-        for parent in chosen[: int(self.parents)]:
-            k = self.codes_[parent].size
-            flat = (proxy * k + original[parent]) * levels + tail
-            counts = np.bincount(flat, minlength=size * k * levels).reshape(size, k, levels)
-            exact = conditional(counts + 0.5, axis=0)  # P(proxy | parent, target), smoothed
-            noisy = tables[parent].reshape(law.shape[0], k, levels)
-            star = np.einsum("skt,sat->kat", law, conditional(noisy, axis=0))
-            ratio = np.log(exact) - np.log(np.maximum(star, 1e-12))
-            terms += ratio[:, given[parent], tail].T
+        tail = () if target is None else (target,)
+        fitted_on = np.column_stack([*(original[c] for c in given), *tail])
+        read_at = np.column_stack([*(given[c] for c in given), *tail])
+        n = len(proxy)
+        law = np.full((n, size), 1e-6)
+        if fitted_on.shape[1] == 0:
+            return np.zeros((n, size))
+        fold = np.random.default_rng(int(self.seed)).integers(0, CROSS_FIT_FOLDS, n)
+        for k in range(CROSS_FIT_FOLDS):
+            train, rows = fold != k, np.flatnonzero(fold == k)
+            seen = np.unique(proxy[train])
+            if len(rows) == 0 or len(seen) < 2:
+                law[np.ix_(rows, seen)] = 1.0
+                continue
+            model = HistGradientBoostingClassifier(max_iter=60, max_leaf_nodes=15,
+                                                   min_samples_leaf=40, early_stopping=False,
+                                                   random_state=int(self.seed))  # fmt: skip
+            model.fit(fitted_on[train], proxy[train])
+            law[np.ix_(rows, model.classes_)] = np.maximum(model.predict_proba(read_at[rows]), 1e-6)
+        terms: np.ndarray = np.log(law) - np.log(np.maximum(through_s, 1e-12))
         return terms
 
     def _accuracy(self, plan: BlockPlan, values: pd.DataFrame) -> Accuracy:
@@ -738,4 +758,4 @@ def _not_a_candidate(name: str, sensitive: str, schema: Schema) -> str:
     return "the task's target, kept or ignored" if name in schema else "not in the schema"
 
 
-__all__ = ["BlockPlan", "BlockResampler", "association", "conditional", "cramers_v"]
+__all__ = ["BlockPlan", "BlockResampler", "association", "conditional"]
