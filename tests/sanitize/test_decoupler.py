@@ -187,3 +187,23 @@ def test_image_decoupler_on_mnist(tmp_path: Path) -> None:
     np.testing.assert_array_equal(GlobalDecoupler.load(tmp_path).encode(x[priv])[0], ps)
     with pytest.raises(InputError, match="shape"):
         model.encode(np.zeros((3, 27, 27)))
+
+
+def test_a_decoded_category_is_drawn_from_the_decoder_law_not_its_mode() -> None:
+    """Logits of a 70/30 law in every row: the most likely value is one category in every row
+    (a weak decoder's collapse); drawn, both appear at their shares, seeded."""
+    from attrpriv.data.schema import Categorical, Column, Numeric, Schema
+    from attrpriv.sanitize.tabular import TabularCodec
+
+    schema = Schema((Column("risk", "target", Categorical(("good", "bad"))),
+                     Column("amount", "feature", Numeric(0.0, 10.0), nullable=True)))  # fmt: skip
+    codec = TabularCodec(schema, ("risk", "amount"))
+    n = 20_000
+    out = np.tile([np.log(0.7), np.log(0.3), 0.5, 0.0], (n, 1))  # amount missing at logit 0
+    mode = codec.decode(out)
+    assert (mode["risk"] == "good").all() and not mode["amount"].isna().any()
+    drawn = codec.decode(out, np.random.default_rng(0))
+    assert (drawn["risk"] == "good").mean() == pytest.approx(0.7, abs=0.015)
+    assert drawn["amount"].isna().mean() == pytest.approx(0.5, abs=0.015)
+    again = codec.decode(out, np.random.default_rng(0))
+    pd.testing.assert_frame_equal(drawn, again)

@@ -604,7 +604,7 @@ def apply(
         _check_same_domains(model, source.schema)
         frame = _table_rows(source.frame, row_range, where, rows, seed, data)
         trained = _training_rows(model, frame, data, decoupler, allow_training_rows)
-        result = Sanitizer(model, sampler).sanitize(
+        result = Sanitizer(model, sampler, seed=seed).sanitize(
             frame, ledger=book, label=label, schema=source.schema,
             out_of_domain="refuse" if strict_domain else "clip", keep_ignored=not drop_ignored,
         )  # fmt: skip

@@ -332,7 +332,8 @@ class LatentInterpolation:
         self._means()
         z, k = self._latent(X)
         moved, target = self.interpolate(z, labels)
-        data = self.decoupler.decode(moved[:, :k], moved[:, k:])
+        rng = np.random.default_rng(int(self.seed))  # decoded as the sanitizer decodes
+        data = self.decoupler.decode(moved[:, :k], moved[:, k:], rng=rng)
         parts = {"rows": len(z), "baseline": "latent-interpolation",
                  "strength": float(self.strength), "classes": list(self.classes_),
                  "moved_share": float(np.mean(target != labels)),

@@ -788,7 +788,9 @@ class GlobalDecoupler(Parameters):
             mu = self.encoder_(x)[0].numpy().astype(np.float64)
         return mu[:, : self.sensitive_dim], mu[:, self.sensitive_dim :]
 
-    def decode(self, z_s: Any, z_ns: Any) -> pd.DataFrame | np.ndarray:
+    def decode(
+        self, z_s: Any, z_ns: Any, *, rng: np.random.Generator | None = None
+    ) -> pd.DataFrame | np.ndarray:
         """Latents -> data: a DataFrame in the schema's domains, or images in [0, 1].
 
         Parameters
@@ -798,6 +800,9 @@ class GlobalDecoupler(Parameters):
         z_ns : array-like
             Non-sensitive latents of shape (n, ``latent_dim - sensitive_dim``), finite, row for
             row with ``z_s``.
+        rng : numpy.random.Generator or None, optional
+            Tabular: draw each categorical value (and each missing-value flag) from the
+            decoder's law; None: take the most likely one.
 
         Returns
         -------
@@ -835,7 +840,7 @@ class GlobalDecoupler(Parameters):
         if self.kind == "image":
             # torch's sigmoid saturates quietly where 1 / (1 + exp(-x)) overflows (noisy z_S)
             return np.asarray(torch.sigmoid(torch.from_numpy(out)).numpy(), dtype=np.float32)
-        return self.codec_.decode(out)
+        return self.codec_.decode(out, rng)
 
     def predict_sensitive(self, X: Any) -> np.ndarray:
         """The aligner's guess of y_S from z_S (a diagnostic of how much z_S carries).

@@ -151,11 +151,18 @@ class Sanitizer:
         or DP-sampling sampler whose ``bound`` is ``None`` takes the decoupler's
         ``latent_bound_`` (learned from its auxiliary data) when sanitizing; see
         :func:`~attrpriv.sanitize.samplers.with_latent_bound`.
+    seed : int or None, optional
+        Seeds the draw of each decoded categorical value from the decoder's law (default 0);
+        None decodes each to its most likely value, which a weakly trained decoder makes one
+        value in every row (post-processing either way: no privacy cost).
     """
 
-    def __init__(self, decoupler: GlobalDecoupler, sampler: LatentSampler) -> None:
+    def __init__(
+        self, decoupler: GlobalDecoupler, sampler: LatentSampler, *, seed: int | None = 0
+    ) -> None:
         self.decoupler = decoupler
         self.sampler = sampler
+        self.seed = seed
 
     def sanitize(
         self,
@@ -245,7 +252,8 @@ class Sanitizer:
             parts["training_rows"] = self._check_training_rows(X, training_rows)
         sampler = with_latent_bound(self.sampler, self.decoupler)  # bound=None: the learned one
         drawn = sampler.sample(z_s, labels, ledger=ledger, label=label)
-        data = self.decoupler.decode(drawn.z_s, z_ns)
+        rng = None if self.seed is None else np.random.default_rng(int(self.seed))
+        data = self.decoupler.decode(drawn.z_s, z_ns, rng=rng)
         if table:
             assert isinstance(data, pd.DataFrame)
             fitted = getattr(self.decoupler, "schema_", self.decoupler.codec_.schema)

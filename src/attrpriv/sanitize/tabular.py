@@ -21,6 +21,7 @@ from torch.nn import functional
 
 from attrpriv.data.schema import Categorical, Column, Integer, Role, Schema
 from attrpriv.errors import InputError, offending, plain
+from attrpriv.sanitize._draw import draw_categories
 
 
 @dataclass(frozen=True)
@@ -219,11 +220,14 @@ class TabularCodec:
                 total = total + functional.cross_entropy(pred, true.argmax(-1), reduction="none")
         return total
 
-    def decode(self, out: np.ndarray) -> pd.DataFrame:
+    def decode(self, out: np.ndarray, rng: np.random.Generator | None = None) -> pd.DataFrame:
         """Network outputs -> DataFrame with the schema's columns, dtypes and domains.
 
-        A nullable numeric column is missing where its indicator's logit is positive: float
-        with NaN, or pandas' nullable ``Int64`` for an integer domain.
+        With ``rng``, a categorical column's value is drawn from the softmax of its logits and
+        a nullable numeric column is missing with the sigmoid of its indicator's logit (the
+        decoder's laws); without, each takes its most likely value, which a weakly trained
+        decoder makes one value in every row. A missing numeric value is NaN in a float
+        column, ``<NA>`` in pandas' nullable ``Int64`` for an integer domain.
         """
         data: dict[str, Any] = {}
         for b in self.blocks:
@@ -233,7 +237,11 @@ class TabularCodec:
                 values = lo + np.clip(block[:, 0], 0.0, 1.0) * (hi - lo)
                 integer = isinstance(col.domain, Integer)
                 if b.missing:
-                    absent = block[:, 1] > 0.0
+                    absent = (
+                        block[:, 1] > 0.0
+                        if rng is None
+                        else rng.random(len(block)) < 1.0 / (1.0 + np.exp(-block[:, 1]))
+                    )
                     if integer:
                         ints = pd.array(np.round(values).astype(np.int64), dtype="Int64")
                         ints[absent] = pd.NA
@@ -245,7 +253,10 @@ class TabularCodec:
             else:
                 assert isinstance(col.domain, Categorical)
                 cats = pd.Index(list(col.domain.categories))
-                codes = block.argmax(-1).astype(np.int64)
+                if rng is None:
+                    codes = block.argmax(-1).astype(np.int64)
+                else:
+                    codes = draw_categories(block, rng)
                 data[b.name] = pd.Categorical.from_codes(
                     np.where(codes >= len(cats), -1, codes), cats
                 )

@@ -38,6 +38,7 @@ from attrpriv.dp.noise import NoiseSampler
 from attrpriv.dp.record import PrivacyRecord
 from attrpriv.dp.units import PrivacyUnit
 from attrpriv.errors import InputError, NotFittedError
+from attrpriv.sanitize._draw import draw_categories
 from attrpriv.sanitize._names import column_name, column_names, proxies_choice
 from attrpriv.sanitize.block.codebook import codebook, typed_values
 from attrpriv.sanitize.resample.mechanism import ResampledRelease
@@ -190,15 +191,6 @@ def _shrunk(table: np.ndarray, scale: float) -> np.ndarray:
 def _at(target: np.ndarray | None, n: int) -> np.ndarray:
     """Each row's target code (0 for every row without a target)."""
     return np.zeros(n, dtype=np.int64) if target is None else target
-
-
-def _draw(log_p: np.ndarray, rng: np.random.Generator) -> np.ndarray:
-    """One draw per row of ``log_p`` (shape ``(n, k)``, unnormalised log probabilities)."""
-    p = np.exp(log_p - log_p.max(axis=1, keepdims=True))
-    cumulative = np.cumsum(p, axis=1)
-    u = rng.random(len(p)) * cumulative[:, -1]
-    drawn: np.ndarray = np.minimum((cumulative < u[:, None]).sum(axis=1), p.shape[1] - 1)
-    return drawn
 
 
 class BlockResampler(Mechanism[BlockCounts, BlockPlan]):
@@ -645,7 +637,7 @@ class BlockResampler(Mechanism[BlockCounts, BlockPlan]):
             two_way = tables[name].sum(axis=2) if target is not None else tables[name]
             given = conditional(two_way, axis=1)  # P(k | s)
             log_p += np.log(np.maximum(given[:, noisy.codes[name]].T, 1e-12))
-        drawn = _draw(log_p, rng)
+        drawn = draw_categories(log_p, rng)
         posterior = np.exp(log_p - log_p.max(axis=1, keepdims=True))
         posterior /= posterior.sum(axis=1, keepdims=True)  # P(s | context, target)
         redrawn = {self.sensitive: self.codes_[self.sensitive].decode(drawn, rng)}
@@ -664,7 +656,7 @@ class BlockResampler(Mechanism[BlockCounts, BlockPlan]):
                 through_s = np.einsum("nsi,ns->ni", law[:, :, _at(target, n)].transpose(2, 0, 1),
                                       posterior)  # fmt: skip
                 log_q += self._context_terms(name, noisy.codes, given_columns, target, through_s)
-            codes = _draw(log_q, rng)
+            codes = draw_categories(log_q, rng)
             if name not in self.protected_:  # in the context of the proxies drawn after it
                 given_columns[name] = codes
                 law = given if target is not None else given[:, :, None]
