@@ -442,6 +442,16 @@ def test_infer_warns_and_reads_domains() -> None:
     schema.validate(data)
 
 
+def test_infer_reads_a_whole_number_column_with_missing_values_as_integers() -> None:
+    """pandas reads whole numbers with an empty cell as floats; they are still integers."""
+    data = pd.DataFrame({"visits": [2.0, np.nan, 14.0, 0.0], "dose": [2.0, np.nan, 1.5, 0.0]})
+    with pytest.warns(PrivateDomainWarning):
+        schema = Schema.infer(data)
+    assert schema.domain("visits") == Integer(0, 14) and schema["visits"].nullable
+    assert schema.domain("dose") == Numeric(0.0, 2.0)
+    schema.validate(data)
+
+
 def test_infer_then_validate_with_integer_labels() -> None:
     data = pd.DataFrame(np.arange(6).reshape(3, 2))
     with pytest.warns(PrivateDomainWarning):

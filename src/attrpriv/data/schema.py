@@ -735,8 +735,10 @@ class Schema:
     ) -> Schema:
         """Read roles and domains off ``data``. This leaks the domain: declare public ones instead.
 
-        Integer columns get their observed integer range, float columns their observed interval,
-        other columns their sorted distinct values; roles default to ``feature``.
+        Integer columns (and float columns holding only whole numbers, as a whole-number column
+        with missing values is read) get their observed integer range, other float columns their
+        observed interval, other columns their sorted distinct values; roles default to
+        ``feature``.
 
         Parameters
         ----------
@@ -960,6 +962,14 @@ def _column_from_dict(name: str, spec: Any) -> Column:
     return Column(name, spec["role"], domain, spec.get("nullable", False), description)
 
 
+def _whole(values: pd.Series) -> bool:
+    """Every value a finite whole number (``3.0``), as a float column holds integers."""
+    import numpy as np
+
+    numbers = values.to_numpy(dtype=float)
+    return bool(np.all(np.isfinite(numbers)) and np.all(numbers == np.round(numbers)))
+
+
 def _infer_column(name: str, values: pd.Series, role: Role) -> Column:
     import pandas as pd
 
@@ -970,7 +980,8 @@ def _infer_column(name: str, values: pd.Series, role: Role) -> Column:
     domain: Domain
     if pd.api.types.is_bool_dtype(values) or not pd.api.types.is_numeric_dtype(values):
         domain = Categorical(tuple(sorted(pd.unique(present).tolist(), key=str)))
-    elif pd.api.types.is_integer_dtype(values):
+    elif pd.api.types.is_integer_dtype(values) or _whole(present):
+        # a whole-number column with a missing value is read as float: still integers
         domain = Integer(int(present.min()), int(present.max()))
     else:
         domain = Numeric(float(present.min()), float(present.max()))
