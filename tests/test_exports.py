@@ -24,7 +24,6 @@ PACKAGES = [
     "attrpriv.sanitize",
 ]
 NEEDS_TORCH = {"attrpriv", "attrpriv.sanitize"}  # walking them imports the torch modules
-OLD_PATHS = r"ignore:attrpriv\.\S+ is deprecated:DeprecationWarning"  # tested in test_compat.py
 
 
 def _import_everything(package: ModuleType) -> None:
@@ -32,7 +31,6 @@ def _import_everything(package: ModuleType) -> None:
         importlib.import_module(info.name)
 
 
-@pytest.mark.filterwarnings(OLD_PATHS)
 @pytest.mark.parametrize("name", PACKAGES)
 def test_every_exported_name_is_the_advertised_object(name: str) -> None:
     if name in NEEDS_TORCH:
