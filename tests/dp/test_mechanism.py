@@ -299,3 +299,21 @@ def test_accuracy_keeps_the_shape_of_the_values() -> None:
     assert accuracy.half_width["s"] == pytest.approx(-math.log(0.05))
     with pytest.raises(ValueError, match="distribution must be one of"):
         Accuracy.of_scales("cauchy", 1.0)
+
+
+def test_nested_parameters_are_set_and_got_as_scikit_learn_does() -> None:
+    """``estimator__max_depth``: the assessor can be tuned with scikit-learn's tools."""
+    from sklearn.tree import DecisionTreeClassifier
+
+    from attrpriv.assess import FeatureRiskAssessor
+
+    assessor = FeatureRiskAssessor(DecisionTreeClassifier(max_depth=3))
+    assert assessor.get_params()["estimator__max_depth"] == 3
+    assert "estimator__max_depth" not in assessor.get_params(deep=False)
+    assessor.set_params(estimator__max_depth=5, threshold=0.1)
+    assert assessor.estimator.max_depth == 5 and assessor.threshold == 0.1
+    assert clone(assessor).estimator.max_depth == 5
+    with pytest.raises(InputError, match="has no parameter 'estimatr'"):
+        assessor.set_params(estimatr__max_depth=5)
+    with pytest.raises(InputError, match="'threshold' has no parameters to set"):
+        assessor.set_params(threshold__x=1)

@@ -59,7 +59,8 @@ from attrpriv.assess.membership import (
     membership_result,
 )
 from attrpriv.assess.models import Task, fit_without, per_record_loss, task_of
-from attrpriv.errors import InputError, NotFittedError
+from attrpriv.dp.mechanism import check_fitted
+from attrpriv.errors import InputError
 
 __all__ = [
     "ReferenceAttack",
@@ -426,8 +427,7 @@ class ReferenceAttack:
             If ``members`` or ``non_members`` is malformed or a label is not among a
             classifier's classes.
         """
-        if not hasattr(self, "models_"):
-            raise NotFittedError("this ReferenceAttack has no models_ yet: call fit(...) first")
+        check_fitted(self, "models_")
         both = candidates(members, non_members)
         losses = np.array([per_record_loss(m, both.X, both.y) for m in self.models_])
         term = reference_term(losses, self.task_, self.variant, a=self.a_)

@@ -743,7 +743,7 @@ def _interpolations(
     from attrpriv.sanitize.baselines import LatentInterpolation
     from attrpriv.sanitize.decoupler import GlobalDecoupler
 
-    params = model.get_params() | {"alphas": (1.0, 0.0, 0.0, 0.0), "progress": False}
+    params = model.get_params(deep=False) | {"alphas": (1.0, 0.0, 0.0, 0.0), "progress": False}
     schema = None if model.kind == "image" else model.codec_.schema
     console.print("training the plain beta-VAE of the interpolation baseline on the aux data")
     bvae = GlobalDecoupler(**params).fit(aux, y_aux, schema=schema)

@@ -56,25 +56,32 @@ class Parameters:
         Parameters
         ----------
         deep : bool, default True
-            Accepted for scikit-learn compatibility and ignored: nested parameters are not
-            expanded.
+            Also give the parameters of every parameter that has ``get_params`` (an estimator,
+            a sampler), as ``name__parameter``, as scikit-learn does.
 
         Returns
         -------
         dict of str to Any
             Every named parameter of ``__init__`` (not ``*args`` / ``**kwargs``) and the
-            attribute of the same name.
+            attribute of the same name; with ``deep``, the nested ones too.
         """
-        return {name: getattr(self, name) for name in self._param_names()}
+        out = {name: getattr(self, name) for name in self._param_names()}
+        if deep:
+            for name, value in list(out.items()):
+                if hasattr(value, "get_params") and not isinstance(value, type):
+                    out |= {f"{name}__{k}": v for k, v in value.get_params(deep=True).items()}
+        return out
 
     def set_params(self, **params: Any) -> Parameters:
-        """Set parameters by name; an unknown name is refused. Returns ``self``.
+        """Set parameters by name (``name__parameter`` for a nested one); an unknown name is
+        refused. Returns ``self``.
 
         Parameters
         ----------
         **params : Any
-            New values by parameter name (a name of ``__init__``). They are stored as given
-            and checked when a release starts.
+            New values by parameter name (a name of ``__init__``, or ``name__parameter`` for a
+            parameter of the object in ``name``). They are stored as given and checked when
+            the object is used.
 
         Returns
         -------
@@ -84,15 +91,29 @@ class Parameters:
         Raises
         ------
         InputError
-            If a name is not a parameter of ``__init__`` (parameters set before it stay set).
+            If a name is not a parameter of ``__init__``, or a nested name's object has no
+            ``set_params`` (parameters set before it stay set).
         """
         names = self._param_names()
-        for name, value in params.items():
+        nested: dict[str, dict[str, Any]] = {}
+        for key, value in params.items():
+            name, _, inner = key.partition("__")
             if name not in names:
                 raise InputError(
                     f"{type(self).__name__} has no parameter {name!r}; expected one of {names}"
                 )
-            setattr(self, name, value)
+            if inner:
+                nested.setdefault(name, {})[inner] = value
+            else:
+                setattr(self, name, value)
+        for name, inner_params in nested.items():
+            owner = getattr(self, name)
+            if not hasattr(owner, "set_params"):
+                raise InputError(
+                    f"{type(self).__name__}'s {name!r} has no parameters to set "
+                    f"({', '.join(inner_params)})"
+                )
+            owner.set_params(**inner_params)
         return self
 
     def _validate_params(self) -> None:
@@ -106,7 +127,7 @@ class Parameters:
         }
         shown = [
             self._repr_param(name, value)
-            for name, value in self.get_params().items()
+            for name, value in self.get_params(deep=False).items()
             if not _is_default(value, defaults.get(name, inspect.Parameter.empty))
         ]
         return f"{type(self).__name__}({', '.join(shown)})"
@@ -278,8 +299,11 @@ class Mechanism(Parameters, ABC, Generic[M, P]):
         return tuple(found)
 
 
-def check_fitted(estimator: object, attribute: str) -> None:
-    """Raise :class:`NotFittedError` unless ``estimator`` has the learned ``attribute``.
+def check_fitted(
+    estimator: object, attribute: str, *, how: str = "fit(...)", unchanged: object = None
+) -> None:
+    """Raise :class:`NotFittedError` unless ``estimator`` has the learned ``attribute`` (and,
+    with ``unchanged``, the parameters that shaped its fit still hold).
 
     Parameters
     ----------
@@ -287,15 +311,23 @@ def check_fitted(estimator: object, attribute: str) -> None:
         The object whose method needs learned state.
     attribute : str
         The name of an attribute that ``fit`` sets.
+    how : str, default "fit(...)"
+        The call that learns it, as the message names it.
+    unchanged : object, optional
+        The current value of the parameters that shape the fit; ``fit`` stored the value it
+        was fitted for as ``fitted_for_``.
 
     Raises
     ------
     NotFittedError
-        If ``estimator`` has no attribute ``attribute``.
+        If ``estimator`` has no attribute ``attribute``, or ``unchanged`` differs from its
+        ``fitted_for_``.
     """
+    name = type(estimator).__name__
     if not hasattr(estimator, attribute):
-        name = type(estimator).__name__
-        raise NotFittedError(f"this {name} is not fitted yet: call fit(data, schema) first")
+        raise NotFittedError(f"this {name} is not fitted yet: call {how} first")
+    if unchanged is not None and getattr(estimator, "fitted_for_", None) != unchanged:
+        raise NotFittedError(f"this {name}'s parameters changed since fit: call {how} again")
 
 
 __all__ = ["SAMPLER_CONSTRAINTS", "Check", "Mechanism", "NoisePlan", "Parameters", "check_fitted"]

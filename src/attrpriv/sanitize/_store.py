@@ -287,7 +287,7 @@ def _rebuild(
     missing: a folder saved before them gets their defaults.
     """
     params = dict(config["params"])
-    defaults = cls().get_params()
+    defaults = cls().get_params(deep=False)
     params = {k: defaults[k] for k in ADDED_PARAMS if k in defaults and k not in params} | params
     expected = set(defaults)
     if set(params) != expected:

@@ -37,8 +37,8 @@ from attrpriv._checks import (
 )
 from attrpriv._progress import progress
 from attrpriv.data.schema import Schema
-from attrpriv.dp.mechanism import Parameters
-from attrpriv.errors import InputError, NotFittedError, SchemaError, offending
+from attrpriv.dp.mechanism import Parameters, check_fitted
+from attrpriv.errors import InputError, SchemaError, offending
 from attrpriv.sanitize import networks as nets
 from attrpriv.sanitize._store import RowFingerprint
 from attrpriv.sanitize.defaults import (
@@ -211,7 +211,7 @@ class GlobalDecoupler(Parameters):
             :data:`~attrpriv.sanitize.defaults.KIND_DEFAULTS` for ``kind`` (the tabular values
             for a ``kind`` that is not one of the known kinds). Nothing is checked here.
         """
-        params = self.get_params()
+        params = self.get_params(deep=False)
         kind = params["kind"] if params["kind"] in KIND_DEFAULTS else "tabular"
         defaults = KIND_DEFAULTS[kind]
         return {k: defaults[k] if v is None and k in defaults else v for k, v in params.items()}
@@ -750,8 +750,7 @@ class GlobalDecoupler(Parameters):
 
     # ----------------------------------------------------------------- use
     def _require_fitted(self) -> None:
-        if not hasattr(self, "encoder_"):
-            raise NotFittedError("this GlobalDecoupler is not fitted yet: call fit() or load()")
+        check_fitted(self, "encoder_", how="fit() or load()")
 
     def encode(self, X: Any) -> tuple[np.ndarray, np.ndarray]:
         """Posterior means, split into (z_S (n, k), z_NS (n, m - k)).

@@ -154,7 +154,7 @@ def with_latent_bound(sampler: Any, bound: Any) -> Any:
     if sampler.bound is not None:
         return sampler
     value = bound.for_sampler(sampler)
-    filled: Any = type(sampler)(**(sampler.get_params() | {"bound": value}))
+    filled: Any = type(sampler)(**(sampler.get_params(deep=False) | {"bound": value}))
     filled._bound_source = bound.describe()
     return filled
 

@@ -37,7 +37,7 @@ from attrpriv.dp.mechanism import SAMPLER_CONSTRAINTS, Mechanism, NoisePlan, che
 from attrpriv.dp.noise import NoiseSampler
 from attrpriv.dp.record import PrivacyRecord
 from attrpriv.dp.units import PrivacyUnit
-from attrpriv.errors import InputError, NotFittedError
+from attrpriv.errors import InputError
 from attrpriv.sanitize._draw import draw_categories
 from attrpriv.sanitize._names import column_name, column_names, proxies_choice
 from attrpriv.sanitize.block.codebook import codebook, typed_values
@@ -406,11 +406,7 @@ class BlockResampler(Mechanism[BlockCounts, BlockPlan]):
         return (self.sensitive, proxies, self.task, tuple(self.keep), self.bins)
 
     def _check_fitted(self) -> None:
-        check_fitted(self, "codes_")
-        if self.fitted_for_ != self._structure():
-            raise NotFittedError(
-                f"this {type(self).__name__}'s parameters changed since fit: call fit again"
-            )
+        check_fitted(self, "codes_", unchanged=self._structure())
 
     @property
     def protected_(self) -> tuple[str, ...]:

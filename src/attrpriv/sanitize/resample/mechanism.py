@@ -35,7 +35,7 @@ from attrpriv.dp.mechanism import SAMPLER_CONSTRAINTS, Mechanism, NoisePlan, che
 from attrpriv.dp.noise import NoiseSampler
 from attrpriv.dp.record import PrivacyRecord, Release
 from attrpriv.dp.units import PrivacyUnit
-from attrpriv.errors import InputError, NotFittedError
+from attrpriv.errors import InputError
 from attrpriv.sanitize._names import column_name, column_names, proxies_choice
 from attrpriv.sanitize.overlap import Verdict, overlap_verdict
 from attrpriv.sanitize.resample._models import (
@@ -492,11 +492,7 @@ class ProxyResampler(Mechanism[PrivateRows, ResamplePlan]):
         return self._plan(sampler or self._sampler())
 
     def _check_fitted(self) -> None:
-        check_fitted(self, "redraw_")
-        if self.fitted_for_ != self._structure():
-            raise NotFittedError(
-                f"this {type(self).__name__}'s parameters changed since fit: call fit again"
-            )
+        check_fitted(self, "redraw_", unchanged=self._structure())
 
     def _plan(self, sampler: NoiseSampler) -> ResamplePlan:
         epsilon = float(self.epsilon)

@@ -50,7 +50,7 @@ from attrpriv.dp.mechanism import Mechanism, NoisePlan, check_fitted
 from attrpriv.dp.noise import NoiseSampler
 from attrpriv.dp.record import PrivacyRecord, Release
 from attrpriv.dp.units import PrivacyUnit
-from attrpriv.errors import InputError, NotFittedError
+from attrpriv.errors import InputError
 from attrpriv.sanitize._names import column_names
 from attrpriv.sanitize.block.codebook import ColumnCode, codebook, typed_values
 from attrpriv.sanitize.resample.ranking import data_frame
@@ -372,11 +372,7 @@ class DPSynthesizer(Mechanism[CodedRows, SynthesisPlan]):
         return (columns, self.bins)
 
     def _check_fitted(self) -> None:
-        check_fitted(self, "codes_")
-        if self.fitted_for_ != self._structure():
-            raise NotFittedError(
-                f"this {type(self).__name__}'s parameters changed since fit: call fit again"
-            )
+        check_fitted(self, "codes_", unchanged=self._structure())
 
     # -- release: the mechanism template ----------------------------------------------------
     def release(
