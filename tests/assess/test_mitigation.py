@@ -458,6 +458,9 @@ def test_parse_strategy_forms(schema: Schema) -> None:
     )
     ldp = parse_strategy(" LDP:0.5 ", schema=schema)
     assert isinstance(ldp, LocalDPNoise) and ldp.epsilon == 0.5 and ldp.schema is schema
+    bare = parse_strategy(" ldp ", ldp_epsilon=2.0)  # --ldp-epsilon: no number round trip
+    assert isinstance(bare, LocalDPNoise) and bare.epsilon == 2.0
+    assert parse_strategy("ldp:0.5", ldp_epsilon=2.0).epsilon == 0.5  # its own EPSILON wins
     assert isinstance(parse_strategy("synthetic"), SyntheticReplacement)
     assert isinstance(parse_strategy("encrypt"), Encrypt)
     for bad, message in [

@@ -23,6 +23,7 @@ from attrpriv.cli._common import (
     HtmlFile,
     OutFile,
     console,
+    epsilon_callback,
     examples,
     group,
     json_writer,
@@ -109,8 +110,7 @@ def build_strategies(
     from attrpriv.assess.mitigation import parse_strategy
 
     names = split_names(text) or []
-    specs = [f"ldp:{ldp_epsilon!r}" if n.strip().lower() == "ldp" else n for n in names]
-    return [parse_strategy(spec, schema=schema) for spec in specs]
+    return [parse_strategy(name, schema=schema, ldp_epsilon=ldp_epsilon) for name in names]
 
 
 def summary_table(report: RiskReport, limit: int = 20) -> Table:
@@ -296,7 +296,10 @@ def run(
         Path | None,
         output_option("Write the AES-SIV key of an 'encrypt' strategy (hex, owner-only file)."),
     ] = None,
-    ldp_epsilon: Annotated[float, typer.Option(help="Epsilon of a bare 'ldp' strategy.")] = 1.0,
+    ldp_epsilon: Annotated[
+        float,
+        typer.Option(help="Epsilon of a bare 'ldp' strategy.", callback=epsilon_callback),
+    ] = 1.0,
     ledger: Annotated[
         Path | None,
         typer.Option(

@@ -14,8 +14,11 @@ from attrpriv.data.schema import Schema
 from attrpriv.errors import InputError
 
 
-def parse_strategy(spec: str, *, schema: Schema | None = None) -> Strategy:
-    """One strategy from its CLI form; ``schema`` gives LDP its public bounds and domains."""
+def parse_strategy(
+    spec: str, *, schema: Schema | None = None, ldp_epsilon: float | None = None
+) -> Strategy:
+    """One strategy from its CLI form; ``schema`` gives LDP its public bounds and domains, and
+    ``ldp_epsilon`` the epsilon of a bare ``ldp`` (without it, ``ldp`` needs ``ldp:EPSILON``)."""
     if not isinstance(spec, str) or not spec.strip():
         raise InputError(f"mitigation must be one of {STRATEGY_FORMS}, got {spec!r}")
     parts = [p.strip() for p in spec.strip().split(":")]
@@ -32,6 +35,8 @@ def parse_strategy(spec: str, *, schema: Schema | None = None) -> Strategy:
     if name == "generalize":
         return _generalize(spec, args)
     if name == "ldp":
+        if not args and ldp_epsilon is not None:
+            return LocalDPNoise(ldp_epsilon, schema=schema)
         if len(args) != 1:
             raise InputError(f"mitigation {spec!r}: expected 'ldp:EPSILON', e.g. 'ldp:1.0'")
         return LocalDPNoise(_number(spec, args[0]), schema=schema)
