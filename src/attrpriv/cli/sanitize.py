@@ -5,7 +5,6 @@ torch (the ``sanitize`` extra) is imported only when a command runs.
 
 from __future__ import annotations
 
-import zipfile
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -48,7 +47,6 @@ if TYPE_CHECKING:
 app = group("sanitize")
 
 MECHANISMS = ("suppression", "dp-obfuscation", "dp-sampling")
-IMAGE_DATASET = "mnist_5k"  # bundled image data; its sensitive label "thickness" is generated
 
 
 def _default(setting: str) -> str:
@@ -86,43 +84,18 @@ def _check_same_domains(model: Any, schema: Any) -> None:
             )
 
 
+def _read_images(data: str) -> tuple[np.ndarray, dict[str, np.ndarray]]:
+    """:func:`attrpriv.sanitize.images.read_images`, imported when a command runs (torch)."""
+    from attrpriv.sanitize.images import read_images
+
+    return read_images(data)
+
+
 def _is_images(data: str) -> bool:
     """Image data: the bundled MNIST-5k or an ``.npz`` file; anything else is a table."""
-    return data == IMAGE_DATASET or data.lower().endswith(".npz")
+    from attrpriv.sanitize.images import BUNDLED  # the sanitize commands need torch anyway
 
-
-def _image_data(data: str) -> tuple[np.ndarray, dict[str, np.ndarray]]:
-    """Images (n, h, w) in [0, 1] and their 1-D label arrays, by name.
-
-    ``mnist_5k``: the digits, with ``label`` (the digit) and the generated ``thickness``. An
-    ``.npz`` file: its ``images`` array and every other array as labels (no pickled objects).
-    """
-    import numpy as np
-
-    from attrpriv.data.read import read_data
-    from attrpriv.sanitize.images import mnist_images, thickness_labels
-
-    if data == IMAGE_DATASET:
-        images, digits = mnist_images(read_data(IMAGE_DATASET, load=True).frame)
-        return images, {"thickness": thickness_labels(images), "label": digits}
-    if not Path(data).is_file():
-        raise InputError(f"image data {data!r} is neither {IMAGE_DATASET!r} nor an existing file")
-    try:
-        with np.load(data, allow_pickle=False) as archive:
-            arrays = {name: archive[name] for name in archive.files}
-    except (OSError, ValueError, zipfile.BadZipFile) as exc:
-        raise InputError(f"{data!r} is not a readable .npz file of arrays: {exc}") from None
-    images = arrays.pop("images", None)
-    if images is None or images.ndim != 3:
-        found = "no 'images' array" if images is None else f"'images' of shape {images.shape}"
-        raise InputError(f"{data!r} must hold an 'images' array of shape (n, h, w); found {found}")
-    for name, values in arrays.items():
-        if values.shape != (len(images),):
-            raise InputError(
-                f"label array {name!r} of {data!r} must be 1-D with one label per image "
-                f"({len(images)}), got shape {values.shape}"
-            )
-    return images, arrays
+    return data == BUNDLED or data.lower().endswith(".npz")
 
 
 def _take(
@@ -408,7 +381,7 @@ def fit(
         if schema is not None or infer_schema:
             option = "--schema" if schema is not None else "--infer-schema"
             raise InputError(f"{option} describes a table; image data takes no schema")
-        images, labels = _image_rows(*_image_data(aux), row_range, where, rows, seed, aux)
+        images, labels = _image_rows(*_read_images(aux), row_range, where, rows, seed, aux)
         model.fit(images, _label(labels, sensitive, aux))
         model.sensitive_column_ = sensitive  # the label array's name, for 'apply' and 'evaluate'
         size = f"{len(images)} images"
@@ -587,7 +560,7 @@ def apply(
     label = f"sanitize {data}"
     notes: list[str] = []
     if images:
-        pixels, labels = _image_rows(*_image_data(data), row_range, where, rows, seed, data)
+        pixels, labels = _image_rows(*_read_images(data), row_range, where, rows, seed, data)
         trained = _training_rows(model, pixels, data, decoupler, allow_training_rows)
         sensitive = model.sensitive_column_
         y_s = _label(labels, sensitive, data)
@@ -883,7 +856,7 @@ def evaluate(
                 InputNoise(scale, schema=public, seed=seed, drop_sensitive=True),
             )
     if model.kind == "image":
-        parts = [_take(*_image_data(data), rows, seed + offset)
+        parts = [_take(*_read_images(data), rows, seed + offset)
                  for offset, data in enumerate(sources)]  # fmt: skip
         sensitive = model.sensitive_column_
         (aux_x, aux_y), (priv_x, priv_y) = parts[0], parts[1]

@@ -9,6 +9,7 @@ whatever data is passed, so the label of an image never depends on other images.
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -18,6 +19,8 @@ from torch.nn import functional
 from attrpriv.errors import InputError
 
 THICKNESS_THRESHOLD = 0.128
+BUNDLED = "mnist_5k"
+"""The bundled image data set; its sensitive label ``thickness`` is generated."""
 
 
 def as_images(X: Any) -> np.ndarray:
@@ -87,6 +90,58 @@ def mnist_images(frame: object) -> tuple[np.ndarray, np.ndarray]:
         raise InputError("expected the mnist_5k frame with pixel_* columns and 'label'")
     pixels = frame[[f"pixel_{i}" for i in range(784)]].to_numpy(dtype=np.float32) / 255.0
     return pixels.reshape(-1, 28, 28), frame["label"].to_numpy(dtype=np.int64)
+
+
+def read_images(source: str) -> tuple[np.ndarray, dict[str, np.ndarray]]:
+    """Images (n, h, w) in [0, 1] and their 1-D label arrays, by name.
+
+    Parameters
+    ----------
+    source : str
+        :data:`BUNDLED` (the digits, with ``label``, the digit, and the generated
+        ``thickness``), or an ``.npz`` file: its ``images`` array and every other array as
+        labels (read without pickle).
+
+    Returns
+    -------
+    images : numpy.ndarray
+        Shape (n, h, w).
+    labels : dict of str to numpy.ndarray
+        Each of shape (n,).
+
+    Raises
+    ------
+    InputError
+        ``source`` is neither the bundled data set nor a readable ``.npz`` file of arrays, has
+        no ``images`` array of 3 dimensions, or a label array without one label per image.
+    """
+    import zipfile
+
+    from attrpriv.data.read import read_data
+
+    if source == BUNDLED:
+        images, digits = mnist_images(read_data(BUNDLED, load=True).frame)
+        return images, {"thickness": thickness_labels(images), "label": digits}
+    if not Path(source).is_file():
+        raise InputError(f"image data {source!r} is neither {BUNDLED!r} nor an existing file")
+    try:
+        with np.load(source, allow_pickle=False) as archive:
+            arrays = {name: archive[name] for name in archive.files}
+    except (OSError, ValueError, zipfile.BadZipFile) as exc:
+        raise InputError(f"{source!r} is not a readable .npz file of arrays: {exc}") from None
+    images = arrays.pop("images", None)
+    if images is None or images.ndim != 3:
+        found = "no 'images' array" if images is None else f"'images' of shape {images.shape}"
+        raise InputError(
+            f"{source!r} must hold an 'images' array of shape (n, h, w); found {found}"
+        )
+    for name, values in arrays.items():
+        if values.shape != (len(images),):
+            raise InputError(
+                f"label array {name!r} of {source!r} must be 1-D with one label per image "
+                f"({len(images)}), got shape {values.shape}"
+            )
+    return images, arrays
 
 
 def bernoulli_nll(logits: torch.Tensor, target: torch.Tensor) -> torch.Tensor:
