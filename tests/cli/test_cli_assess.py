@@ -14,7 +14,6 @@ from attrpriv import datasets
 from attrpriv.assess.mitigation import Encrypt
 from attrpriv.assess.models import make_model, save_model
 from attrpriv.assess.scoring import parse_weights
-from attrpriv.cli import assess as assess_cli
 from attrpriv.cli import main
 from attrpriv.errors import InputError
 
@@ -139,7 +138,7 @@ def test_a_skops_model_file_is_cloned_and_retrained(
 @pytest.mark.parametrize(
     ("args", "message"),
     [
-        (["--target", "salary"], "--target column 'salary' is not in the data"),
+        (["--target", "salary"], "target column 'salary' is not in the data"),
         (["--target", "credit_risk", "--threshold", "1.5"], "threshold must be in [0, 1]"),
         (["--target", "credit_risk", "--mitigate", "shred"], "unknown strategy 'shred'"),
         (["--target", "credit_risk", "--feature-sets", "height"], "unknown column 'height'"),
@@ -182,7 +181,7 @@ def test_output_paths_are_checked_before_any_work(
     def no_work(*_: object) -> None:
         raise AssertionError("the data was loaded before the output paths were checked")
 
-    monkeypatch.setattr(assess_cli, "load_frame", no_work)
+    monkeypatch.setattr("attrpriv.assess.data.assessment_data", no_work)
     (tmp_path / "outdir").mkdir()
     (tmp_path / "file").write_text("x")
     cases = [

@@ -20,6 +20,7 @@ from attrpriv.assess.choices import MODEL_CHOICES
 
 if TYPE_CHECKING:
     from attrpriv.assess.assessor import FeatureRiskAssessor
+    from attrpriv.assess.data import AssessmentData, assessment_data
     from attrpriv.assess.inference import AttributeInferenceResult, attribute_inference
     from attrpriv.assess.membership import (
         MembershipResult,
@@ -39,6 +40,8 @@ if TYPE_CHECKING:
 # option choices) load without scikit-learn.
 _HOMES = {
     "FeatureRiskAssessor": "attrpriv.assess.assessor",
+    "AssessmentData": "attrpriv.assess.data",
+    "assessment_data": "attrpriv.assess.data",
     "AttributeInferenceResult": "attrpriv.assess.inference",
     "attribute_inference": "attrpriv.assess.inference",
     "MembershipResult": "attrpriv.assess.membership",
@@ -63,6 +66,7 @@ _HOMES = {
 
 __all__ = [
     "MODEL_CHOICES",
+    "AssessmentData",
     "AttributeInferenceResult",
     "FeatureRiskAssessor",
     "MembershipResult",
@@ -72,6 +76,7 @@ __all__ = [
     "Score",
     "ScoreWeights",
     "ShadowModelAttack",
+    "assessment_data",
     "attribute_inference",
     "auc_difference",
     "binomial_ci",

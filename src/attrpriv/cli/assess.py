@@ -38,49 +38,11 @@ from attrpriv.cli._outputs import Outputs, check_work_folder
 from attrpriv.errors import InputError
 
 if TYPE_CHECKING:  # the library is imported when a command runs, not for its --help
-    import numpy as np
-    import pandas as pd
-
     from attrpriv.assess.mitigation import Mitigation
     from attrpriv.assess.report import RiskReport, SensitiveRisk
     from attrpriv.data.schema import Schema
 
 app = group("assess")
-
-TASKS = ("auto", "classification", "regression")
-
-
-def load_frame(
-    data: str, schema_file: Path | None, target: str
-) -> tuple[pd.DataFrame, pd.Series, Schema | None]:
-    """Features, target and schema (if any) of a bundled dataset or a CSV/Parquet file.
-
-    Columns whose schema role is ``ignore`` (e.g. sampling weights) are left out; the target
-    column must exist and have no missing values.
-    """
-    from attrpriv.data.read import read_data
-    from attrpriv.data.schema import Role
-
-    source = read_data(data, schema_file, load=True, require_schema=False)
-    frame, schema = source.frame, source.schema
-    if target not in frame.columns:
-        shown = ", ".join(map(str, frame.columns[:15]))
-        more = f", ... ({len(frame.columns)} in all)" if len(frame.columns) > 15 else ""
-        raise InputError(f"--target column {target!r} is not in the data; columns: {shown}{more}")
-    ignored = set(schema.with_role(Role.IGNORE)) if schema is not None else set()
-    features = [c for c in frame.columns if c != target and c not in ignored]
-    y = frame[target]
-    if y.isna().any():
-        raise InputError(f"--target column {target!r} has {int(y.isna().sum())} missing values")
-    return frame[features], y, schema
-
-
-def infer_task(y: pd.Series) -> str:
-    """Regression for a numeric target with more than 20 distinct values, else classification."""
-    import pandas as pd
-
-    numeric = pd.api.types.is_numeric_dtype(y) and not pd.api.types.is_bool_dtype(y)
-    return "regression" if numeric and y.nunique() > 20 else "classification"
 
 
 def build_estimator(
@@ -373,16 +335,16 @@ def run(
     html: HtmlFile = None,
 ) -> None:
     """Differential inference attacks per feature set, risk scores, threshold, mitigation."""
-    import numpy as np
-
     from attrpriv.assess.assessor import FeatureRiskAssessor
+    from attrpriv.assess.data import TASKS, assessment_data
     from attrpriv.assess.mitigation import Encrypt
     from attrpriv.assess.scoring import ScoreWeights, parse_weights
-    from attrpriv.data.schema import Role
     from attrpriv.dp.ledger import BudgetLedger
     from attrpriv.report import render_html
 
     check_choice(task, "--task", TASKS)
+    if max_rows is not None:
+        check_positive_int(max_rows, "--max-rows")
     check_choice(flag_on, "--flag-on", FLAG_ON)
     score_weights = ScoreWeights() if weights is None else parse_weights(weights)
     outputs = Outputs()
@@ -390,16 +352,12 @@ def run(
                          ("--key-out", key_out)):  # fmt: skip
         outputs.add(option, path, private=option == "--key-out")
     check_work_folder(checkpoint, "--checkpoint")
-    X, y, resolved_schema = load_frame(data, schema, target)
+    found = assessment_data(data, target, schema=schema, max_rows=max_rows, task=task, seed=seed)
+    X, y, resolved_schema = found.X, found.y, found.schema
     named = _sensitive_columns(sensitive, resolved_schema)
     strategies = build_strategies(mitigate, ldp_epsilon, resolved_schema)
     _check_mitigation_outputs(strategies, mitigated_out, key_out)
-    rows = np.arange(len(X))
-    if max_rows is not None and check_positive_int(max_rows, "--max-rows") < len(X):
-        rows = np.sort(np.random.default_rng(seed).choice(len(X), size=max_rows, replace=False))
-        X, y = X.iloc[rows], y.iloc[rows]
-    resolved = infer_task(y) if task == "auto" else task
-    estimator = build_estimator(model, model_file, trust or [], resolved, seed)
+    estimator = build_estimator(model, model_file, trust or [], found.task, seed)
     assessor = FeatureRiskAssessor(
         estimator,
         feature_sets=feature_sets,
@@ -428,12 +386,10 @@ def run(
         report = assessor.mitigate(X, y, strategies, max_steps=max_steps, ledger=book)
     else:
         report = assessor.assess(X, y)
-    report = _in_data_rows(report, rows)
-    if resolved_schema is not None:
-        ignored = [c for c in resolved_schema.with_role(Role.IGNORE) if c != target]
-        if ignored:
-            note = f"left out by the schema (role ignore): {', '.join(map(repr, ignored))}"
-            report = replace(report, notes=(note, *report.notes))
+    report = found.in_data_rows(report)
+    if found.ignored:
+        note = f"left out by the schema (role ignore): {', '.join(map(repr, found.ignored))}"
+        report = replace(report, notes=(note, *report.notes))
     _print(report)
     # every output is ready before any file is written; then all are written, or none
     title = f"Feature privacy risk: {data} -> {target}"
@@ -451,17 +407,6 @@ def run(
     )
     if key_out is not None:
         console.print(f"keep {key_out} secret: it decrypts the encrypted columns")
-
-
-def _in_data_rows(report: RiskReport, rows: np.ndarray) -> RiskReport:
-    """The exposed records numbered as rows of the data file (0-based, after the header), not
-    of the ``--max-rows`` sample the assessment saw."""
-    membership = report.model.membership
-    if membership is None:
-        return report
-    exposed = tuple(replace(r, row=int(rows[r.row])) for r in membership.exposed)
-    model = replace(report.model, membership=replace(membership, exposed=exposed))
-    return replace(report, model=model)
 
 
 def _check_mitigation_outputs(

@@ -1,0 +1,162 @@
+"""The rows an assessment sees: features, target, schema and task from a dataset or a file.
+
+:func:`assessment_data` does for a Python user what ``attrpriv assess run DATA --target T
+[--schema S] [--max-rows N] [--seed K]`` does before it builds the assessor, so that a run of
+the command can be reproduced from Python: the same columns left out, the same sample of rows
+(a seeded draw without replacement, in file order), the same task.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from attrpriv._checks import check_choice, check_positive_int
+from attrpriv.errors import InputError
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from attrpriv.assess.report import RiskReport
+    from attrpriv.data.schema import Schema
+
+__all__ = ["TASKS", "AssessmentData", "assessment_data", "infer_task"]
+
+TASKS = ("auto", "classification", "regression")
+"""The tasks an assessment takes: ``auto`` infers it from the target (:func:`infer_task`)."""
+
+MAX_TARGET_COLUMNS_SHOWN = 15
+
+
+@dataclass(frozen=True, eq=False)  # holds frames
+class AssessmentData:
+    """What an assessment is run on.
+
+    Parameters
+    ----------
+    X : pandas.DataFrame
+        The features: every column but the target and the schema's ``ignore`` ones.
+    y : pandas.Series
+        The target, with no missing value.
+    schema : Schema or None
+        The data's schema, where one was given or bundled.
+    task : {"classification", "regression"}
+        The model's task.
+    rows : numpy.ndarray
+        The positions, in the data, of the rows kept (all of them without ``max_rows``).
+    ignored : tuple of str
+        The columns the schema left out (role ``ignore``).
+    """
+
+    X: pd.DataFrame
+    y: pd.Series
+    schema: Schema | None
+    task: str
+    rows: np.ndarray
+    ignored: tuple[str, ...]
+
+    def in_data_rows(self, report: RiskReport) -> RiskReport:
+        """``report`` with its most exposed records numbered as rows of the data.
+
+        Parameters
+        ----------
+        report : RiskReport
+            A report of an assessment on these rows.
+
+        Returns
+        -------
+        RiskReport
+            The same report, its exposed records numbered as rows of the data (0-based, after
+            a file's header), not of the sample the assessment saw.
+        """
+        membership = report.model.membership
+        if membership is None:
+            return report
+        exposed = tuple(replace(r, row=int(self.rows[r.row])) for r in membership.exposed)
+        model = replace(report.model, membership=replace(membership, exposed=exposed))
+        return replace(report, model=model)
+
+
+def infer_task(y: pd.Series) -> str:
+    """Regression for a numeric target with more than 20 distinct values, else classification.
+
+    Parameters
+    ----------
+    y : pandas.Series
+        The target.
+
+    Returns
+    -------
+    str
+        ``"regression"`` or ``"classification"``.
+    """
+    import pandas as pd
+
+    numeric = pd.api.types.is_numeric_dtype(y) and not pd.api.types.is_bool_dtype(y)
+    return "regression" if numeric and y.nunique() > 20 else "classification"
+
+
+def assessment_data(
+    data: str | Path,
+    target: str,
+    *,
+    schema: str | Path | None = None,
+    max_rows: int | None = None,
+    task: str = "auto",
+    seed: int = 0,
+) -> AssessmentData:
+    """The features, target, schema and task of a bundled dataset or a CSV/Parquet file.
+
+    Parameters
+    ----------
+    data : str or pathlib.Path
+        A bundled dataset name or a CSV/Parquet file (:func:`attrpriv.data.read.read_data`).
+    target : str
+        The target column; it must have no missing value.
+    schema : str or pathlib.Path, optional
+        A schema file; the rows are checked against it, and its ``ignore`` columns are left
+        out of the features.
+    max_rows : int, optional
+        Keep a seeded sample of this many rows (without replacement, in data order).
+    task : {"auto", "classification", "regression"}, default "auto"
+        The model's task; ``"auto"`` infers it from the target (:func:`infer_task`).
+    seed : int, default 0
+        Seeds the sample of ``max_rows``.
+
+    Returns
+    -------
+    AssessmentData
+        The features, the target, the schema, the task and the rows kept.
+
+    Raises
+    ------
+    InputError
+        The data cannot be read or does not fit its schema, the target is not a column or has
+        missing values, ``max_rows`` is not a positive integer, or ``task`` is not one of
+        :data:`TASKS`.
+    """
+    from attrpriv.data.read import read_data
+    from attrpriv.data.schema import Role
+
+    check_choice(task, "task", TASKS)
+    source = read_data(data, schema, load=True, require_schema=False)
+    frame, found = source.frame, source.schema
+    if target not in frame.columns:
+        names = list(map(str, frame.columns))
+        shown = ", ".join(names[:MAX_TARGET_COLUMNS_SHOWN])
+        more = f", ... ({len(names)} in all)" if len(names) > MAX_TARGET_COLUMNS_SHOWN else ""
+        raise InputError(f"target column {target!r} is not in the data; columns: {shown}{more}")
+    ignored = tuple(c for c in found.with_role(Role.IGNORE) if c != target) if found else ()
+    y = frame[target]
+    if y.isna().any():
+        raise InputError(f"target column {target!r} has {int(y.isna().sum())} missing values")
+    X = frame[[c for c in frame.columns if c != target and c not in ignored]]
+    rows = np.arange(len(X))
+    if max_rows is not None and check_positive_int(max_rows, "max_rows") < len(X):
+        rows = np.sort(np.random.default_rng(seed).choice(len(X), size=max_rows, replace=False))
+        X, y = X.iloc[rows], y.iloc[rows]
+    resolved = infer_task(y) if task == "auto" else task
+    return AssessmentData(X, y, found, resolved, rows, ignored)
