@@ -210,7 +210,7 @@ def test_the_loop_stops_at_max_steps(leaky: tuple[pd.DataFrame, pd.Series]) -> N
     X, y = leaky
     path = assessor(threshold=0.05, n_repeats=1).mitigate(X, y, [Encrypt()], max_steps=1)
     assert path.mitigation is not None
-    assert path.mitigation.stopped == "max_steps (1) reached"
+    assert path.mitigation.stopped == "the most steps allowed (1) were taken"
     assert len(path.mitigation.steps) == 2
 
 

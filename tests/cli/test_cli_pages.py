@@ -3,6 +3,7 @@ show the guarantee and the noise intervals, and no data row reaches them."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import numpy as np
@@ -22,10 +23,10 @@ columns:
 N = 120
 
 
-@pytest.fixture
-def survey(tmp_path: Path) -> tuple[Path, Path, Path, list[str]]:
-    """A survey CSV whose rows carry values that must never reach a page (the identifiers and
-    the incomes), its schema and a ledger with budgets for row DP and one answer."""
+def write_survey(folder: Path) -> tuple[Path, Path, Path, list[str]]:
+    """A survey CSV in ``folder`` whose rows carry values that must never reach a page (the
+    identifiers and the incomes), its schema and a ledger with budgets for row DP, one answer
+    and a Pufferfish unit; and those values."""
     rng = np.random.default_rng(3)
     frame = pd.DataFrame(
         {
@@ -36,7 +37,7 @@ def survey(tmp_path: Path) -> tuple[Path, Path, Path, list[str]]:
             "person": [f"ROW-SECRET-{i:04d}" for i in range(N)],
         }
     )
-    data, schema, ledger = tmp_path / "survey.csv", tmp_path / "survey.yaml", tmp_path / "s.ledger"
+    data, schema, ledger = folder / "survey.csv", folder / "survey.yaml", folder / "s.ledger"
     frame.to_csv(data, index=False)
     schema.write_text(SCHEMA)
     for unit in ("dp/add-remove", "dependent-dp/answer", "pufferfish/chain"):
@@ -45,6 +46,35 @@ def survey(tmp_path: Path) -> tuple[Path, Path, Path, list[str]]:
     forbidden = [*frame["person"].head(5), *(f"{v:.3f}" for v in frame["income"].head(5))]
     forbidden += [",".join(map(str, row)) for row in frame.head(5).itertuples(index=False)]
     return data, schema, ledger, forbidden
+
+
+@pytest.fixture
+def survey(tmp_path: Path) -> tuple[Path, Path, Path, list[str]]:
+    """:func:`write_survey` in the test's folder."""
+    return write_survey(tmp_path)
+
+
+def write_public(folder: Path) -> Path:
+    """Public rows of the survey's population (not the private ones), as a CSV in ``folder``."""
+    rng = np.random.default_rng(11)
+    public = folder / "public.csv"
+    pd.DataFrame(
+        {
+            "answer": rng.choice(["yes", "no", "maybe"], 300),
+            "vote": rng.choice(["A", "B"], 300),
+            "age": rng.integers(18, 99, 300),
+            "income": rng.uniform(0, 1e6, 300),
+            "person": "x",
+        }
+    ).to_csv(public, index=False)
+    return public
+
+
+def write_walk(folder: Path) -> Path:
+    """A chain of two states, as a CSV in ``folder``."""
+    sequence = folder / "walk.csv"
+    pd.DataFrame({"state": [0, 1, 1, 0, 1, 1, 1, 0] * 4}).to_csv(sequence, index=False)
+    return sequence
 
 
 def html_of(capsys: pytest.CaptureFixture[str], args: list[str], page: Path) -> str:
@@ -85,24 +115,50 @@ def test_ddp_page_and_progress_lines(capsys, tmp_path: Path, survey, check_page)
     check_page(html, forbidden, min_figures=4)  # answer, vote, age, income (binned)
     assert "dependent-dp/answer" in html and "any one answer of any one respondent" in html
     assert "<h2>Assumptions</h2>" in html and "respondents are independent" in html
+    assert "Counts shown non-negative and rounded." in html  # the default
+
+
+@pytest.mark.parametrize("chosen", [None, "non-negative", "raw"])
+def test_counts_are_shown_non_negative_by_default_and_the_json_holds_both(
+    capsys, tmp_path: Path, survey, chosen: str | None
+) -> None:
+    data, schema, _, _ = survey
+    out, page = tmp_path / "hist.json", tmp_path / "hist.html"
+    flag = [] if chosen is None else ["--counts", chosen]
+    code = main(["release", "histograms", str(data), "--schema", str(schema), "--columns",
+                 "age", "--epsilon", "0.2", *flag, "--out", str(out),
+                 "--html", str(page)])  # fmt: skip
+    text = " ".join(capsys.readouterr().out.split())
+    assert code == 0
+    counts = chosen or "non-negative"
+    payload = json.loads(out.read_text())
+    raw = pd.Series(payload["values"]["age"], dtype=float)
+    assert (raw < 0).sum() > 5  # 81 levels, 120 rows: many noisy counts below 0
+    assert payload["non_negative"]["values"]["age"] == {k: max(0, round(v)) for k, v in raw.items()}
+    assert payload["non_negative"]["clipped"]["age"] == pytest.approx(-raw[raw < 0].sum())
+    html = page.read_text(encoding="utf-8")
+    assert f"noisy count ({counts})" in text
+    if counts == "non-negative":
+        assert f"totals raised by the amount clipped: age +{-raw[raw < 0].sum():g}" in text
+        assert "Counts shown non-negative and rounded." in html
+    else:
+        assert f"{(raw < 0).sum()} noisy counts are below 0" in html
+
+
+def test_a_bad_counts_value_is_one_line_and_exit_2(capsys, survey) -> None:
+    data, schema, _, _ = survey
+    code = main(["release", "histograms", str(data), "--schema", str(schema), "--epsilon", "1",
+                 "--counts", "clipped"])  # fmt: skip
+    err = capsys.readouterr().err.strip().splitlines()
+    assert code == 2 and len(err) == 1
+    assert "--counts must be one of non-negative, raw, got 'clipped'" in err[0]
 
 
 def test_ddp_model_page_shows_the_tree_the_guarantees_and_the_gain(
     capsys, tmp_path: Path, survey, check_page
 ) -> None:
     data, schema, _, forbidden = survey
-    rng = np.random.default_rng(11)  # public rows of the same population, not the private ones
-    public = tmp_path / "public.csv"
-    pd.DataFrame(
-        {
-            "answer": rng.choice(["yes", "no", "maybe"], 300),
-            "vote": rng.choice(["A", "B"], 300),
-            "age": rng.integers(18, 99, 300),
-            "income": rng.uniform(0, 1e6, 300),
-            "person": "x",
-        }
-    ).to_csv(public, index=False)
-    page = tmp_path / "model.html"
+    public, page = write_public(tmp_path), tmp_path / "model.html"
     html = html_of(capsys, ["release", "ddp", str(data), "--schema", str(schema), "--epsilon",
                             "1", "--aux", str(public), "--html", str(page)], page)  # fmt: skip
     check_page(html, forbidden, min_figures=4)
@@ -113,14 +169,13 @@ def test_ddp_model_page_shows_the_tree_the_guarantees_and_the_gain(
 
 @pytest.mark.parametrize("query", ["histogram", "sum"])
 def test_quilt_page(capsys, tmp_path: Path, check_page, query: str) -> None:
-    sequence = tmp_path / "walk.csv"
-    pd.DataFrame({"state": [0, 1, 1, 0, 1, 1, 1, 0] * 4}).to_csv(sequence, index=False)
     page = tmp_path / "quilt.html"
     html = html_of(capsys, ["release", "quilt", "--transition", "0.8,0.2;0.3,0.7",
-                            "--sequence", str(sequence), "--epsilon", "1", "--query", query,
-                            "--html", str(page)], page)  # fmt: skip
+                            "--sequence", str(write_walk(tmp_path)), "--epsilon", "1",
+                            "--query", query, "--html", str(page)], page)  # fmt: skip
     check_page(html, min_figures=1)
     assert "pufferfish" in html and "X_i" in html
+    assert ("Counts shown non-negative" in html) == (query == "histogram")  # a sum is no count
 
 
 def test_ledger_page(capsys, tmp_path: Path, survey, check_page) -> None:

@@ -530,7 +530,7 @@ class FeatureRiskAssessor(Parameters):
                 f"the membership attack on the full model cannot tell members from non-members "
                 f"(AUC {model.membership.auc:.3f}, CI [{low:.3f}, {high:.3f}] holds 0.5): every "
                 "membership differential here is inconclusive, not evidence of no risk; attack "
-                "more rows (max_attack_rows) or use a stronger attack",
+                "more rows (more attacked rows: --max-attack-rows) or use a stronger attack",
                 *notes,
             )
         exposed = tuple(
@@ -595,7 +595,9 @@ class FeatureRiskAssessor(Parameters):
             steps.append(_step(step, target, name, report, base, applied, skipped))
         if not stopped:
             stopped = (
-                _UNDER[self.flag_on] if not report.flagged else f"max_steps ({max_steps}) reached"
+                _UNDER[self.flag_on]
+                if not report.flagged
+                else f"the most steps allowed ({max_steps}) were taken"
             )
         path = MitigationPath(tuple(steps), stopped, float(self.threshold))
         return first, path, current, report

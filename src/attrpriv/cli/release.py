@@ -2,7 +2,8 @@
 
 What every release command shares is here too: its outputs (``--out`` JSON, ``--html`` page)
 are checked before any work and written all or nothing after the release, the page with the
-ledger's state after the release when ``--ledger`` was given.
+ledger's state after the release when ``--ledger`` was given; for a release of counts,
+``--counts`` chooses what the page and the terminal show (the JSON holds both).
 """
 
 from __future__ import annotations
@@ -55,6 +56,29 @@ ReleaseHtml = Annotated[
 ]
 
 
+def counts_callback(value: str) -> str:
+    """Typer callback: check ``--counts`` while the command line is parsed."""
+    from attrpriv.release.nonnegative import COUNTS
+
+    if value not in COUNTS:
+        raise InputError(f"--counts must be one of {', '.join(COUNTS)}, got {value!r}")
+    return value
+
+
+CountsOption = Annotated[
+    str,
+    typer.Option(
+        "--counts",
+        help="What the page and the terminal show of the noisy counts: 'non-negative' (each "
+        "count as round(max(0, count)), post-processing at no privacy cost: never further from "
+        "the true count, but for rounding by at most 0.5; each total grows by the amount "
+        "clipped, which is stated) or 'raw' (unbiased, possibly below 0). The JSON output "
+        "holds both.",
+        callback=counts_callback,
+    ),
+]
+
+
 def release_outputs(out: Path | None, html: Path | None) -> Outputs:
     """The outputs of a release command, checked before any work."""
     outputs = Outputs()
@@ -79,19 +103,28 @@ def write_release(
     *,
     title: str,
     extra: Mapping[str, Writer | None] | None = None,
+    counts: str | None = None,
 ) -> None:
     """Write the JSON, the page and the ``extra`` outputs that were asked for, all or none
-    (after the release)."""
+    (after the release). ``counts`` (a release of counts): what the page shows of them; the
+    JSON holds the raw ones and, under ``non_negative``, the non-negative ones."""
     page = None
     if "--html" in outputs.paths:
         from attrpriv.report.release import render_release_html
 
         summary = None if book is None else book.summary()
-        page = render_release_html(result, ledger_summary=summary, title=title)
+        page = render_release_html(result, ledger_summary=summary, title=title, counts=counts)
+    payload = None
+    if "--out" in outputs.paths:
+        from attrpriv.release.nonnegative import non_negative_to_dict
+
+        payload = result.to_dict()
+        if counts is not None:
+            payload["non_negative"] = non_negative_to_dict(result)
     write_outputs(
         outputs,
         {
-            "--out": json_writer(result.to_dict()) if "--out" in outputs.paths else None,
+            "--out": None if payload is None else json_writer(payload),
             "--html": None if page is None else text_writer(page),
             **(extra or {}),
         },
@@ -163,6 +196,7 @@ def histograms(
     ledger: LedgerOption = None,
     out: OutFile = None,
     html: ReleaseHtml = None,
+    counts: CountsOption = "non-negative",
 ) -> None:
     """Row-level DP histograms (Laplace mechanism) over the schema's public domains."""
     from attrpriv.data.read import read_data
@@ -181,13 +215,35 @@ def histograms(
         source.data, source.schema, ledger=book, label=f"histograms of {data}"
     )
     record = result.record
-    for name, counts in result.values.items():
-        table = Table(name, "noisy count")
-        for value, count in counts.items():
-            table.add_row(str(value), f"{int(count):,}")
-        console.print(table)
+    print_counts(result, counts)
     console.print(
         f"epsilon={record.epsilon:g} ({record.definition}), sensitivity={record.sensitivity:g}, "
         f"discrete Laplace scale={record.noise['scale']:g}; protects {record.protects}"
     )
-    write_release(outputs, result, book, title=f"Laplace histograms of {data}")
+    write_release(outputs, result, book, title=f"Laplace histograms of {data}", counts=counts)
+
+
+def print_counts(result: Release, counts: str, title: str = "count") -> None:
+    """One table per histogram of the release (a release of one histogram titled ``title``):
+    its noisy counts, raw or non-negative, and what clipping added to each total."""
+    from attrpriv.release.nonnegative import non_negative_counts
+
+    frame = non_negative_counts(result)
+    column = "non_negative" if counts == "non-negative" else "value"
+    for histogram, part in frame.groupby("histogram", sort=False):
+        table = Table(str(histogram) or title, f"noisy count ({counts})")
+        levels = part["level"] if histogram else part["name"]
+        for level, value in zip(levels, part[column], strict=True):
+            table.add_row(str(level), f"{value:,.0f}")
+        console.print(table)
+    clipped = frame.groupby("histogram", sort=False)["clipped"].sum()
+    if counts == "non-negative" and clipped.any():
+        added = ", ".join(f"{name or title} +{amount:,.6g}" for name, amount in clipped.items()
+                          if amount)  # fmt: skip
+        console.print(
+            f"negative noisy counts shown as 0 (post-processing, no privacy cost); totals "
+            f"raised by the amount clipped: {added}; raw counts: --counts raw or --out",
+            markup=False,
+            highlight=False,
+            soft_wrap=True,
+        )

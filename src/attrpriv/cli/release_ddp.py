@@ -28,7 +28,14 @@ from attrpriv.cli._common import (
     split_names,
     warnings_printed,
 )
-from attrpriv.cli.release import ReleaseHtml, app, open_ledger, release_outputs, write_release
+from attrpriv.cli.release import (
+    CountsOption,
+    ReleaseHtml,
+    app,
+    open_ledger,
+    release_outputs,
+    write_release,
+)
 from attrpriv.errors import InputError
 
 PRIVATE = "private"  # attrpriv.release.ddp.model.PRIVATE, without importing the mechanisms
@@ -108,6 +115,7 @@ def ddp(
     ledger: LedgerOption = None,
     out: OutFile = None,
     html: ReleaseHtml = None,
+    counts: CountsOption = "non-negative",
 ) -> None:
     """Histograms of every question; protects any one answer of any respondent, also through
     the answers that depend on it."""
@@ -162,6 +170,7 @@ def ddp(
         book,
         title=f"Tabular-DDP histograms of {data}",
         extra={"--save-model": model_file},
+        counts=counts,
     )
 
 

@@ -7,10 +7,17 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
 import typer
-from rich.table import Table
 
 from attrpriv.cli._common import LedgerOption, OutFile, console, epsilon_callback, examples
-from attrpriv.cli.release import ReleaseHtml, app, open_ledger, release_outputs, write_release
+from attrpriv.cli.release import (
+    CountsOption,
+    ReleaseHtml,
+    app,
+    open_ledger,
+    print_counts,
+    release_outputs,
+    write_release,
+)
 from attrpriv.errors import InputError
 
 if TYPE_CHECKING:
@@ -58,6 +65,7 @@ def quilt(
     ledger: LedgerOption = None,
     out: OutFile = None,
     html: ReleaseHtml = None,
+    counts: CountsOption = "non-negative",
 ) -> None:
     """Release a chain's state histogram (or sum) hiding any single state (Markov quilts)."""
     from attrpriv.release.markov_quilt.chain_mechanism import MarkovQuiltMechanism
@@ -74,21 +82,18 @@ def quilt(
     mechanism = MarkovQuiltMechanism(model, epsilon, states=labels, query=query, method=method)
     book = open_ledger(ledger)
     result = mechanism.release(chains, ledger=book, label=f"quilt of {sequence.name}")
+    histogram = query == "histogram"  # counts; a sum is shown as released
+    if histogram:
+        print_counts(result, counts, title="state")
+    else:
+        console.print(f"noisy sum: {result.values:.6g}")
     _summary(result, epsilon, method, len(chains))
-    write_release(outputs, result, book, title=f"Markov quilt release of {sequence.name}")
+    write_release(outputs, result, book, title=f"Markov quilt release of {sequence.name}",
+                  counts=counts if histogram else None)  # fmt: skip
 
 
 def _summary(result: Release, epsilon: float, method: str, n_chains: int) -> None:
-    """Print the noisy values and the noise that protects them."""
-    import pandas as pd
-
-    if isinstance(result.values, pd.Series):
-        table = Table("state", "noisy count")
-        for state, count in result.values.items():
-            table.add_row(str(state), f"{int(count):,}")
-        console.print(table)
-    else:
-        console.print(f"noisy sum: {result.values:.6g}")
+    """Print the noise that protects the values."""
     worst = max(result.parts["calibrations"], key=lambda c: c["sigma_max"])["worst"]
     console.print(
         f"epsilon={epsilon:g} (pufferfish, {method}); {n_chains} chain(s); Laplace scale "

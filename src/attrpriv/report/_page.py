@@ -1,18 +1,24 @@
 """What the HTML reports share: figures inlined as PNG, number formats, one way to render.
 
 Every page is a jinja2 template in ``report/templates`` that extends ``page.html.j2`` (the head,
-the style sheet and the title), autoescaped, with undefined names an error.
+the style sheet, the title, the page's "What this means" paragraph and its glossary, the first
+use of each term in its text linked there), autoescaped, with undefined names an error.
 """
 
 from __future__ import annotations
 
 import base64
 import io
+from datetime import datetime
 from importlib import resources
 from typing import Any
 
 import jinja2
+from matplotlib.axis import Axis
 from matplotlib.figure import Figure
+from matplotlib.ticker import ScalarFormatter
+
+from attrpriv.report.glossary import Glossary
 
 
 def png(figure: Figure, **savefig: Any) -> str:
@@ -22,9 +28,18 @@ def png(figure: Figure, **savefig: Any) -> str:
     return base64.b64encode(buffer.getvalue()).decode("ascii")
 
 
-def render(template: str, **context: Any) -> str:
-    """Render the template ``template`` of ``report/templates`` with ``context``."""
-    return _environment().get_template(template).render(**context)
+def plain_axis(axis: Axis) -> None:
+    """Tick labels as the numbers themselves: no offset (``+5.2e1``), no scientific notation."""
+    formatter = ScalarFormatter(useOffset=False)
+    formatter.set_scientific(False)
+    axis.set_major_formatter(formatter)
+
+
+def render(template: str, *, meaning: str, **context: Any) -> str:
+    """Render the template ``template`` of ``report/templates`` with ``context``; ``meaning``
+    is the page's "What this means" paragraph (plain text)."""
+    page = _environment().get_template(template)
+    return page.render(meaning=meaning, glossary=Glossary(), **context)
 
 
 def _environment() -> jinja2.Environment:
@@ -37,7 +52,15 @@ def _environment() -> jinja2.Environment:
     )
     env.filters["num"] = _num
     env.filters["ci"] = lambda ci: f"[{_num(ci[0])}, {_num(ci[1])}]"
+    env.filters["link_terms"] = _link_terms
+    env.filters["when"] = lambda text: datetime.fromisoformat(text).strftime("%Y-%m-%d %H:%M:%S")
     return env
+
+
+@jinja2.pass_context
+def _link_terms(context: jinja2.runtime.Context, html: str) -> str:
+    glossary: Glossary = context["glossary"]
+    return glossary.link(html)
 
 
 def _template_source(name: str) -> str:

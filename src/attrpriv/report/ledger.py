@@ -4,14 +4,14 @@ The page shows, per unit, the budget, what is used of it (under the accounting t
 and what remains; a chart of the share of each budget used; one chart per unit of the spend after
 each release, with the budget as it was set over time; and the releases and the budget history.
 It is rendered from the ledger's summary and entries (records of releases: no data), and never
-adds up units.
+adds up units. Times read as real dates and times (UTC), never as an offset.
 """
 
 from __future__ import annotations
 
 import textwrap
 from collections.abc import Sequence
-from datetime import datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -20,16 +20,20 @@ from matplotlib.figure import Figure
 from attrpriv._io import atomic_write_text
 from attrpriv.dp.accounting import Budget, Charge, running_spend
 from attrpriv.dp.units import PrivacyUnit
-from attrpriv.report._page import png, render
-from attrpriv.report.release import unit_meaning
+from attrpriv.report._page import plain_axis, png, render
+from attrpriv.report._words import epsilon_example, plural
+from attrpriv.report.release import unit_meaning, unit_secret
 
 if TYPE_CHECKING:
+    from matplotlib.axes import Axes
+
     from attrpriv.dp.ledger import BudgetChange, LedgerEntry, LedgerSummary
 
 __all__ = ["render_ledger_html", "spend_figure", "timeline_figure", "write_ledger_html"]
 
 TEMPLATE = "ledger.html.j2"
 USED, LEFT, BUDGET = "#4c78a8", "#dde6f0", "#d62728"
+MIN_SPAN = timedelta(minutes=1)  # releases closer in time are shown on a one-minute axis
 
 
 def spend_figure(summary: LedgerSummary) -> Figure:
@@ -70,14 +74,14 @@ def _charge(entry: LedgerEntry) -> Charge:
 
 def timeline_figure(summary: LedgerSummary, entries: Sequence[LedgerEntry]) -> Figure | None:
     """One panel per unit: the epsilon used after each release (as the ledger composed it then)
-    and the unit's budget as it was set over time; ``None`` without releases or budgets."""
-    import matplotlib.dates as mdates
-
+    and the unit's budget as it was set over time, against the date and time (UTC); ``None``
+    without releases or budgets."""
     if not summary.units or not (entries or summary.history):
         return None
     charges = [_charge(e) for e in entries]
-    figure = Figure(figsize=(8, 0.5 + 2.3 * len(summary.units)))
+    figure = Figure(figsize=(8, 0.8 + 2.3 * len(summary.units)))
     panels = figure.subplots(len(summary.units), 1, squeeze=False, sharex=True)[:, 0]
+    every_time = [_time(e.created) for e in entries] + [_time(h.created) for h in summary.history]
     for axes, unit in zip(panels, summary.units, strict=True):
         target = PrivacyUnit.parse(unit.unit)
         changes = [h for h in summary.history if h.unit == unit.unit]
@@ -94,18 +98,45 @@ def timeline_figure(summary: LedgerSummary, entries: Sequence[LedgerEntry]) -> F
             end = max([*budget_times, *times])
             axes.step([*budget_times, end], [*levels, levels[-1]], where="post", color=BUDGET,
                       linestyle="--", label="budget epsilon")  # fmt: skip
+            axes.plot(budget_times, levels, "o", color=BUDGET, markersize=3)  # when it was set
         heading = textwrap.shorten(f"{unit.unit}: {unit_meaning(target)}", width=110)
         axes.set_title(heading, fontsize="small", loc="left")
         axes.set_ylabel("epsilon")
         axes.set_ylim(bottom=0)
+        plain_axis(axes.yaxis)
         axes.grid(alpha=0.3)
         axes.legend(fontsize="small", loc="upper left")
-        locator = mdates.AutoDateLocator()  # type: ignore[no-untyped-call]
-        axes.xaxis.set_major_locator(locator)
-        concise = mdates.ConciseDateFormatter(locator)  # type: ignore[no-untyped-call]
-        axes.xaxis.set_major_formatter(concise)
+    panels[-1].set_xlabel(_time_axis(panels[-1], every_time))
     figure.tight_layout()
     return figure
+
+
+def _time_axis(axes: Axes, times: Sequence[datetime]) -> str:
+    """Dates and times (UTC) as tick labels, no offset: seconds within an hour, minutes within
+    three days, days beyond; a span under :data:`MIN_SPAN` is widened to it. Returns the
+    axis label (with the day, where the ticks do not show it)."""
+    import matplotlib.dates as mdates
+
+    start, end = min(times), max(times)
+    if end - start < MIN_SPAN:
+        middle = start + (end - start) / 2
+        start, end = middle - MIN_SPAN / 2, middle + MIN_SPAN / 2
+        axes.set_xlim(start, end)  # type: ignore[arg-type]
+    span = end - start
+    if span <= timedelta(hours=1):
+        pattern = "%H:%M:%S"
+    elif span <= timedelta(days=3):
+        pattern = "%Y-%m-%d %H:%M"
+    else:
+        pattern = "%Y-%m-%d"
+    axes.xaxis.set_major_locator(mdates.AutoDateLocator(maxticks=7))  # type: ignore[no-untyped-call]
+    axes.xaxis.set_major_formatter(mdates.DateFormatter(pattern, tz=UTC))  # type: ignore[no-untyped-call]
+    for label in axes.get_xticklabels():
+        label.set_rotation(20)
+        label.set_horizontalalignment("right")
+    same_day = start.astimezone(UTC).date() == end.astimezone(UTC).date()
+    day = f", {start.astimezone(UTC):%Y-%m-%d}" if same_day and "%d" not in pattern else ""
+    return f"date and time (UTC){day}"
 
 
 def _budget_at(changes: Sequence[BudgetChange], created: str) -> Budget | None:
@@ -115,6 +146,30 @@ def _budget_at(changes: Sequence[BudgetChange], created: str) -> Budget | None:
         if change.created <= created:
             current = Budget(change.epsilon, change.delta)
     return current
+
+
+def _meaning(summary: LedgerSummary) -> str:
+    """The page's "What this means" paragraph: what the ledger is, how spend adds up, and
+    epsilon with the worked example of the largest proven spend (or budget)."""
+    intro = (
+        f"This ledger records {plural(summary.n_releases, 'release')} and, for each privacy "
+        "unit, how much of its budget they spent. Spends add up within a unit (a release also "
+        "counts in the units its guarantee implies), never across units, and a release that "
+        "would go over its unit's budget is refused before any noise is drawn."
+    )
+    proven = [u for u in summary.units if u.proven]
+    spent = max(proven, key=lambda u: u.used.epsilon, default=None)
+    budgets = [(u.budget.epsilon, u.unit) for u in proven if u.budget is not None]
+    if spent is not None and spent.used.epsilon > 0:
+        epsilon, unit = spent.used.epsilon, spent.unit
+        lead = f"The most spent is in {unit}: epsilon {epsilon:g} for its releases together."
+    elif budgets:
+        epsilon, unit = max(budgets)
+        lead = f"Nothing is spent yet; the largest budget is epsilon {epsilon:g}, for {unit}."
+    else:
+        return f"{intro} No budget is set and nothing is spent yet."
+    example = epsilon_example(epsilon, *unit_secret(PrivacyUnit.parse(unit)))
+    return f"{intro} {lead} {example}"
 
 
 def render_ledger_html(
@@ -146,6 +201,7 @@ def render_ledger_html(
     meanings = {u.unit: unit_meaning(PrivacyUnit.parse(u.unit)) for u in summary.units}
     return render(
         TEMPLATE,
+        meaning=_meaning(summary),
         title=title,
         summary=summary,
         entries=list(entries),

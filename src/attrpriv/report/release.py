@@ -1,11 +1,13 @@
 """HTML page of one release: the noisy values with their noise intervals, and the guarantee.
 
 Any mechanism's :class:`~attrpriv.dp.record.Release` renders here (Laplace histograms,
-Tabular-DDP, the Markov quilt mechanism, the attribute-private Gaussian): the noisy histograms
-(or statistics) with the 95% interval of the noise on each value, what is protected in one
-sentence, epsilon and delta, the privacy unit, the assumptions, and, when given, the ledger's
-state after the release. The page is rendered from the release alone (noisy aggregates and
-public calibration facts), so no data row can reach it.
+Tabular-DDP, the Markov quilt mechanism, the attribute-private Gaussian): what the release
+means in plain words (epsilon with a worked example), the noisy histograms (or statistics)
+with the 95% interval of the noise on each value, what is protected in one sentence, epsilon
+and delta, the privacy unit, the assumptions, and, when given, the ledger's state after the
+release. Counts can be shown non-negative and rounded (post-processing, see
+:mod:`attrpriv.release.nonnegative`), the raw ones beside them. The page is rendered from the
+release alone (noisy aggregates and public calibration facts), so no data row can reach it.
 """
 
 from __future__ import annotations
@@ -17,9 +19,14 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from matplotlib.figure import Figure
+from matplotlib.ticker import MaxNLocator
 
 from attrpriv._io import atomic_write_text
-from attrpriv.report._page import png, render
+from attrpriv.dp.record import ANY_LAW
+from attrpriv.errors import InputError
+from attrpriv.release.nonnegative import COUNTS, non_negative_counts
+from attrpriv.report._page import plain_axis, png, render
+from attrpriv.report._words import delta_words, epsilon_example, plural, rho_words
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -28,12 +35,28 @@ if TYPE_CHECKING:
     from attrpriv.dp.record import PrivacyRecord, Release
     from attrpriv.dp.units import PrivacyUnit
 
-__all__ = ["release_figure", "render_release_html", "unit_meaning", "write_release_html"]
+__all__ = [
+    "release_figure",
+    "render_release_html",
+    "unit_meaning",
+    "unit_secret",
+    "write_release_html",
+]
 
 TEMPLATE = "release.html.j2"
 MAX_FIGURES = 40  # histograms drawn; the table below the figures has every value
 MAX_LEVELS = 60  # levels drawn per histogram
 BAR, INTERVAL = "#4c78a8", "#222222"
+DEFINITIONS = {
+    "dp": "differential privacy",
+    "dependent-dp": "dependent differential privacy",
+    "attribute-privacy": "attribute privacy",
+    "pufferfish": "Pufferfish privacy",
+}
+SAMPLERS = {
+    "OpenDPNoise": "OpenDP's exact samplers",
+    "SeededNumpyNoise": "a seeded NumPy generator",
+}
 
 
 def unit_meaning(unit: PrivacyUnit) -> str:
@@ -56,31 +79,71 @@ def unit_meaning(unit: PrivacyUnit) -> str:
     return text + model
 
 
+def unit_secret(unit: PrivacyUnit) -> tuple[str, str, str]:
+    """What a unit protects, as noun phrases for the epsilon example: whose data, and the two
+    sides of the change ("one person's data", "this person's row in the data", "without
+    it")."""
+    if unit.definition == "dp":
+        if unit.base == "add-remove":
+            return "one person's data", "this person's row in the data", "without it"
+        if unit.base == "substitute":
+            return "one person's data", "one person's true row", "any other values in it"
+        columns = ", ".join(sorted(unit.parts))
+        return f"one person's {columns}", f"one person's true {columns}", "any other values"
+    if unit.definition == "dependent-dp":
+        return (
+            "one respondent's answer",
+            "one respondent's true answer to any one question",
+            "any other answer (the answers that depend on it moving with it)",
+        )
+    if unit.definition == "attribute-privacy":
+        return (
+            "a property of the whole data set",
+            f"one of the protected values of {unit.base}",
+            "another of them",
+        )
+    return (
+        "one secret",
+        "one secret's true value",
+        "the value it is paired with, for any adversary whose beliefs are in Theta",
+    )
+
+
 def _figure_size(levels: int) -> tuple[float, float]:
     return 7.5, 1.0 + 0.28 * max(levels, 2)
 
 
-def release_figure(frame: pd.DataFrame, title: str, confidence: float) -> Figure:
-    """Horizontal bars of the noisy values of one histogram (or statistics), each with the
-    ``confidence`` interval of its noise; the first :data:`MAX_LEVELS` levels."""
+def release_figure(
+    frame: pd.DataFrame, title: str, confidence: float, what: str = "noisy value"
+) -> Figure:
+    """Horizontal bars of the values of one histogram (or statistics), each with the
+    ``confidence`` interval of its noise (``lower`` to ``upper``); the first
+    :data:`MAX_LEVELS` levels. ``what`` names the values (the legend and the axis); counts
+    have whole-number ticks."""
     shown = frame.head(MAX_LEVELS).iloc[::-1]  # first level at the top
     labels = [str(v) if v != "" else str(n) for n, v in zip(shown["name"], shown["level"],
                                                                strict=True)]  # fmt: skip
     values = shown["value"].to_numpy(dtype=float)
-    widths = shown["half_width"].to_numpy(dtype=float, na_value=np.nan)
+    lower = shown["lower"].to_numpy(dtype=float, na_value=np.nan)
+    upper = shown["upper"].to_numpy(dtype=float, na_value=np.nan)
     figure = Figure(figsize=_figure_size(len(shown)))
     axes = figure.add_subplot()
     rows = np.arange(len(shown), dtype=float)
-    axes.barh(rows, values, color=BAR, alpha=0.8, label="noisy value")
-    finite = np.isfinite(widths)
+    axes.barh(rows, values, color=BAR, alpha=0.8, label=what)
+    finite = np.isfinite(lower) & np.isfinite(upper)
     if finite.any():
-        axes.errorbar(values[finite], rows[finite], xerr=widths[finite], fmt="none",
+        middle, half = (lower + upper) / 2, (upper - lower) / 2
+        axes.errorbar(middle[finite], rows[finite], xerr=half[finite], fmt="none",
                       ecolor=INTERVAL, capsize=3, linewidth=1,
                       label=f"{confidence:.0%} noise interval")  # fmt: skip
     axes.axvline(0.0, color="grey", linewidth=0.8)
     axes.set_yticks(rows, labels)
+    axes.set_ylim(-0.6, len(shown) - 0.4)
     axes.set_title(title, loc="left", pad=18)
-    axes.set_xlabel("released (noisy) value")
+    axes.set_xlabel(what)
+    plain_axis(axes.xaxis)
+    if "count" in what:
+        axes.xaxis.set_major_locator(MaxNLocator(integer=True))
     axes.grid(axis="x", alpha=0.3)
     axes.legend(loc="lower right", bbox_to_anchor=(1.0, 1.0), ncols=2, fontsize="small",
                 frameon=False, borderaxespad=0.1)  # fmt: skip
@@ -91,24 +154,28 @@ def release_figure(frame: pd.DataFrame, title: str, confidence: float) -> Figure
     return figure
 
 
-def _figures(frame: pd.DataFrame, confidence: float) -> list[tuple[str, str]]:
-    """(title, base64 PNG) per histogram (per name with levels), or one for the statistics."""
+def _figures(
+    frame: pd.DataFrame, confidence: float, what: str, heading: str
+) -> list[tuple[str, str]]:
+    """(title, base64 PNG) per histogram (per name with levels), or one for the values without
+    levels (titled ``heading``)."""
     histograms = frame[frame["level"] != ""]
     statistics = frame[frame["level"] == ""]
     figures = []
     for name, part in list(histograms.groupby("name", sort=False))[:MAX_FIGURES]:
-        figure = release_figure(part, f"{name}", confidence)
+        figure = release_figure(part, f"{name}", confidence, what)
         figures.append((str(name), png(figure, dpi=90)))
     if len(statistics):
-        figure = release_figure(statistics, "released statistics", confidence)
-        figures.append(("released statistics", png(figure, dpi=90)))
+        figure = release_figure(statistics, heading, confidence, what)
+        figures.append((heading, png(figure, dpi=90)))
     return figures
 
 
 def _guarantee(record: PrivacyRecord) -> list[tuple[str, str]]:
+    definition = DEFINITIONS.get(record.definition, record.definition)
     rows = [
         ("mechanism", record.mechanism),
-        ("definition", record.definition),
+        ("definition", f"{definition} ({record.definition})"),
         ("epsilon", f"{record.epsilon:.6g}"),
         ("delta", f"{record.delta:.6g}"),
     ]
@@ -121,7 +188,8 @@ def _guarantee(record: PrivacyRecord) -> list[tuple[str, str]]:
         rows.append(("noise", str(noise["distribution"])))
     if "sampler" in noise:
         private = "" if noise.get("private", True) else " (not private: tests only)"
-        rows.append(("noise sampler", f"{noise['sampler']}{private}"))
+        sampler = SAMPLERS.get(str(noise["sampler"]), str(noise["sampler"]))
+        rows.append(("noise drawn with", f"{sampler}{private}"))
     return rows
 
 
@@ -158,16 +226,81 @@ def _calibration(parts: Mapping[str, Any]) -> list[tuple[str, str]]:
     return rows
 
 
-def _values(frame: pd.DataFrame) -> list[dict[str, Any]]:
-    def fmt(value: Any) -> str:
-        return "-" if value is None or (isinstance(value, float) and math.isnan(value)) else (
-            f"{float(value):.6g}")  # fmt: skip
+def _fmt(value: Any) -> str:
+    return "-" if value is None or (isinstance(value, float) and math.isnan(value)) else (
+        f"{float(value):.6g}")  # fmt: skip
 
+
+def _values(frame: pd.DataFrame) -> list[dict[str, Any]]:
     return [
-        {"name": str(r.name), "level": str(r.level), "value": fmt(r.value),
-         "half_width": fmt(r.half_width), "lower": fmt(r.lower), "upper": fmt(r.upper)}
+        {"name": str(r.name), "level": str(r.level), "value": _fmt(r.value),
+         "half_width": _fmt(r.half_width), "lower": _fmt(r.lower), "upper": _fmt(r.upper),
+         "non_negative": _fmt(r.non_negative), "non_negative_lower": _fmt(r.non_negative_lower),
+         "non_negative_upper": _fmt(r.non_negative_upper)}
         for r in frame.itertuples()
     ]  # fmt: skip
+
+
+def _totals(frame: pd.DataFrame) -> list[dict[str, str]]:
+    """Per histogram: the raw total, the non-negative total and the amount clipping added."""
+    totals = frame.groupby("histogram", sort=False)[["value", "non_negative", "clipped"]].sum()
+    return [{"name": str(name) or "all counts", "raw": _fmt(t.value),
+             "shown": _fmt(t.non_negative), "clipped": _fmt(t.clipped)}
+            for name, t in totals.iterrows()]  # fmt: skip
+
+
+def _listed(names: Any) -> str:
+    shown = ", ".join(map(str, list(names)[:5]))
+    return shown + (", ..." if len(names) > 5 else "")
+
+
+def _meaning(release: Release, frame: pd.DataFrame, counts: str | None) -> str:
+    """The page's "What this means" paragraph: what was released, epsilon with a worked
+    example, delta and rho where there are any, the assumptions, the negative counts and
+    post-processing."""
+    record = release.record
+    histograms = frame[frame["level"] != ""]["name"].unique()
+    confidence = 0.95 if release.accuracy is None else float(release.accuracy.confidence)
+    if len(histograms):
+        what = (f"{plural(len(frame), 'noisy count')} in "
+                f"{plural(len(histograms), 'histogram')} ({_listed(histograms)})")  # fmt: skip
+    else:
+        kind = "noisy statistic" if counts is None else "noisy count"
+        what = f"{plural(len(frame), kind)} ({_listed(frame['name'])})"
+    sentences = [
+        f"This page shows {what}: each is the true value plus random noise, and lies within "
+        f"its noise interval of the true value with {confidence:.0%} probability.",
+        epsilon_example(record.epsilon, *unit_secret(record.unit)),
+        " ".join(filter(None, [delta_words(record.delta), rho_words(record.rho)])),
+    ]
+    for guarantee in record.guarantees:
+        if guarantee.laws == ANY_LAW:
+            sentences.append(
+                "This epsilon rests on the assumptions below; without them the same noise still "
+                f"gives epsilon {guarantee.epsilon:.4g} for any law of the data."
+            )
+    negative = _negative(frame, counts)
+    if counts == "non-negative":
+        below = "none" if not negative else plural(negative, "count")
+        sentences.append(
+            "Counts are shown non-negative and rounded, a post-processing that costs no "
+            f"privacy (noisy counts below 0: {below}); the raw ones are in the table."
+        )
+    else:
+        if negative:
+            sentences.append(
+                f"Noisy counts below 0 ({negative}) are so only because of the noise: they are "
+                "shown as released (raw, unbiased)."
+            )
+        sentences.append(
+            "Anything computed from these values alone keeps the same guarantee (post-processing)."
+        )
+    return " ".join(filter(None, sentences))
+
+
+def _negative(frame: pd.DataFrame, counts: str | None) -> int:
+    """How many of the released counts are below 0 (none for a release of statistics)."""
+    return 0 if counts is None else int((frame["value"] < 0).sum())
 
 
 def render_release_html(
@@ -175,6 +308,7 @@ def render_release_html(
     *,
     ledger_summary: LedgerSummary | None = None,
     title: str = "Release",
+    counts: str | None = None,
 ) -> str:
     """The release as one self-contained HTML page.
 
@@ -186,25 +320,45 @@ def render_release_html(
         The ledger's state after the release was charged (``BudgetLedger.summary()``).
     title : str, optional
         The page's title.
+    counts : {None, "raw", "non-negative"}, optional
+        For a release of counts: show them raw (noisy, unbiased, possibly below 0, which the
+        page explains), or non-negative and rounded (post-processing at no privacy cost), the
+        raw ones beside them. ``None`` (the default): the values are not counts.
 
     Returns
     -------
     str
         The page: the figures inlined as PNG, aggregates only.
+
+    Raises
+    ------
+    InputError
+        If ``counts`` is none of these.
     """
-    frame = release.to_frame()
+    if counts is not None and counts not in COUNTS:
+        raise InputError(f"counts must be one of {', '.join(COUNTS)}, got {counts!r}")
+    frame = non_negative_counts(release)
+    non_negative = counts == "non-negative"
     accuracy = release.accuracy
     confidence = 0.95 if accuracy is None else float(accuracy.confidence)
+    shown = frame.assign(value=frame["non_negative"], lower=frame["non_negative_lower"],
+                         upper=frame["non_negative_upper"]) if non_negative else frame  # fmt: skip
+    what = "non-negative count" if non_negative else ("noisy count" if counts else "noisy value")
+    heading = "released counts" if counts else "released statistics"
     return render(
         TEMPLATE,
+        meaning=_meaning(release, frame, counts),
         title=title,
+        non_negative=non_negative,
+        totals=_totals(frame) if non_negative else [],
+        negative=_negative(frame, counts),
         record=release.record,
         guarantee=_guarantee(release.record),
         calibration=_calibration(release.parts),
         confidence=confidence,
         accuracy_of="" if accuracy is None else accuracy.of,
         distribution="" if accuracy is None else accuracy.distribution,
-        figures=_figures(frame, confidence),
+        figures=_figures(shown, confidence, what, heading),
         values=_values(frame),
         n_figures_left=max(frame[frame["level"] != ""]["name"].nunique() - MAX_FIGURES, 0),
         ledger=ledger_summary,
@@ -217,6 +371,7 @@ def write_release_html(
     *,
     ledger_summary: LedgerSummary | None = None,
     title: str = "Release",
+    counts: str | None = None,
 ) -> Path:
     """Render and write the page atomically.
 
@@ -231,6 +386,9 @@ def write_release_html(
         The ledger's state after the release was charged (``BudgetLedger.summary()``).
     title : str, optional
         The page's title.
+    counts : {None, "raw", "non-negative"}, optional
+        For a release of counts: show them raw, or non-negative and rounded, the raw ones
+        beside them; ``None``: the values are not counts.
 
     Returns
     -------
@@ -241,5 +399,6 @@ def write_release_html(
     --------
     render_release_html : The page as a string.
     """
-    page = render_release_html(release, ledger_summary=ledger_summary, title=title)
+    page = render_release_html(release, ledger_summary=ledger_summary, title=title,
+                               counts=counts)  # fmt: skip
     return atomic_write_text(path, page)

@@ -2,13 +2,14 @@
 
 The page shows the ranked table, each set's risk with error bars, the ROC curves of the
 membership attack with and without the riskiest sets, and the mitigation loop's utility-vs-risk
-path. It is rendered from the :class:`~attrpriv.assess.report.RiskReport` alone, which holds
-aggregates only, so no data row can reach it.
+path, after a "What this means" paragraph, with the settings in words. It is rendered from the
+:class:`~attrpriv.assess.report.RiskReport` alone, which holds aggregates only, so no data row
+can reach it.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -17,6 +18,7 @@ from matplotlib.figure import Figure
 
 from attrpriv._io import atomic_write_text
 from attrpriv.report._page import png, render
+from attrpriv.report._words import plain, plural
 
 if TYPE_CHECKING:
     from attrpriv.assess.report import FeatureSetRisk, MitigationPath, RiskReport
@@ -27,6 +29,25 @@ TEMPLATE = "risk_report.html.j2"
 ATTACK_COLOURS = {"membership": "#1f77b4", "attribute": "#ff7f0e", "property": "#2ca02c"}
 MAX_ROWS_IN_FIGURE = 25
 ROC_SETS = 3
+SETTINGS = {
+    "estimator": "model",
+    "feature_sets": "feature sets",
+    "threshold": "risk threshold",
+    "flag_on": "a set is flagged on",
+    "weights": "weights of the overall score",
+    "n_repeats": "repeats (train-test splits)",
+    "test_size": "share of rows held out for testing",
+    "n_references": "reference models",
+    "n_shadows": "shadow models",
+    "max_attack_rows": "most rows attacked",
+    "sensitive": "sensitive attributes",
+    "sensitive_input": "sensitive attributes are model inputs",
+    "max_repeats": "most repeats",
+    "confidence": "confidence level",
+    "seed": "random seed",
+}
+"""The labels of the assessor's settings on the page (others: their name, in words)."""
+FLAG_ON = {"estimate": "its estimate", "lower": "the lower end of its CI"}
 
 
 def _interval(
@@ -147,6 +168,39 @@ def _figures(report: RiskReport) -> dict[str, str]:
     return figures
 
 
+def _settings(settings: Mapping[str, Any]) -> list[tuple[str, str]]:
+    """The settings as (label, value) in words: no parameter names, no Python values."""
+    rows = []
+    for key, value in settings.items():
+        label = SETTINGS.get(key, key.replace("_", " "))
+        text = FLAG_ON.get(value, value) if key == "flag_on" else value
+        rows.append((label, plain(text)))
+    return rows
+
+
+def _meaning(report: RiskReport) -> str:
+    """The page's "What this means" paragraph: what was measured, how to read a score, and
+    why it is no guarantee (no epsilon)."""
+    flagged = sum(risk.flagged for risk in report.feature_sets)
+    membership = report.model.membership
+    attack = (
+        ""
+        if membership is None
+        else f" The membership attack on the model trained on all features reaches AUC "
+        f"{membership.score.attack:.3f}, where 0.5 is a guess."
+    )
+    return (
+        "This page measures how much a model trained on this data leaks about its training "
+        f"rows, and which features are to blame: {plural(len(report.feature_sets), 'feature set')}"
+        f" assessed, {flagged} flagged at the risk threshold {report.threshold:g}.{attack} A "
+        "set's risk score is how much better the attacks do with the set than without it (0: "
+        "no measurable difference). It is a measurement by these attacks on this data, not a "
+        "guarantee, so it has no epsilon (a release's epsilon bounds how much one person's data "
+        "can change what anyone learns, whatever the attack), and a stronger attack could do "
+        "better. A score whose confidence interval reaches 0 is no proof of safety."
+    )
+
+
 def render_html(report: RiskReport, *, title: str = "Feature privacy risk") -> str:
     """The report as one self-contained HTML page.
 
@@ -165,11 +219,13 @@ def render_html(report: RiskReport, *, title: str = "Feature privacy risk") -> s
     attacks = [a for a in ATTACK_COLOURS if any(a in r.attacks for r in report.feature_sets)]
     return render(
         TEMPLATE,
+        meaning=_meaning(report),
         title=title,
         report=report,
         attacks=attacks,
         figures=_figures(report),
         settings=dict(report.settings),
+        settings_in_words=_settings(report.settings),
     )
 
 

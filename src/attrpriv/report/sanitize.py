@@ -18,6 +18,7 @@ from matplotlib.figure import Figure
 
 from attrpriv._io import atomic_write_text
 from attrpriv.report._page import png, render
+from attrpriv.report._words import ci_method, epsilon_example
 
 if TYPE_CHECKING:
     from attrpriv.sanitize.tradeoff import SweepPoint, SweepResult
@@ -133,6 +134,37 @@ def _ci(point: SweepPoint, key: str) -> tuple[float, float] | None:
     return None if ci is None else (float(ci[0]), float(ci[1]))
 
 
+def _meaning(result: SweepResult, sensitive: str | None, target: str | None) -> str:
+    """The page's "What this means" paragraph: what was compared, how to read the plot, and
+    epsilon with the worked example of the smallest epsilon of the sweep."""
+    secret = sensitive if sensitive is not None else "the sensitive attribute"
+    task = target if target is not None else "the task column"
+    found = (_EPSILON.search(p.name) for p in (*result.points, *result.baselines))
+    epsilons = sorted({float(f.group(1)) for f in found if f is not None})
+    text = (
+        "This page compares ways of sanitizing the data before sharing it: each replaces the "
+        f"part of every record's latent code that carries {secret} (the sensitive attribute "
+        f"y_S; that part is z_S) and is scored on leakage (how well an attacker still recovers "
+        f"{secret}; lower is better) and utility (how well the released data still predict "
+        f"{task}; higher is better), each score with its confidence interval. On the plot, "
+        "points further left and higher up are better, and the simple baselines show what a "
+        "sanitizer must beat."
+    )
+    if not epsilons:
+        return (
+            f"{text} No sampler here has an epsilon: their leakage is measured by these "
+            "attackers, not bounded, and a stronger attacker could do better."
+        )
+    example = epsilon_example(
+        epsilons[0], "one record's sensitive values", "one record's true sensitive values",
+        "any other values",
+    )  # fmt: skip
+    return (
+        f"{text} The samplers labelled with an epsilon carry a guarantee (the smallest here is "
+        f"{epsilons[0]:g}). {example} The others are measured only, not bounded."
+    )
+
+
 def render_sweep_html(
     result: SweepResult, *, title: str, sensitive: str | None = None, target: str | None = None
 ) -> str:
@@ -165,6 +197,7 @@ def render_sweep_html(
     confidences = sorted({r["confidence"] for r in rows if r["confidence"] is not None})
     return render(
         TEMPLATE,
+        meaning=_meaning(result, sensitive, target),
         title=title,
         result=result,
         rows=rows,
@@ -172,7 +205,7 @@ def render_sweep_html(
         sensitive=sensitive,
         target=target,
         confidence=", ".join(f"{100 * c:g}%" for c in confidences) or "-",
-        methods=", ".join(sorted({r["method"] for r in rows if r["method"]})) or "-",
+        methods=", ".join(sorted({ci_method(r["method"]) for r in rows if r["method"]})) or "-",
         max_leakage=result.to_dict()["pareto_max_leakage"],
         settings=result.settings,
         leak_form=", ".join(sorted({r["auc_form"] for r in rows if r["auc_form"]})) or "binary",

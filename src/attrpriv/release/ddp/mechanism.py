@@ -794,8 +794,8 @@ def _model_assumptions(plan: DDPPlan) -> tuple[str, ...]:
     elif plan.composition == "survey":
         found.append(
             "each chunk's answers are independent of the rest of the survey given its "
-            "boundary ring (parts['chunks'][c]['boundary']): every pair of an answer of the "
-            "chunk and one outside it passed a G-test given the whole ring, at family-wise "
+            "boundary ring (listed per chunk in the JSON output): every pair of an answer of "
+            "the chunk and one outside it passed a G-test given the whole ring, at family-wise "
             f"level {ALPHA:g} per chunk (Bonferroni over the pairs); a dependence that shows in "
             "no single such pair (a parity spread over three chunks) is not seen by these "
             f"tests; if the rings do not screen, the loss is at most "
