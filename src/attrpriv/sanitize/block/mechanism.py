@@ -688,6 +688,7 @@ class BlockResampler(Mechanism[BlockCounts, BlockPlan]):
         proxy's law given the target alone).
         """
         from sklearn.ensemble import HistGradientBoostingClassifier
+        from threadpoolctl import threadpool_limits
 
         proxy, size = original[name], self.codes_[name].size
         tail = () if target is None else (target,)
@@ -707,8 +708,10 @@ class BlockResampler(Mechanism[BlockCounts, BlockPlan]):
             model = HistGradientBoostingClassifier(max_iter=60, max_leaf_nodes=15,
                                                    min_samples_leaf=40, early_stopping=False,
                                                    random_state=int(self.seed))  # fmt: skip
-            model.fit(fitted_on[train], proxy[train])
-            law[np.ix_(rows, model.classes_)] = np.maximum(model.predict_proba(read_at[rows]), 1e-6)
+            with threadpool_limits(1, user_api="openmp"):  # small models: threads only spin
+                model.fit(fitted_on[train], proxy[train])
+                found = model.predict_proba(read_at[rows])
+            law[np.ix_(rows, model.classes_)] = np.maximum(found, 1e-6)
         terms: np.ndarray = np.log(law) - np.log(np.maximum(through_s, 1e-12))
         return terms
 
