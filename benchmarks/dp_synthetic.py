@@ -609,25 +609,43 @@ def evaluate(
         found["mst"] = mst(book.encode(private), sizes, epsilon, DELTA, seed)
         return book.decode(found["mst"].codes, np.random.default_rng(seed))
 
-    out, cpu, wall = timed(release)
-    result = found["mst"]
-    note = (f"rho {result.rho:.4f} zCDP, sigma {result.sigma:.2f}; domain "
-            f"{int(np.prod([float(v) for v in sizes.values()])):.3g} cells, "
-            f"{len(out)} rows; tree edges at the target: "
-            f"{', '.join(a if b == t else b for a, b in result.tree if t in (a, b))}; "
-            f"at the sensitive column: "
-            f"{', '.join(a if b == s else b for a, b in result.tree if s in (a, b))}")  # fmt: skip
-    rows.append(row(f"MST, epsilon {epsilon:g}, delta {DELTA:g}", out, cpu, wall,
-                    (0.5, 0.5, 0.5), taught(out), note))  # fmt: skip
+    def mst_row() -> Row:
+        out, cpu, wall = timed(release)
+        result = found["mst"]
+        at_target = ", ".join(a if b == t else b for a, b in result.tree if t in (a, b))
+        at_sensitive = ", ".join(a if b == s else b for a, b in result.tree if s in (a, b))
+        note = (f"rho {result.rho:.4f} zCDP, sigma {result.sigma:.2f}; domain "
+                f"{int(np.prod([float(v) for v in sizes.values()])):.3g} cells, "
+                f"{len(out)} rows; tree edges at the target: {at_target}; "
+                f"at the sensitive column: {at_sensitive}")  # fmt: skip
+        return row(f"MST, epsilon {epsilon:g}, delta {DELTA:g}", out, cpu, wall,
+                   (0.5, 0.5, 0.5), taught(out), note)  # fmt: skip
 
     # attrpriv sanitize synthesize --method mst: OpenDP's own MST (opendp.extras.mbi), cells
     # from the schema only
     synthesizer = DPSynthesizer("mst", epsilon=epsilon, delta=DELTA, seed=seed)
-    out, cpu, wall = timed(lambda: synthesizer.fit(schema).release(private).data)
-    rows.append(row(f"sanitize synthesize --method mst (OpenDP), epsilon {epsilon:g}", out,
-                    cpu, wall, (0.5, 0.5, 0.5), taught(out),
-                    f"{len(out)} synthetic rows; the schema's cells"))  # fmt: skip
+
+    def synthesize_row() -> Row:
+        out, cpu, wall = timed(lambda: synthesizer.fit(schema).release(private).data)
+        return row(f"sanitize synthesize --method mst (OpenDP), epsilon {epsilon:g}", out,
+                   cpu, wall, (0.5, 0.5, 0.5), taught(out),
+                   f"{len(out)} synthetic rows; the schema's cells")  # fmt: skip
+
+    rows.append(attempt(f"MST, epsilon {epsilon:g}, delta {DELTA:g}", mst_row))
+    rows.append(attempt(f"sanitize synthesize --method mst (OpenDP), epsilon {epsilon:g}",
+                        synthesize_row))  # fmt: skip
     return background, rows
+
+
+def attempt(name: str, make: Callable[[], Row]) -> Row:
+    """``make()``, or a row that records why it failed (NaN scores): one release that fails
+    (an anchor's release or scoring) does not end the run."""
+    try:
+        return make()
+    except Exception as exc:  # any failure of that one release
+        nan = (math.nan, math.nan, math.nan)
+        why = (str(exc).strip().splitlines() or [""])[0]
+        return Row(name, 0.0, 0.0, nan, None, nan, 0, f"failed: {type(exc).__name__}: {why}")
 
 
 def print_table(parts: Parts, background: Scored, rows: list[Row]) -> None:
