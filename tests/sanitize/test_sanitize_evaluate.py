@@ -165,3 +165,21 @@ def test_pareto_auc_is_the_mean_attainable_utility() -> None:
 def test_bad_input(call, message: str) -> None:  # type: ignore[no-untyped-def]
     with pytest.raises(InputError, match=message):
         call()
+
+
+def test_a_column_without_any_value_is_left_out_of_the_models() -> None:
+    """A survey year that did not ask a question: the column is missing in every row (as
+    census_kdd's migration columns in 1995); the models learn from the other columns, and a
+    frame of such columns only is met by the prior."""
+    from attrpriv.sanitize.evaluate import fit_models
+
+    rng = np.random.default_rng(0)
+    n = 400
+    y = rng.choice(["a", "b"], n)
+    x = pd.DataFrame({"signal": (y == "a") + rng.normal(0, 0.5, n),
+                      "asked_later": pd.Categorical([None] * n, categories=[]),
+                      "never": np.full(n, np.nan)})  # fmt: skip
+    fitted = fit_models(x, y, [0], None, "y")
+    assert fitted.encoder.columns == ("signal",)
+    empty = fit_models(x[["asked_later", "never"]], y, [0], None, "y")
+    assert empty.encoder.width == 0

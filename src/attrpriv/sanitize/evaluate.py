@@ -472,7 +472,9 @@ class _Encoder:
 
     Categorical columns become codes on the training frame's categories (its dtype's public
     categories, else its sorted values; an unseen value is missing) and are split natively by
-    the boosted model, or one-hot encoded for a model without ``categorical_features``.
+    the boosted model, or one-hot encoded for a model without ``categorical_features``. A
+    column with no value in the training rows (a survey year that did not ask the question)
+    carries nothing to learn and is left out.
     """
 
     columns: tuple[Any, ...] | None
@@ -483,8 +485,9 @@ class _Encoder:
     @classmethod
     def fit(cls, x: Features, one_hot: bool) -> _Encoder:
         if isinstance(x, pd.DataFrame):
-            cats = {c: _categories(x[c]) for c in x.columns if not _numeric(x[c])}
-            return cls(tuple(x.columns), x.shape[1], cats, one_hot)
+            kept = tuple(c for c in x.columns if x[c].notna().any())
+            cats = {c: _categories(x[c]) for c in kept if not _numeric(x[c])}
+            return cls(kept, len(kept), cats, one_hot)
         return cls(None, _flat(x).shape[1], {}, one_hot)
 
     @property
@@ -578,9 +581,9 @@ def fit_models(
     if values.size < 2 and not one_class:
         raise InputError(f"{what} holds a single class; need at least two to train on")
     probe = strong_classifier() if model is None else clone(model)
-    if values.size < 2 or np.shape(x)[1] == 0:
-        model = probe = DummyClassifier(strategy="prior")
     encoder = _Encoder.fit(x, one_hot="categorical_features" not in probe.get_params())
+    if values.size < 2 or encoder.width == 0:
+        model = probe = DummyClassifier(strategy="prior")
     matrix = encoder.transform(x)
     if encoder.one_hot is False and np.isinf(matrix).any():
         raise InputError("features have infinite values")
