@@ -1,7 +1,6 @@
 """attrpriv: attribute privacy for tabular data.
 
-The schema classes are imported on first use (they need pandas), so that ``import attrpriv``
-and the ``attrpriv`` command start fast.
+The schema classes are imported on first use, so that ``import attrpriv`` starts fast.
 """
 
 from __future__ import annotations

@@ -1,9 +1,6 @@
 """Short displays of result objects: one-line reprs and small HTML tables for notebooks.
 
-Every result a user holds in a notebook (a release, its record, a risk report, a ledger, sanitized
-data) shows itself as one short line (``repr``) and as a compact HTML table
-(``_repr_html_``, which Jupyter renders); full pages are :mod:`attrpriv.report`'s. Nothing here
-imports numpy or pandas.
+Nothing here imports numpy or pandas.
 """
 
 from __future__ import annotations
@@ -19,9 +16,7 @@ CELL = "padding:2px 8px;border-bottom:1px solid #ddd;text-align:left;vertical-al
 
 
 def number(value: object, digits: int = 4) -> str:
-    """A number in ``digits`` significant figures (``-`` for None, as written for text); a
-    whole number, or one of ``10**digits`` or more below 1e15, in full with thousands
-    separators (``41,760``, not ``4.176e+04``)."""
+    """A number in ``digits`` significant figures, large whole numbers in full (``41,760``)."""
     if value is None:
         return "-"
     if isinstance(value, bool) or not isinstance(value, (int, float)):

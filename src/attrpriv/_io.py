@@ -1,7 +1,4 @@
-"""Atomic file output: write to a temporary file beside the target, then rename.
-
-A reader never sees a half-written file, and a failure leaves the previous file (or none).
-"""
+"""Atomic file output: write to a temporary file beside the target, then rename."""
 
 from __future__ import annotations
 

@@ -1,9 +1,7 @@
 """Progress of long work, on stderr: a live bar on a terminal, a plain line per step elsewhere.
 
-A bar redraws itself in place, which a log file (CI, ``nohup``, ``2> log``) cannot show: there
-a step is one line, ``decoupler: 3/15 reconstruction=12.1 ...``, written as it happens; with a
-known total only the first step, each tenth of the total, the last step and any step 30 s after
-the line before are written (a long job then logs about a dozen lines, not one per task).
+In a log file, with a known total, only about a dozen lines are written (first, each tenth, last,
+and after 30 s of silence).
 """
 
 from __future__ import annotations
@@ -32,9 +30,7 @@ def progress(
 ) -> Iterator[Advance]:
     """Report the steps of ``description`` on ``stream`` (default stderr).
 
-    Yields ``advance(done=None, total=None, detail="")``: call it after each step (``done``
-    sets the count of steps done instead of adding one; ``total`` updates the number of steps;
-    ``detail`` is shown beside the count). Disabled, it does nothing.
+    Yields ``advance(done=None, total=None, detail="")``, to call after each step.
     """
     if not enabled:
         yield _ignore

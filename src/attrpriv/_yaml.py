@@ -1,13 +1,8 @@
 """YAML as users expect it (1.2 scalars): `yes`/`no`/`on` stay text, `1e-3` is a number, and a
 key given twice in one mapping is an error.
 
-PyYAML implements YAML 1.1, where ``no`` is false (so a category list ``[yes, no]`` becomes
-booleans) and ``1e-3`` is a string; and it keeps the last of repeated keys, so a spec with
-``epsilon: 1`` and, further down, ``epsilon: 50`` would release at 50. YAML 1.2 requires keys
-to be unique; this loader refuses a repeated one, naming it and both lines. Every YAML file
-attrpriv reads goes through this loader.
-It parses with libyaml where PyYAML was built with it (several times faster on the bundled
-schemas, which ``attrpriv datasets list`` reads on every run).
+PyYAML keeps the last of repeated keys, so ``epsilon: 1`` then ``epsilon: 50`` would release at
+50; every YAML file attrpriv reads goes through this loader (libyaml where available).
 """
 
 from __future__ import annotations
@@ -25,8 +20,7 @@ else:
 
 
 class Yaml12Loader(_SafeLoader):
-    """Safe YAML with YAML 1.2 booleans (true/false only), exponent floats without a dot, and
-    unique keys in every mapping."""
+    """Safe YAML with YAML 1.2 booleans, exponent floats without a dot, and unique keys."""
 
     def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
         """The mapping of ``node``; a key that appears twice raises ``ConstructorError``."""

@@ -1,7 +1,6 @@
 """Exceptions raised by attrpriv.
 
-Every error caused by what the user gave (data, schema, parameters, files) is an
-:class:`InputError`: the CLI prints its one-line message and exits with code 2.
+Every error caused by what the user gave is an :class:`InputError` (the CLI exits with code 2).
 """
 
 from __future__ import annotations
@@ -45,12 +44,10 @@ _SHOW_PRIVATE_VALUES = ContextVar("attrpriv_show_private_values", default=False)
 def show_private_values(show: bool = True) -> Token[bool]:
     """Let error messages name the offending data values (off by default: they may be private).
 
-    Returns a token for :func:`restore_private_values`. The CLI's ``--debug`` switches it on.
-
     Parameters
     ----------
     show : bool, default True
-        Whether messages may name the values (any value, taken by its truth).
+        Whether messages may name the values.
 
     Returns
     -------
@@ -61,13 +58,7 @@ def show_private_values(show: bool = True) -> Token[bool]:
 
 
 def restore_private_values(token: Token[bool]) -> None:
-    """Undo the :func:`show_private_values` call that returned ``token``.
-
-    Parameters
-    ----------
-    token : contextvars.Token
-        What that call returned.
-    """
+    """Undo the :func:`show_private_values` call that returned ``token``."""
     _SHOW_PRIVATE_VALUES.reset(token)
 
 
@@ -78,8 +69,7 @@ def showing_private_values(show: bool = True) -> Iterator[None]:
     Parameters
     ----------
     show : bool, default True
-        Whether messages may name the values inside the block; the previous setting is
-        restored on leaving it, also when it raises.
+        Whether messages may name the values inside the block (restored on leaving it).
 
     Yields
     ------
@@ -94,31 +84,12 @@ def showing_private_values(show: bool = True) -> Iterator[None]:
 
 
 def private_values_shown() -> bool:
-    """Whether error messages may name data values.
-
-    Returns
-    -------
-    bool
-        True while :func:`show_private_values` (or :func:`showing_private_values`) is on;
-        False by default.
-    """
+    """Whether error messages may name data values (False by default)."""
     return _SHOW_PRIVATE_VALUES.get()
 
 
 def plain(value: object) -> object:
-    """numpy scalars as Python scalars (``208``, not ``np.int64(208)``), anything else as is.
-
-    Parameters
-    ----------
-    value : object
-        Any value.
-
-    Returns
-    -------
-    object
-        ``value.item()`` for a numpy scalar (or any numpy object with an ``item`` method, e.g.
-        a one-element array), else ``value`` itself.
-    """
+    """numpy scalars as Python scalars (``208``, not ``np.int64(208)``), anything else as is."""
     item = getattr(value, "item", None)
     if callable(item) and type(value).__module__ == "numpy":
         return item()
@@ -128,21 +99,8 @@ def plain(value: object) -> object:
 def offending(value: object, row: object | None = None) -> str:
     """How a message names one bad data value: where it is, and the value only when shown.
 
-    The text starts with a space, to follow a noun: ``f"has a value{offending(v)} outside"``.
     ``offending(200.0, 278)`` is ``" at row 278 (value hidden: --debug shows it)"``, or
-    ``" 200.0 at row 278"`` once :func:`show_private_values` is on.
-
-    Parameters
-    ----------
-    value : object
-        The offending value; shown (as its ``repr``) only while private values are shown.
-    row : object, optional
-        Where it is (a row number or label); left out of the text when None.
-
-    Returns
-    -------
-    str
-        The text, starting with a space.
+    ``" 200.0 at row 278"`` once :func:`show_private_values` is on (note the leading space).
     """
     where = "" if row is None else f" at row {plain(row)!r}"
     if private_values_shown():

@@ -1,26 +1,6 @@
-"""Statistics shared by every layer: proportions with exact and score intervals, and scores.
+"""Statistics shared by every layer: intervals of proportions, score comparisons and pooling.
 
-Small pure functions with small typed results, in the manner of anonymeter's
-``stats/confidence.py`` (its style only: a :class:`Score` is *attack minus baseline*, never a
-control-normalised ratio):
-
-- :func:`clopper_pearson` -- exact binomial bounds, each one-sided at level ``confidence``
-  (the empirical audit of :mod:`attrpriv.dp.audit` takes them so).
-- :func:`binomial_ci` -- exact two-sided Clopper-Pearson interval of one proportion.
-- :func:`wilson_ci` -- Wilson score interval of one proportion.
-- :func:`rate_difference` -- two rates of 0/1 outcomes and the CI of their difference: Newcombe's
-  hybrid score interval (Newcombe 1998, Stat. Med. 17:873 for independent samples, method 10;
-  Stat. Med. 17:2635 for paired outcomes, method 10), which keeps its coverage near the nominal
-  level for small samples and rates near 0 or 1, where the Wald interval does not.
-- :func:`rate_vs_chance` -- a rate against a known constant (e.g. 0.5 for a balanced guess).
-- :func:`delong_auc` / :func:`delong_difference` -- an AUC against 0.5, and the paired
-  difference of two AUCs on the same records, with DeLong's closed-form variance (DeLong, DeLong
-  & Clarke-Pearson 1988, in Sun & Xu's O(n log n) form, IEEE SPL 21:1389, 2014): no resampling.
-- :func:`bootstrap_difference` -- any metric (AUC, R^2, ...) of two samples, percentile bootstrap.
-- :func:`pool_scores` -- one score from repeats on the same data (Rubin's rules).
-- :func:`pool_replicates` -- one score from independent re-runs (new split, new seed) of the
-  same experiment: their mean, with a random-effects CI that narrows as re-runs are added.
-"""
+A :class:`Score` is *attack minus baseline*; methods and references: ``docs/assess/attacks.md``."""
 
 from __future__ import annotations
 
@@ -62,10 +42,8 @@ class Interval:
     ----------
     value : float
         The point estimate, ``successes / trials``.
-    lower : float
-        The lower confidence bound, in [0, ``value``].
-    upper : float
-        The upper confidence bound, in [``value``, 1].
+    lower, upper : float
+        The confidence bounds, in [0, ``value``] and [``value``, 1].
     """
 
     value: float
@@ -77,27 +55,20 @@ class Interval:
 class Score:
     """A rate against its baseline: both, ``attack - baseline`` and the CI of that difference.
 
-    An attack's headline (its success rate or AUC against the baseline it must beat), and any
-    other comparison of two rates, such as a sanitizer's leakage against the prior.
-
     Parameters
     ----------
-    attack : float
-        The attack's rate (or metric, e.g. an AUC).
-    baseline : float
-        The baseline's rate (or metric), or the constant it is compared with.
+    attack, baseline : float
+        The attack's rate (or metric, e.g. an AUC) and the baseline's (or a constant).
     difference : float
         ``attack - baseline``.
     ci : tuple of (float, float)
         The ``(lower, upper)`` confidence interval of ``difference``.
     n : int
-        The number of observations behind the score (for a pooled score, the sum over its
-        repeats).
+        The number of observations behind the score (summed over repeats when pooled).
     confidence : float, default 0.95
         The confidence level of ``ci``, in (0, 1).
     method : str, default ""
-        How ``ci`` was computed, e.g. ``"newcombe-paired"``, ``"clopper-pearson"``,
-        ``"bootstrap"`` or ``"rubin-pooled(k)"``.
+        How ``ci`` was computed, e.g. ``"newcombe-paired"`` or ``"bootstrap"``.
     """
 
     attack: float
@@ -119,9 +90,7 @@ class Score:
         Returns
         -------
         dict of str to Any
-            The fields by name (``attack``, ``baseline``, ``difference``, ``ci``, ``n``,
-            ``confidence``, ``method``); ``ci`` as a two-item list. ``significant`` is not
-            included.
+            The fields by name, ``ci`` as a two-item list (``significant`` is not included).
         """
         return {
             "attack": self.attack,
@@ -139,25 +108,15 @@ def clopper_pearson(successes: int, trials: int, confidence: float = 0.95) -> In
 
     Parameters
     ----------
-    successes : int
-        The number of successes, in [0, ``trials``].
-    trials : int
-        The number of trials, an integer >= 1.
+    successes, trials : int
+        The numbers of successes, in [0, ``trials``], and of trials (an integer >= 1).
     confidence : float, default 0.95
-        The level of each one-sided bound, in (0, 1): the two-sided interval ``[lower, upper]``
-        has level ``2 * confidence - 1``.
+        The level of each bound, in (0, 1); the two-sided level is ``2 * confidence - 1``.
 
     Returns
     -------
     Interval
-        ``successes / trials`` with its bounds; ``lower`` is 0 when ``successes`` is 0 and
-        ``upper`` is 1 when ``successes`` equals ``trials``.
-
-    Raises
-    ------
-    InputError
-        If ``trials`` is not an integer >= 1, ``successes`` is outside [0, ``trials``], or
-        ``confidence`` is outside (0, 1).
+        ``successes / trials`` with its bounds (0 and 1 at the edges).
     """
     trials = _trials(successes, trials)
     alpha = 1.0 - check_probability(confidence, "confidence")
@@ -177,28 +136,15 @@ def binomial_ci(successes: int, trials: int, confidence: float = 0.95) -> tuple[
 
     Parameters
     ----------
-    successes : int
-        The number of successes, in [0, ``trials``] (converted with ``int()``).
-    trials : int
-        The number of trials, >= 1 (converted with ``int()``).
+    successes, trials : int
+        The numbers of successes, in [0, ``trials``], and of trials (>= 1).
     confidence : float, default 0.95
-        The two-sided confidence level, in (0, 1); each bound is one-sided at
-        ``1 - (1 - confidence) / 2``.
+        The two-sided confidence level, in (0, 1).
 
     Returns
     -------
     tuple of (float, float)
         The ``(lower, upper)`` bounds, within [0, 1].
-
-    Raises
-    ------
-    InputError
-        If ``confidence`` is outside (0, 1), ``trials`` is < 1, or ``successes`` is outside
-        [0, ``trials``].
-
-    See Also
-    --------
-    clopper_pearson : The same bounds, each one-sided at a given level.
     """
     confidence = check_probability(confidence, "confidence")
     one_sided = 1.0 - (1.0 - confidence) / 2.0
@@ -211,10 +157,8 @@ def wilson_ci(successes: int, trials: int, confidence: float = 0.95) -> tuple[fl
 
     Parameters
     ----------
-    successes : int
-        The number of successes, in [0, ``trials``].
-    trials : int
-        The number of trials, an integer >= 1.
+    successes, trials : int
+        The numbers of successes, in [0, ``trials``], and of trials (an integer >= 1).
     confidence : float, default 0.95
         The two-sided confidence level, in (0, 1).
 
@@ -222,12 +166,6 @@ def wilson_ci(successes: int, trials: int, confidence: float = 0.95) -> tuple[fl
     -------
     tuple of (float, float)
         The ``(lower, upper)`` bounds, cut to [0, 1].
-
-    Raises
-    ------
-    InputError
-        If ``trials`` is not an integer >= 1, ``successes`` is outside [0, ``trials``], or
-        ``confidence`` is outside (0, 1).
     """
     trials = _trials(successes, trials)
     z = _z(confidence)
@@ -248,34 +186,22 @@ def rate_difference(
 ) -> Score:
     """Rates of two 0/1 outcome vectors and Newcombe's CI for ``attack - baseline``.
 
-    ``paired=True``: both were scored on the same records, in the same order (an attack and its
-    baseline on one evaluation set); the CI uses the correlation of the pairs (method 10 of
-    Newcombe's paired paper). ``paired=False``: independent samples (e.g. train vs test accuracy).
-
     Parameters
     ----------
     attack_hits : array_like
         A non-empty 1-d vector of 0/1 (or bool) outcomes of the attack.
     baseline_hits : array_like
-        A non-empty 1-d vector of 0/1 (or bool) outcomes of the baseline; as long as
-        ``attack_hits`` when ``paired`` is True.
+        The baseline's outcomes, as ``attack_hits``; of the same length when ``paired``.
     confidence : float, default 0.95
-        The two-sided confidence level of the interval, in (0, 1).
+        The two-sided confidence level, in (0, 1).
     paired : bool, default True
-        Whether both vectors score the same records in the same order (Newcombe's paired
-        method 10) or are independent samples (Newcombe's independent method 10).
+        Both vectors score the same records in the same order; False for independent samples.
 
     Returns
     -------
     Score
-        The two rates, their difference and its CI (cut to [-1, 1]); ``n`` is the length of
-        ``attack_hits``, ``method`` is ``"newcombe-paired"`` or ``"newcombe-independent"``.
-
-    Raises
-    ------
-    InputError
-        If either vector is empty, not 1-d or holds values other than 0/1, if ``paired`` is True
-        and their lengths differ, or if ``confidence`` is outside (0, 1).
+        The rates, their difference and its CI; ``method`` is ``"newcombe-paired"`` or
+        ``"newcombe-independent"``.
     """
     a = _hits(attack_hits, "attack_hits")
     b = _hits(baseline_hits, "baseline_hits")
@@ -304,23 +230,12 @@ def rate_vs_chance(hits: ArrayLike, chance: float, confidence: float = 0.95) -> 
     chance : float
         The constant baseline rate, in [0, 1] (e.g. 0.5 for a balanced guess).
     confidence : float, default 0.95
-        The two-sided confidence level of the exact (Clopper-Pearson) interval, in (0, 1).
+        The two-sided confidence level, in (0, 1).
 
     Returns
     -------
     Score
-        The rate, ``chance`` as its baseline, ``rate - chance`` and the Clopper-Pearson
-        interval of the rate shifted by ``-chance``; ``method`` is ``"clopper-pearson"``.
-
-    Raises
-    ------
-    InputError
-        If ``hits`` is empty, not 1-d or holds values other than 0/1, ``chance`` is outside
-        [0, 1], or ``confidence`` is outside (0, 1).
-
-    See Also
-    --------
-    binomial_ci : The interval of the rate.
+        The rate against ``chance``, with the Clopper-Pearson interval (``"clopper-pearson"``).
     """
     h = _hits(hits, "hits")
     chance = check_probability(chance, "chance", open_interval=False)
@@ -343,50 +258,31 @@ def bootstrap_difference(
 ) -> Score:
     """``metric(attack) - metric(baseline)`` with a percentile-bootstrap CI.
 
-    ``attack``/``baseline`` hold one observation per row (first axis) and ``metric`` maps such an
-    array to a number (e.g. rows of (is_member, score) to an AUC). ``baseline`` may be a constant
-    (e.g. 0.5, a random guess's AUC). ``paired``: resample the same rows of both (they describe the
-    same records). ``strata``: one label per row; each stratum is resampled within itself, which
-    keeps e.g. the member / non-member counts fixed. The interval is widened, if needed, to hold
-    the point estimate (a percentile interval may miss it when the metric is skewed).
+    Rows (first axis) are resampled; the interval is widened, if needed, to hold the estimate.
 
     Parameters
     ----------
     metric : callable
-        Maps an array of rows (a subset of ``attack`` or ``baseline``, first axis resampled) to
-        a float.
+        Maps an array of rows to a float.
     attack : array_like
         The attack's observations, one per row; at least 2 rows.
     baseline : array_like or float
-        The baseline's observations (at least 2 rows; as many as ``attack`` when ``paired``),
-        or a finite constant to compare ``metric(attack)`` with.
+        The baseline's observations (at least 2 rows), or a finite constant (e.g. 0.5 for an AUC).
     paired : bool, default True
-        Resample the same row indices of ``attack`` and ``baseline`` (ignored when ``baseline``
-        is a constant); False resamples each independently.
+        Resample the same row indices of both (ignored for a constant ``baseline``).
     strata : array_like, optional
-        One label per row of ``attack``; rows are resampled within each stratum. Without it all
-        rows form one stratum. When ``paired`` is False, ``baseline`` is resampled without
-        strata.
+        One label per row of ``attack``; rows are resampled within each stratum.
     n_boot : int, default 1000
-        The number of bootstrap resamples, an integer >= 100.
+        The number of resamples, >= 100.
     seed : int, default 0
-        Seed of the :func:`numpy.random.default_rng` generator that draws the resamples.
+        Seed of the :func:`numpy.random.default_rng` that draws the resamples.
     confidence : float, default 0.95
-        The two-sided confidence level of the percentile interval, in (0, 1).
+        The two-sided confidence level, in (0, 1).
 
     Returns
     -------
     Score
-        ``metric(attack)``, the baseline's value, their difference and its percentile CI
-        (widened to hold the difference); ``n`` is the number of rows of ``attack``, ``method``
-        is ``"bootstrap"``.
-
-    Raises
-    ------
-    InputError
-        If ``n_boot`` is not an integer >= 100, ``confidence`` is outside (0, 1), ``attack`` or
-        ``baseline`` holds fewer than 2 rows, paired samples differ in length, ``strata`` does
-        not hold one label per row, or a constant ``baseline`` is not finite.
+        The two values, their difference and its CI; ``method`` is ``"bootstrap"``.
     """
     n_boot = check_positive_int(n_boot, "n_boot", minimum=100)
     confidence = check_probability(confidence, "confidence")
@@ -415,33 +311,19 @@ def bootstrap_difference(
 def delong_auc(labels: ArrayLike, scores: ArrayLike, confidence: float = 0.95) -> Score:
     """The AUC of ``scores`` for telling ``labels`` 1 from 0, against 0.5, with DeLong's CI.
 
-    Ties count one half (midranks). The interval is the normal one of DeLong's variance, the
-    sum of the variances of each positive's and each negative's placement over their counts.
-
     Parameters
     ----------
     labels : array_like
-        One 0/1 label per record (1 = positive, e.g. a member); both values present.
+        One 0/1 label per record (1 = positive); both values present.
     scores : array_like
-        One score per record (not NaN; infinities rank first or last); higher means "more likely 1".
+        One score per record (not NaN); higher means "more likely 1"; ties count one half.
     confidence : float, default 0.95
         The two-sided confidence level, in (0, 1).
 
     Returns
     -------
     Score
-        The AUC as the attack, 0.5 as the baseline, ``AUC - 0.5`` and its interval; ``n`` is
-        the number of records, ``method`` is ``"delong"``.
-
-    Raises
-    ------
-    InputError
-        If ``labels`` and ``scores`` are not 1-d of equal length, a label is not 0/1, only one
-        label occurs, a score is NaN, or ``confidence`` is outside (0, 1).
-
-    See Also
-    --------
-    delong_difference : Two AUCs on the same records.
+        The AUC against 0.5 and the interval of ``AUC - 0.5``; ``method`` is ``"delong"``.
     """
     positive, (first,) = _auc_inputs(labels, [scores])
     v10, v01 = _placements(positive, first)
@@ -464,32 +346,19 @@ def delong_difference(
 ) -> Score:
     """``AUC(first) - AUC(second)``, two scorings of the same records, with DeLong's paired CI.
 
-    The variance of the difference takes the covariance of the two AUCs into account (each
-    record's placement under both scorings), so a difference between two strongly correlated
-    attacks gets the narrow interval it deserves.
-
     Parameters
     ----------
     labels : array_like
         One 0/1 label per record; both values present.
-    first : array_like
-        The first scoring: one score per record (not NaN).
-    second : array_like
-        The second scoring of the same records, in the same order.
+    first, second : array_like
+        The two scorings: one score per record (not NaN), the records in the same order.
     confidence : float, default 0.95
         The two-sided confidence level, in (0, 1).
 
     Returns
     -------
     Score
-        ``AUC(first)`` as the attack, ``AUC(second)`` as the baseline, their difference and its
-        interval; ``method`` is ``"delong-paired"``.
-
-    Raises
-    ------
-    InputError
-        If the arrays are not 1-d of equal length, a label is not 0/1, only one label occurs, a
-        score is NaN, or ``confidence`` is outside (0, 1).
+        ``AUC(first)`` against ``AUC(second)``; ``method`` is ``"delong-paired"``.
     """
     positive, (a, b) = _auc_inputs(labels, [first, second])
     a10, a01 = _placements(positive, a)
@@ -509,37 +378,19 @@ def delong_difference(
 
 
 def pool_scores(scores: Sequence[Score], confidence: float | None = None) -> Score:
-    """One score from repeats over seeds: means, and a CI from Rubin's rules.
-
-    Each repeat's CI gives a within-repeat variance ``W_i = (half-width / z)^2``; with ``W`` their
-    mean and ``B`` the variance of the repeats' differences, the total variance is
-    ``W + (1 + 1/k) B`` (Rubin 1987), and the CI is a t interval on Rubin's degrees of freedom,
-    cut to [-1, 1]: every score is a difference of two rates (or AUCs).
+    """One score from repeats on the same data: means, and a CI by Rubin's rules.
 
     Parameters
     ----------
     scores : sequence of Score
         The repeats' scores; at least one.
     confidence : float, optional
-        The confidence level of the pooled CI, in (0, 1). Defaults to the first score's
-        ``confidence``; then a single score is returned unchanged.
+        The level of the pooled CI; default the first score's (a lone score is returned as is).
 
     Returns
     -------
     Score
-        The means of ``attack``, ``baseline`` and ``difference`` over the repeats, the pooled
-        CI, ``n`` summed over the repeats, and ``method`` ``"rubin-pooled(k)"`` for ``k``
-        repeats.
-
-    Raises
-    ------
-    InputError
-        If ``scores`` is empty, or a confidence level (``confidence`` or a score's) is outside
-        (0, 1).
-
-    References
-    ----------
-    Rubin, D. B. (1987). *Multiple Imputation for Nonresponse in Surveys*. Wiley.
+        The mean values, the pooled CI, ``n`` summed and ``method`` ``"rubin-pooled(k)"``.
     """
     if not scores:
         raise InputError("scores must hold at least one Score, got none")
@@ -560,40 +411,20 @@ def pool_scores(scores: Sequence[Score], confidence: float | None = None) -> Sco
 def pool_replicates(scores: Sequence[Score], confidence: float | None = None) -> Score:
     """The mean of independent re-runs of one experiment, with a random-effects CI.
 
-    Each re-run (a new split and training seed) estimates the same mean effect with its own
-    sampling error (within-run variance ``W_i``, read off its CI) plus the run-to-run variation
-    of the effect itself. DerSimonian and Laird's random-effects variance of the mean of ``k``
-    runs with equal within-run variances is ``max(B, W) / k`` (``B``: the variance of the runs'
-    differences, ``W``: the mean ``W_i``): the observed spread of the runs, never taken smaller
-    than their own sampling error. The interval is Hartung and Knapp's: a t quantile on
-    ``k - 1`` degrees of freedom (with ``max(B, W)``, the modified form that is never narrower
-    than the fixed-effect interval). Unlike :func:`pool_scores` (Rubin's rules, for repeats that
-    re-use the same data), the interval narrows as runs are added, about as ``1 / sqrt(k)``.
+    DerSimonian-Laird variance ``max(B, W) / k`` and a Hartung-Knapp t interval: unlike
+    :func:`pool_scores`, it narrows as runs are added. See ``docs/assess/risk-scores.md``.
 
     Parameters
     ----------
     scores : sequence of Score
         The runs' scores; at least one.
     confidence : float, optional
-        The confidence level of the pooled CI, in (0, 1). Defaults to the first score's
-        ``confidence``; then a single score is returned unchanged.
+        The level of the pooled CI; default the first score's (a lone score is returned as is).
 
     Returns
     -------
     Score
-        The means of ``attack``, ``baseline`` and ``difference``, the pooled CI (cut to
-        [-1, 1]), ``n`` summed over the runs, and ``method`` ``"random-effects(k)"``.
-
-    Raises
-    ------
-    InputError
-        If ``scores`` is empty, or a confidence level is outside (0, 1).
-
-    References
-    ----------
-    DerSimonian, R. & Laird, N. (1986). Meta-analysis in clinical trials. *Controlled Clinical
-    Trials* 7:177-188. Hartung, J. & Knapp, G. (2001). A refined method for the meta-analysis
-    of controlled clinical trials with binary outcome. *Stat. Med.* 20:3875-3889.
+        The mean values, the pooled CI, ``n`` summed and ``method`` ``"random-effects(k)"``.
     """
     if not scores:
         raise InputError("scores must hold at least one Score, got none")
@@ -662,8 +493,7 @@ def _auc_inputs(
 
 
 def _placements(positive: np.ndarray, scores: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """DeLong's placements: per positive, the share of negatives it beats (ties one half); per
-    negative, the share of positives that beat it."""
+    """DeLong's placements: per positive, the share of negatives it beats (ties one half)."""
     pos, neg = scores[positive], scores[~positive]
     ranks = stats.rankdata(np.concatenate([pos, neg]))
     v10 = (ranks[: pos.size] - stats.rankdata(pos)) / neg.size
@@ -719,12 +549,7 @@ def _resample(groups: list[np.ndarray], rng: np.random.Generator) -> np.ndarray:
 
 
 def _phi(a: np.ndarray, b: np.ndarray) -> float:
-    """Newcombe's continuity-corrected correlation of paired 0/1 outcomes.
-
-    With ``A = both * neither - only_a * only_b``: ``(A - n/2) / sqrt(margins)`` when
-    ``A > n/2``, 0 when ``0 <= A <= n/2``, ``A / sqrt(margins)`` when ``A < 0``, and 0 when a
-    margin is empty (Newcombe 1998; Fagerland, Lydersen & Laake 2017, section 8.5).
-    """
+    """Newcombe's continuity-corrected correlation of paired 0/1 outcomes (Newcombe 1998)."""
     both = int(np.sum(a & b))
     only_a = int(np.sum(a & (1 - b)))
     only_b = int(np.sum((1 - a) & b))

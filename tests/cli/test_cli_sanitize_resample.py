@@ -152,7 +152,7 @@ def test_two_resamples_of_sex_with_different_proxies_share_one_budget_on_sex(
 def test_the_summary_says_when_every_column_came_from_the_public_rows() -> None:
     from types import SimpleNamespace
 
-    from attrpriv.cli.sanitize_resample import _summary
+    from attrpriv.cli.sanitize.resample import _summary
 
     resampler = SimpleNamespace(conditional="donor", draw="conditional", epsilon=1.0,
                                 keep=("income",))  # fmt: skip

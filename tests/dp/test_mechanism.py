@@ -124,7 +124,7 @@ def _bounded() -> Any:
 def test_clone_and_params_follow_scikit_learn(name: str) -> None:
     mechanism = MAKERS[name]()
     params = mechanism.get_params()
-    assert list(params) == [p for p in inspect.signature(type(mechanism)).parameters]
+    assert sorted(params) == sorted(inspect.signature(type(mechanism)).parameters)
     copy = clone(mechanism)
     assert type(copy) is type(mechanism) and copy is not mechanism
     copied = copy.get_params()

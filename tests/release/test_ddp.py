@@ -115,11 +115,13 @@ def test_composition_splits_epsilon_and_bounds_cross_chunk_loss(survey: pd.DataF
     assert two.epsilon_if_chunks_dependent() > 1.0  # chunk 1's DS is below its row sensitivity
 
 
-def test_changing_epsilon_after_fit_recalibrates_before_release(survey: pd.DataFrame) -> None:
+def test_changing_epsilon_after_fit_needs_a_new_fit_before_release(survey: pd.DataFrame) -> None:
     mechanism = seeded(1.0, structure="chow-liu").fit(survey, SURVEY)
     scale = mechanism.calibrate().chunks[0].scale
-    mechanism.epsilon = 0.25
-    result = mechanism.release(survey, SURVEY)
+    mechanism.epsilon = 0.25  # the fit's merge decisions were made at 1.0 / 2
+    with pytest.raises(InputError, match="parameters changed since fit"):
+        mechanism.release(survey, SURVEY)
+    result = mechanism.fit(survey, SURVEY).release(survey, SURVEY)
     assert result.record.epsilon == 0.25
     recalibrated = mechanism.calibrate().chunks[0].scale
     assert result.record.noise["scale"]["likes"] == pytest.approx(recalibrated)
@@ -302,7 +304,8 @@ def test_too_few_rows_to_test_a_ring_merge_the_chunks(survey) -> None:
 def test_a_ring_too_telling_at_a_smaller_epsilon_falls_back_to_laplace() -> None:
     """Fitted at epsilon 1 the weak link's end is a usable ring; at 0.3 its influence alone
     exceeds epsilon, so every histogram gets the row-level Laplace scale, and the record says
-    why."""
+    why. A public call refuses such a stale fit (below); the plan is made from the fitted state
+    directly here, to check the defensive path itself."""
     rng = np.random.default_rng(4)
     n = 20_000
     x0 = rng.integers(0, 2, n)
@@ -316,7 +319,7 @@ def test_a_ring_too_telling_at_a_smaller_epsilon_falls_back_to_laplace() -> None
     assert [b.ring for b in mechanism.boundaries_] == [("x2",), ("x1",)]
     assert not mechanism.calibrate().fallback
     mechanism.epsilon = 0.3
-    plan = mechanism.calibrate()
+    plan = mechanism._plan(mechanism._sampler(), ())
     assert "no bound below epsilon" in plan.fallback
     assert all(v == pytest.approx(8 / 0.3) for v in plan.scales().values())
     assert any("row-level Laplace scale" in a for a in mechanism.record(plan).assumptions)
@@ -327,8 +330,37 @@ def test_pairwise_needs_the_papers_composition(survey) -> None:
         TabularDDP(1.0, method="pairwise", composition="survey").fit(survey, SURVEY)
     fitted = seeded(1.0, 2, structure="chow-liu").fit(survey, SURVEY)
     fitted.method = "pairwise"  # auto: the paper's composition, which needs its own fit
-    with pytest.raises(InputError, match="composition changed from 'survey' to 'chunks'"):
+    with pytest.raises(InputError, match="parameters changed since fit"):
         fitted.calibrate()
+
+
+@pytest.mark.parametrize(
+    ("name", "value"),
+    [
+        ("epsilon", 0.3),
+        ("chunk_size", 3),
+        ("max_levels", 3),
+        ("seed", 1),
+        ("columns", ["colour", "likes"]),
+    ],
+)
+def test_a_fit_made_for_other_parameters_is_refused(survey, name: str, value: object) -> None:
+    """Chunks merge at epsilon / 2 and the networks follow every other fit parameter: a
+    calibration or release after one of them changed would use decisions made for another."""
+    fitted = seeded(1.0, 2).fit(survey, SURVEY)
+    fitted.set_params(**{name: value})
+    with pytest.raises(InputError, match=r"parameters changed since fit: call fit\(data, schema\)"):
+        fitted.calibrate()
+    with pytest.raises(InputError, match="parameters changed since fit"):
+        fitted.release(survey, SURVEY)
+    fitted.set_params(**{name: seeded(1.0, 2).get_params()[name]})
+    assert fitted.calibrate().epsilon == 1.0
+
+
+def test_post_processing_parameters_need_no_new_fit(survey) -> None:
+    fitted = seeded(1.0, 2).fit(survey, SURVEY)
+    fitted.set_params(nonnegative=not fitted.nonnegative)
+    assert fitted.calibrate().epsilon == 1.0
 
 
 def test_cli_help_says_what_is_protected(capsys) -> None:

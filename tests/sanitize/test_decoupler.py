@@ -164,10 +164,10 @@ def test_parameter_checks(k: int, m: int, beta: float) -> None:
     model = GlobalDecoupler(sensitive_dim=k, latent_dim=m, beta=beta)
     valid = 1 <= k < m and m >= 2 and np.isfinite(beta) and beta >= 0
     if valid:
-        model._check_params()
+        model._validate_params()
     else:
         with pytest.raises(InputError):
-            model._check_params()
+            model._validate_params()
 
 
 def test_image_decoupler_on_mnist(tmp_path: Path) -> None:

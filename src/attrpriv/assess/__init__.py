@@ -1,14 +1,8 @@
-"""assess: which features of a model leak, measured by attacks with their baselines and CIs.
+"""assess: which features of a model leak, measured by attacks with baselines and CIs.
 
-Attacks (each returns a result whose ``score`` is a :class:`Score`: attack rate, baseline rate,
-their difference and its confidence interval): membership inference
-(:class:`ReferenceAttack`, the strongest: RMIA with reference models; :func:`loss_threshold_attack`;
-:class:`ShadowModelAttack`), attribute inference
-(:func:`attribute_inference`), property inference (:func:`property_inference`); the differential
-attack's risk is :func:`auc_difference` of two membership results. See docs/assess/attacks.md.
-
-The whole audit (steps 202-210 of the spec) is :class:`FeatureRiskAssessor`, which returns a
-:class:`RiskReport`; the mitigation strategies are in :mod:`attrpriv.assess.mitigation`.
+Membership (:class:`ReferenceAttack`, :func:`loss_threshold_attack`, :class:`ShadowModelAttack`),
+attribute (:func:`attribute_inference`) and property (:func:`property_inference`) inference;
+:class:`FeatureRiskAssessor` runs the whole audit. See docs/assess/attacks.md.
 """
 
 from __future__ import annotations

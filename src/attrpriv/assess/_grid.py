@@ -1,11 +1,4 @@
-"""The work of one assessment, as independent tasks (run by :mod:`attrpriv.assess.parallel`).
-
-A task is one retraining (the full model, or the model without a feature set) with its
-membership attack, utility and overfitting gap, one reference model of the membership attack
-(its losses on the repeat's candidate records), or one feature-level attack on one feature; all
-for one repeat. Every task rebuilds its split from ``seed + repeat``, so it is a pure function of
-``(GridData, Task)`` and any backend gives the same results.
-"""
+"""The work of one assessment as independent, pure tasks of ``(GridData, Task)``."""
 
 from __future__ import annotations
 
@@ -29,6 +22,7 @@ from attrpriv.assess.membership import (
     loss_threshold_attack,
 )
 from attrpriv.assess.models import fit_without, per_record_loss
+from attrpriv.assess.outcomes import ModelOutcome, TaskFailure
 from attrpriv.assess.property import property_inference
 from attrpriv.assess.reference import (
     MAX_CALIBRATION_ROWS,
@@ -64,12 +58,7 @@ REFERENCE_SHARE = 0.8
 
 @dataclass(frozen=True, eq=False)
 class GridData:
-    """What every task needs: the data, the (unfitted) estimator and the attack settings.
-
-    ``sensitive``: the attributes whose inference is measured on every retrained model;
-    ``sensitive_values``: those of them that are not model inputs (not in ``X``), same index.
-    ``checkpoint``: the folder where finished tasks are kept (:mod:`attrpriv.assess.checkpoint`).
-    """
+    """What every task needs: the data, the unfitted estimator, the attack settings."""
 
     X: pd.DataFrame
     y: pd.Series
@@ -91,15 +80,7 @@ class GridData:
 
 @dataclass(frozen=True, eq=False)
 class Task:
-    """``kind`` = ``"reference"`` | ``"full"`` | ``"without"`` | ``"attribute"`` | ``"property"``.
-
-    ``index``: which reference model of the repeat (``"reference"``). ``features``: the dropped
-    set (``"without"``) or the one attacked feature (feature-level). ``model``: the full model
-    of this repeat, for the attribute attack. ``reference``: the membership attack on the full
-    model of this repeat (same records), for the paired differential score of a ``"without"``
-    task. ``normalizer``: the repeat's reference term of each candidate record
-    (:func:`~attrpriv.assess.reference.reference_term`), for the reference attacks.
-    """
+    """One task of a repeat: a reference, the full model, a retraining without a set, an attack."""
 
     kind: str
     repeat: int
@@ -112,37 +93,11 @@ class Task:
 
 @dataclass(frozen=True, eq=False)
 class ReferenceLosses:
-    """One reference model's per-record losses (the result of a ``"reference"`` task).
-
-    ``candidates``: on the repeat's candidate records, members first. ``population`` and
-    ``trained`` (offline attacks only, else empty): its losses on up to 5,000 population records
-    and whether it trained on each, from which offline RMIA's ``a`` is calibrated.
-    """
+    """One reference model's losses on the candidates (and, offline, on population records)."""
 
     candidates: np.ndarray
     population: np.ndarray = field(default_factory=lambda: np.zeros(0))
     trained: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=bool))
-
-
-@dataclass(frozen=True, eq=False)
-class ModelOutcome:
-    """A retrained model's utility and membership attack.
-
-    The utility (``model.score``) is measured on the repeat's attacked records: the members
-    sample (train) and the non-members sample (test), at most ``max_attack_rows`` each, which
-    the model predicts for the attack anyway.
-    """
-
-    utility_train: float
-    utility_test: float
-    membership: MembershipResult | None
-    model: Any = None
-    differential: Score | None = None
-    sensitive: dict[str, AttributeInferenceResult] = field(default_factory=dict)
-
-    @property
-    def gap(self) -> float:
-        return self.utility_train - self.utility_test
 
 
 @dataclass(frozen=True, eq=False)
@@ -183,11 +138,7 @@ def _sample(
 
 
 def make_split(data: GridData, repeat: int) -> _Split:
-    """Train / test (and the attacker's aux rows for shadow models) of one repeat.
-
-    Members and non-members are equal-sized samples of train and test (at most
-    ``max_attack_rows`` each), so a random guess scores 0.5.
-    """
+    """Train / test (and shadow aux rows) of one repeat; equal-sized members and non-members."""
     seed = data.seed + repeat
     X, y, aux = data.X, data.y, None
     if data.membership_attack == "shadow":
@@ -204,7 +155,7 @@ def make_split(data: GridData, repeat: int) -> _Split:
 def _membership(
     data: GridData, model: Any, split: _Split, columns: list[str], task: Task
 ) -> MembershipResult:
-    """The whole-model attack of claim 1, on the columns this model was trained on."""
+    """The whole-model attack on the columns this model was trained on."""
     members = (split.members[0][columns], split.members[1])
     non_members = (split.non_members[0][columns], split.non_members[1])
     seed = data.seed + task.repeat
@@ -222,14 +173,7 @@ def _membership(
 
 
 def _reference_losses(data: GridData, task: Task) -> ReferenceLosses:
-    """Reference model ``task.index`` of the repeat and its losses on the candidates.
-
-    Online (``"rmia-online"``): trained on a random half of all the rows, candidates included.
-    Offline: trained on population records only (rows that are neither attacked member nor
-    attacked non-member), as many as the target trained on but at most
-    :data:`REFERENCE_SHARE` of them; its losses on up to 5,000 population records, and whether
-    it trained on each, come back too.
-    """
+    """Reference model ``task.index`` of the repeat and its losses (offline: unattacked rows)."""
     split = make_split(data, task.repeat)
     seed = data.seed + task.repeat
     estimator = reseeded(data.estimator, seed + 7919 * (task.index + 1))
@@ -253,10 +197,7 @@ def _reference_losses(data: GridData, task: Task) -> ReferenceLosses:
 
 
 def population_rows(data: GridData, split: _Split) -> np.ndarray:
-    """Positions of the rows an offline reference may train on: those not attacked.
-
-    Raises InputError if fewer than 20 remain (attack fewer rows, or use ``"rmia-online"``).
-    """
+    """Positions of the unattacked rows an offline reference may train on (InputError below 20)."""
     attacked = np.r_[split.members[0].index.to_numpy(), split.non_members[0].index.to_numpy()]
     pool = np.setdiff1d(np.arange(len(data.X)), attacked)
     if pool.size < MIN_REFERENCE_ROWS:
@@ -269,9 +210,7 @@ def population_rows(data: GridData, split: _Split) -> np.ndarray:
 
 
 def _fit_all(estimator: Any, fit: Callable[[], Any]) -> Any:
-    """``fit()``, a model trained on every feature; an estimator that cannot take X is an input
-    error. Raised in the worker, so it comes back as an InputError from every backend.
-    """
+    """``fit()`` of the full model; an estimator that cannot take X is an InputError."""
     try:
         return fit()
     except (ValueError, TypeError) as exc:
@@ -314,11 +253,7 @@ def _retrain(data: GridData, task: Task) -> ModelOutcome:
 def _infer_sensitive(
     data: GridData, model: Any, split: _Split, columns: list[str], attribute: str, seed: int
 ) -> AttributeInferenceResult:
-    """How well an attacker infers ``attribute`` of the members from this model.
-
-    The attacker knows the model's input columns (without the attribute, whether it is an input
-    or not) and queries the model; its guesses are scored against the attribute's values.
-    """
+    """How well an attacker who queries this model infers ``attribute`` of the members."""
     X_m, y_m = split.members
     source = data.X if attribute in data.X.columns else data.sensitive_values
     assert source is not None
@@ -342,15 +277,7 @@ IDENTIFIER_SHARE = 0.5  # a categorical feature with more singleton values is id
 def identifier_like(
     X: pd.DataFrame, features: Sequence[str], *, categorical_only: bool = False
 ) -> dict[str, float]:
-    """Features most of whose values occur once (numeric or not), with that share.
-
-    A set holding one is flagged whenever its membership differential's CI excludes 0
-    (:func:`~attrpriv.assess.scoring.score_flags`). Attribute inference learns a categorical
-    feature's values from other records; a value that occurs once cannot be learned, so on a
-    categorical identifier the attack and its baselines all score about 0, at the cost of a
-    classifier with one class per record: ``categorical_only=True`` lists those, which are not
-    attribute-attacked (a numeric one is: a regression can still learn it).
-    """
+    """Features most of whose values occur once, with that share."""
     found = {}
     for feature in features:
         values = X[feature].dropna()
@@ -369,12 +296,7 @@ def identifier_like(
 def skipped_attacks(
     X: pd.DataFrame, features: Sequence[str], attacks: Sequence[str]
 ) -> dict[tuple[str, str], str]:
-    """(attack, feature) pairs a feature-level attack cannot be run on, with the reason.
-
-    Attribute inference skips identifier-like features (:func:`identifier_like`); property
-    inference skips features with a single value, or numeric values so close together (say 0
-    and 1e-244, whose variance underflows) that no two means strictly between them differ.
-    """
+    """(attack, feature) pairs a feature-level attack cannot run on, with the reason."""
     found: dict[tuple[str, str], str] = {}
     if "attribute" in attacks:
         for feature, share in identifier_like(X, features, categorical_only=True).items():
@@ -394,21 +316,14 @@ def skipped_attacks(
 
 
 def _separable(values: pd.Series, spec: dict[str, Any]) -> bool:
-    """Whether the property's two targets are distinct values strictly inside the observed range."""
+    """Whether the property's two targets are distinct values strictly inside the range."""
     if spec["property"] != "mean":
         return True
     return bool(values.min() < spec["low"] < spec["high"] < values.max())
 
 
 def property_spec(values: pd.Series) -> dict[str, Any]:
-    """The property a property-inference attack tries to tell apart, read off the feature.
-
-    Numeric feature: its mean, low/high = mean -+ half a standard deviation, but never past the
-    midpoint between the mean and the observed minimum / maximum (a skewed feature such as a
-    mostly-zero capital gain has mean - sd/2 below its minimum: no sample can have that mean).
-    Categorical: the share of its most frequent category, low/high = that share -+ 0.2 (kept
-    inside [0.05, 0.95]).
-    """
+    """The property to tell apart: mean -+ sd/2 inside the range, or top share -+ 0.2."""
     if pd.api.types.is_numeric_dtype(values) and not pd.api.types.is_bool_dtype(values):
         mean, spread = float(values.mean()), 0.5 * float(values.std())
         low = max(mean - spread, (float(values.min()) + mean) / 2)
@@ -459,21 +374,6 @@ def _feature_attack(data: GridData, task: Task) -> Score:
     return game.score
 
 
-@dataclass(frozen=True)
-class TaskFailure:
-    """A task of the grid that raised: what it was and the first line of why (values hidden).
-
-    Only the retrainings without a set and the feature-level attacks may fail this way; the
-    audit records the failure and goes on. A reference model or the full model that cannot be
-    trained stops the audit (nothing else can be measured).
-    """
-
-    kind: str
-    repeat: int
-    features: tuple[str, ...]
-    reason: str
-
-
 def run_task(data: GridData, task: Task) -> ModelOutcome | Score | ReferenceLosses | TaskFailure:
     """Run one task of the grid (module-level, so worker processes can unpickle it)."""
     if task.kind == "reference":
@@ -492,7 +392,7 @@ def run_task(data: GridData, task: Task) -> ModelOutcome | Score | ReferenceLoss
 
 
 def _guarded(data: GridData, task: Task) -> ModelOutcome | Score | TaskFailure:
-    """A retraining without a set or a feature-level attack; a failure is returned, not raised."""
+    """A retraining without a set or a feature-level attack; a failure is returned."""
     try:
         return _retrain(data, task) if task.kind == "without" else _feature_attack(data, task)
     except Exception as exc:  # one failed part is recorded, the audit goes on

@@ -1,9 +1,4 @@
-"""A query-only model read from an ONNX file (onnxruntime): enough for black-box attacks.
-
-It answers ``predict`` and ``predict_proba`` like a fitted scikit-learn estimator but cannot be
-refit, so it serves the attacks that only query the target (loss threshold, the attack step of
-the shadow-model attack, attribute inference), not the retraining ones.
-"""
+"""A query-only model read from an ONNX file (onnxruntime), for attacks that only query."""
 
 from __future__ import annotations
 
@@ -27,12 +22,7 @@ _NUMPY_TYPES = {
 
 
 class OnnxModel:
-    """Query-only wrapper of an ONNX model (skl2onnx layout: a label and a probability output).
-
-    Inputs: either one 2-d tensor (the DataFrame's columns, in order) or one tensor per column,
-    named like the columns. Class labels come from the ZipMap probability output; when the model
-    returns a plain probability tensor, pass ``classes`` in the model's order.
-    """
+    """Query-only ONNX model (skl2onnx layout); pass ``classes`` without a ZipMap output."""
 
     def __init__(self, path: str | Path, *, classes: Sequence[Any] | None = None) -> None:
         try:

@@ -1,8 +1,4 @@
-"""From the grid's outcomes to the parts of the report: pooled scores, ranked feature sets.
-
-Small functions over :mod:`attrpriv.assess._grid` outcomes and the score formulas of
-:mod:`attrpriv.assess.scoring`; see docs/assess/risk-scores.md.
-"""
+"""From the grid's outcomes to the report's parts: pooled scores, ranked feature sets."""
 
 from __future__ import annotations
 
@@ -13,15 +9,9 @@ from typing import Any
 
 import numpy as np
 
-from attrpriv.assess._grid import (
-    GridData,
-    ModelOutcome,
-    Task,
-    TaskFailure,
-    identifier_like,
-    make_split,
-)
+from attrpriv.assess._grid import GridData, Task, identifier_like, make_split
 from attrpriv.assess.membership import tpr_interval
+from attrpriv.assess.outcomes import ModelOutcome, TaskFailure
 from attrpriv.assess.report import (
     ExposedRecord,
     FeatureSetRisk,
@@ -110,8 +100,7 @@ class Outcomes:
     def pairs(
         self, features: tuple[str, ...], skip: range = range(0)
     ) -> list[tuple[ModelOutcome, ModelOutcome]]:
-        """(full model, model without ``features``) of every repeat whose retraining succeeded,
-        but the repeats in ``skip``."""
+        """(full, without ``features``) per successful repeat, but those in ``skip``."""
         found = self.grouped.get(("without", features), [])
         return [(self.full[r], w) for r, w in found if r not in skip]
 
@@ -142,16 +131,7 @@ def set_risk(
     flag_on: str = "estimate",
     membership_only: range = range(0),
 ) -> FeatureSetRisk:
-    """Every score of one feature set (rank filled in by :func:`rank`).
-
-    ``membership_only``: repeats that count for the membership differential alone (the extra
-    repeats of an identifier-like set); its overfitting, importance and utility come from the
-    repeats every set shares, as the full model's summary does.
-
-    When no attack applies to the set (e.g. only the attribute attack was asked for and the
-    set is an identifier, see :func:`attrpriv.assess._grid.identifier_like`), its overall and
-    modified scores are NaN: unknown, never flagged.
-    """
+    """Every score of one feature set; NaN (never flagged) when no attack applies."""
     every = [w for _, w in outcomes.pairs(group)]
     pairs = outcomes.pairs(group, membership_only)
     without = [w for _, w in pairs]
@@ -205,8 +185,7 @@ def set_risk(
 def _paired(
     pairs: Sequence[tuple[ModelOutcome, ModelOutcome]], attribute: str, confidence: float
 ) -> tuple[float, tuple[float, float]]:
-    """Per-repeat difference (full model minus model without the set), mean and t-interval;
-    NaN when no retraining of the set succeeded."""
+    """Per-repeat full-minus-without differences: mean and t-interval (NaN if none)."""
     if not pairs:
         return math.nan, (math.nan, math.nan)
     return mean_interval(
@@ -224,16 +203,7 @@ def sensitive_risk(
     flag_on: str = "estimate",
     skip: range = range(0),
 ) -> SensitiveRisk:
-    """What the models reveal of one sensitive attribute, and its proxies ranked strongest first.
-
-    Per set and repeat, the full model's best attack on the attribute and the retrained one's
-    are scored on the same judged records (same members and seed), so their hit rates are
-    compared pairwise (Newcombe); the repeats are pooled as independent re-runs
-    (:func:`~attrpriv.stats.pool_replicates`). A set holding the attribute itself is not its
-    proxy and is left out. A proxy is flagged as an attack's difference is
-    (:func:`~attrpriv.assess.scoring.score_flags`). The repeats in ``skip`` (an identifier-like
-    set's extra ones) are left out.
-    """
+    """What the models reveal of a sensitive attribute, and its proxies, pooled over repeats."""
     full = [o.sensitive[attribute] for r, o in enumerate(outcomes.full) if r not in skip]
     proxies = []
     for group in sets:
@@ -259,12 +229,7 @@ def sensitive_risk(
 
 
 def rank(risks: Sequence[FeatureSetRisk]) -> tuple[FeatureSetRisk, ...]:
-    """Flagged sets first, then by the strongest evidence: the highest lower CI end among the
-    set's attacks (:func:`~attrpriv.assess.scoring.evidence`), then by modified score and label;
-    ranks 1..n.
-
-    A set no attack could score (its score is NaN, see :func:`set_risk`) comes last.
-    """
+    """Flagged first, then by strongest evidence, modified score, label; NaN last; ranks 1..n."""
 
     def key(r: FeatureSetRisk) -> tuple[bool, bool, float, float, str]:
         strongest = evidence(r.attacks)
@@ -286,13 +251,7 @@ MAX_EXPOSED = 100  # exposed records a report keeps
 def exposed_records(
     full: Sequence[ModelOutcome], data: GridData, skip: range = range(0)
 ) -> tuple[ExposedRecord, ...]:
-    """The training rows the full model's membership attack singles out most, by row number.
-
-    Per repeat, each attacked member's score is compared with the attacked non-members': the
-    share scoring at least as high is the false-positive rate an attacker accepts to call that
-    row a member. A row's value is its mean over the repeats it was attacked in (its score
-    already pools the reference models). The :data:`MAX_EXPOSED` lowest are kept, ties by row.
-    """
+    """The :data:`MAX_EXPOSED` rows the full model's attack singles out most."""
     rates: dict[int, list[float]] = {}
     for repeat, outcome in enumerate(full):
         result = outcome.membership
@@ -311,9 +270,7 @@ def exposed_records(
 def model_summary(
     every: Sequence[ModelOutcome], data: GridData, skip: range = range(0)
 ) -> ModelSummary:
-    """The model on all features: mean train/test metric, its membership attack and the rows
-    that attack exposes most, over the repeats but those in ``skip`` (the extra repeats of the
-    identifier-like sets, which the other sets do not share)."""
+    """The full model: mean metrics, membership attack, most exposed rows (repeats but ``skip``)."""
     full = [o for r, o in enumerate(every) if r not in skip]
     membership = summarize_membership(full, data.confidence)
     if membership is not None:

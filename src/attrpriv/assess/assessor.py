@@ -1,11 +1,6 @@
 """FeatureRiskAssessor: which feature sets make a model leak, and what to do about them.
 
-The steps of the spec (FIG. 2): take a model and a dataset (202), select target feature sets
-(204), run the differential inference attack -- the same membership attack against the model
-trained on all features and against the model retrained without the set -- plus feature-level
-attacks and the overfitting and utility tests (206), score and rank the sets against a threshold
-(208), and mitigate the riskiest set, retrain and re-assess until every score is under the
-threshold (210). See docs/assess/risk-scores.md.
+See docs/assess/risk-scores.md.
 """
 
 from __future__ import annotations
@@ -13,22 +8,28 @@ from __future__ import annotations
 import math
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from importlib.metadata import version
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 import pandas as pd
 from sklearn.base import clone, is_classifier
 
 from attrpriv._checks import (
+    FLAG,
+    SEED,
+    Rule,
     check_choice,
-    check_flag,
     check_positive_int,
-    check_probability,
+    instance_of,
+    integer,
+    one_of,
+    optional,
+    probability,
 )
 from attrpriv.assess import _grid, _summary, checkpoint
 from attrpriv.assess.choices import (
@@ -39,7 +40,7 @@ from attrpriv.assess.choices import (
     MODEL_CHOICES,
     REFERENCE_ATTACKS,
 )
-from attrpriv.assess.feature_sets import resolve_feature_sets
+from attrpriv.assess.feature_sets import SPEC_FORMS, resolve_feature_sets
 from attrpriv.assess.inference import MIN_RECORDS
 from attrpriv.assess.mitigation import Mitigation
 from attrpriv.assess.models import task_of
@@ -49,10 +50,16 @@ from attrpriv.assess.reference import (
     calibrate_a,
     reference_term,
 )
-from attrpriv.assess.report import MitigationPath, MitigationStep, RiskReport, set_label
+from attrpriv.assess.report import (
+    MitigationPath,
+    MitigationStep,
+    ModelSummary,
+    RiskReport,
+    set_label,
+)
 from attrpriv.assess.scoring import ScoreWeights
 from attrpriv.assess.screening import Screening, screen_columns
-from attrpriv.dp.mechanism import Parameters
+from attrpriv.dp.mechanism import Parameters, validated
 from attrpriv.errors import InputError, NotFittedError, offending
 
 if TYPE_CHECKING:
@@ -76,76 +83,104 @@ _UNDER = {  # why the loop stopped when nothing is flagged, by flag_on
 }
 
 
+def _estimator(value: object, name: str) -> object:
+    """A cloneable scikit-learn estimator (a classifier needs ``predict_proba``)."""
+    if not callable(getattr(value, "fit", None)):
+        raise InputError(f"{name} must be a scikit-learn estimator, got {value!r}")
+    try:
+        clone(value)
+    except (TypeError, RuntimeError) as exc:
+        raise InputError(f"{name} cannot be cloned and retrained: {exc}") from None
+    if is_classifier(value) and not hasattr(value, "predict_proba"):
+        raise InputError(
+            f"{name} {type(value).__name__} has no predict_proba: the attacks read class "
+            "probabilities; use a probabilistic model or wrap it in "
+            "sklearn.calibration.CalibratedClassifierCV"
+        )
+    return value
+
+
+def _attacks(value: object, name: str) -> tuple[str, ...]:
+    """Distinct attack names."""
+    if (
+        isinstance(value, str)
+        or not isinstance(value, (list, tuple))
+        or not value
+        or len(set(value)) != len(value)
+    ):
+        raise InputError(f"{name} must be distinct names among {list(ATTACKS)}, got {value!r}")
+    return tuple(check_choice(attack, name, ATTACKS) for attack in value)
+
+
+def _feature_sets(value: object, name: str) -> object:
+    """A family's name or a list of explicit sets (resolved against the columns in ``fit``)."""
+    if not isinstance(value, (str, list, tuple)):
+        raise InputError(f"{name} must be a string ({SPEC_FORMS}) or a list of sets")
+    return value
+
+
+def _column_list(value: object, name: str) -> tuple[str, ...]:
+    """Column names, e.g. ``('race',)`` (none is fine)."""
+    if (
+        isinstance(value, (str, bytes))
+        or not isinstance(value, (list, tuple))
+        or not all(isinstance(c, str) for c in value)
+    ):
+        raise InputError(
+            f"{name} must be a sequence of column names, e.g. ('race',), got {type(value).__name__}"
+        )
+    return tuple(value)
+
+
+def _folder(value: object, name: str) -> object:
+    """A folder path, or None."""
+    if value is not None and not isinstance(value, (str, Path)):
+        raise InputError(f"{name} must be a folder path or None, got {type(value).__name__}")
+    return value
+
+
 class FeatureRiskAssessor(Parameters):
     """Assess the privacy risk of each target feature set of a model by retraining without it.
 
-    A scikit-learn style estimator: parameters are stored as given (``get_params`` /
-    ``set_params``, so ``sklearn.base.clone`` works, and ``repr`` shows those that differ from
-    their defaults); :meth:`fit` assesses and returns the assessor; the learned attributes end
-    in ``_`` and reading one before it is learned raises :class:`~attrpriv.errors.NotFittedError`.
+    A scikit-learn style estimator; parameters are checked when it runs, not here. See
+    docs/assess/risk-scores.md.
 
     Parameters
     ----------
     estimator : object
-        An unfitted (or fitted: it is cloned) scikit-learn classifier, regressor or pipeline
-        that can be refit on a subset of the columns (e.g. ``make_model("hgb")``). A classifier
-        needs ``predict_proba``.
+        A scikit-learn classifier, regressor or pipeline (cloned), e.g. ``make_model("hgb")``.
     feature_sets : str or sequence of sequence of str, default "singles"
-        The target feature sets: ``"singles"``, ``"pairs"``, ``"power:K"``,
-        ``"preselect:BY:K"`` or explicit sets (see
-        :func:`~attrpriv.assess.feature_sets.resolve_feature_sets`).
+        ``"singles"``, ``"pairs"``, ``"power:K"``, ``"preselect:BY:K"`` or explicit sets.
     attacks : sequence of str, default ("membership", "attribute")
-        Distinct names among ``"membership"`` (the differential attack), ``"attribute"``,
-        ``"property"``.
+        Distinct names among ``"membership"`` (differential), ``"attribute"``, ``"property"``.
     threshold : float, default 0.05
-        A modified score above it flags the set (step 208); in [0, 1].
+        A modified score above it flags the set; in [0, 1].
     flag_on : {"estimate", "lower"}, default "estimate"
-        ``"estimate"`` flags on the point estimate; ``"lower"`` only when the lower end of the
-        score's CI is above the threshold (significantly over it: fewer flags from noise, at the
-        price of missing risks the repeats cannot resolve).
+        Compare the point estimate, or the lower end of its CI, with the threshold.
     weights : ScoreWeights, default ScoreWeights()
-        :class:`~attrpriv.assess.scoring.ScoreWeights` of the overall/modified scores; at least
-        one requested attack must have a weight > 0.
+        Weights of the overall score; a requested attack must have one > 0.
     n_repeats : int, default 3
-        Seeds (split + training seed ``seed + i``) the attacks are repeated over; >= 1. A set
-        holding an identifier-like column (most values unique) gets twice as many for its
-        membership differential, which its flag rests on.
+        Seeds the attacks are repeated over (doubled for identifier-like sets); >= 1.
     test_size : float, default 0.3
-        Share of the rows held out (the non-members and the utility test); in (0, 1).
+        Share of the rows held out (non-members and utility test); in (0, 1).
     membership_attack : {"rmia", "rmia-online", "lira", "loss", "shadow"}, default "rmia"
-        ``"rmia"``: offline RMIA with ``n_references`` reference models per seed, trained once
-        on rows that are not attacked and shared by every retrained model
-        (:mod:`attrpriv.assess.reference`; the strongest measured, docs/benchmarks.md);
-        ``"rmia-online"``: RMIA with references on halves of all rows; ``"lira"``: offline
-        LiRA; ``"loss"``: the loss threshold (Yeom et al.); ``"shadow"``: shadow models
-        (Shokri et al.).
+        The membership attack; ``"rmia"`` (offline, shared reference models) is the strongest.
     n_references : int, default 2
         Reference models per seed of the reference attacks; >= 1.
     n_shadows : int, default 4
-        Shadow models of the shadow membership attack, and per world (low/high) of the property
-        game; >= 2.
+        Shadow models of the shadow attack, and per world of the property game; >= 2.
     attack_model : {"logreg", "rf", "hgb", "mlp"}, default "hgb"
-        The learner of the attribute attack and its baselines (a built-in model name;
-        ``"logreg"`` is the fast choice).
+        The learner of the attribute attack and its baselines (``"logreg"`` is fastest).
     max_attack_rows : int or None, default 2000
-        At most this many members (and as many non-members) are attacked; >= 10, or ``None``
-        for no limit.
+        At most this many members (and non-members) attacked; >= 10, or ``None``.
     sensitive : sequence of str, default ()
-        Columns of ``X`` named sensitive: for each, how much better an attacker infers it
-        from the model than without it, with the model trained with and without each feature
-        set, and which sets are its proxies (``RiskReport.sensitive``).
+        Sensitive columns: what the model reveals of each, and which sets are their proxies.
     sensitive_input : bool, default True
-        Whether the sensitive columns are model inputs (and target feature sets). ``False``:
-        every model is trained without them; they are only inferred.
+        Whether the sensitive columns are model inputs; ``False``: they are only inferred.
     max_repeats : int or None, default None
-        Adaptive repeats: while a feature set's modified score has a CI that holds the
-        threshold, add a repeat for such sets only (their retrainings and feature-level
-        attacks; one more full model), up to ``max_repeats`` in all; >= ``n_repeats``, or
-        ``None`` for exactly ``n_repeats``.
+        Add repeats for sets whose CI holds the threshold, up to this many; ``None``: no more.
     checkpoint : str or pathlib.Path or None, default None
-        A folder where every finished retraining and feature-level attack is kept as it
-        finishes, so that a rerun on the same data and settings resumes
-        (:mod:`attrpriv.assess.checkpoint`; JSON, never a pickle).
+        A folder keeping finished work (JSON), so that a rerun with the same inputs resumes.
     confidence : float, default 0.95
         Confidence level of the CIs; in (0, 1).
     backend : {"sequential", "joblib", "dask"}, default "joblib"
@@ -153,19 +188,37 @@ class FeatureRiskAssessor(Parameters):
     n_jobs : int, default 2
         Workers of the backend: >= 1, or -1 for one per CPU.
     progress : bool, default False
-        Whether to show the progress of the retrainings on stderr.
+        Whether to show progress on stderr.
     seed : int, default 0
         Seed of the splits, the retrainings and the attacks; >= 0.
-
-    Notes
-    -----
-    The parameters are checked in :meth:`fit`, :meth:`assess` and :meth:`mitigate` (an
-    :class:`~attrpriv.errors.InputError` for a bad one), not in the constructor.
-
-    Learned: ``report_`` (the last :class:`RiskReport`), ``feature_names_in_``, and after
-    :meth:`mitigate`, ``mitigated_`` (the mitigated copy of X) and ``final_report_`` (the
-    assessment of ``mitigated_``, every score with its CI).
     """
+
+    _constraints: ClassVar[Mapping[str, Rule]] = {
+        "estimator": Rule("a scikit-learn estimator (a classifier with predict_proba)", _estimator),
+        "feature_sets": Rule("a family's name or a list of feature sets", _feature_sets),
+        "attacks": Rule(f"distinct names among {list(ATTACKS)}", _attacks),
+        "threshold": probability(open_interval=False),
+        "flag_on": one_of(FLAG_ON),
+        "weights": instance_of(ScoreWeights, "a ScoreWeights"),
+        "n_repeats": integer(),
+        "test_size": probability(),
+        "membership_attack": one_of(MEMBERSHIP_ATTACKS),
+        "n_references": integer(),
+        "n_shadows": integer(2),
+        "attack_model": one_of(MODEL_CHOICES),
+        "max_attack_rows": optional(integer(10)),
+        "sensitive": Rule("a list of column names (may be empty)", _column_list),
+        "sensitive_input": FLAG,
+        "max_repeats": optional(integer()),
+        "checkpoint": Rule("None or a folder path", _folder),
+        "confidence": probability(),
+        "backend": one_of(BACKENDS),
+        "n_jobs": Rule(
+            "an integer >= 1, or -1 for one per CPU", lambda value, _: check_n_jobs(value)
+        ),
+        "progress": FLAG,
+        "seed": SEED,
+    }
 
     def __init__(
         self,
@@ -219,16 +272,12 @@ class FeatureRiskAssessor(Parameters):
     # -- public API ------------------------------------------------------------------------------
 
     def fit(self, X: pd.DataFrame | np.ndarray, y: pd.Series | np.ndarray) -> FeatureRiskAssessor:
-        """Assess ``X`` and ``y`` (:meth:`assess`), keep the report in ``report_``; return self.
+        """Assess ``X`` and ``y`` (:meth:`assess`) and keep the report in ``report_``.
 
         Parameters
         ----------
-        X : pandas.DataFrame or numpy.ndarray
-            The features: at least 40 rows and 2 columns with distinct string names (a 2-d array's
-            columns are named ``x0``, ``x1``, ...).
-        y : pandas.Series or numpy.ndarray
-            The target, 1-d, one value per row of ``X``, no missing value: numeric for a regressor;
-            for a classifier at least 2 classes of at least 2 rows each.
+        X, y : array_like
+            Features (>= 40 rows, >= 2 named columns) and a complete target (2+ rows per class).
 
         Returns
         -------
@@ -238,8 +287,7 @@ class FeatureRiskAssessor(Parameters):
         Raises
         ------
         InputError
-            If a parameter is invalid, ``X`` or ``y`` is malformed, or there are too few rows (or
-            rows of a class) for a requested attack.
+            If a parameter or the data are invalid, or too few rows for a requested attack.
         """
         self.assess(X, y)
         return self
@@ -259,30 +307,25 @@ class FeatureRiskAssessor(Parameters):
             raise NotFittedError(f"this FeatureRiskAssessor has no {name} yet: call {how} first")
         raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
 
+    @validated
     def assess(self, X: pd.DataFrame | np.ndarray, y: pd.Series | np.ndarray) -> RiskReport:
-        """Score every target feature set (steps 202-208) and rank them, riskiest first.
+        """Score every target feature set and rank them, riskiest first.
 
         Parameters
         ----------
-        X : pandas.DataFrame or numpy.ndarray
-            The features: at least 40 rows and 2 columns with distinct string names (a 2-d array's
-            columns are named ``x0``, ``x1``, ...).
-        y : pandas.Series or numpy.ndarray
-            The target, 1-d, one value per row of ``X``, no missing value: numeric for a regressor;
-            for a classifier at least 2 classes of at least 2 rows each.
+        X, y : array_like
+            Features (>= 40 rows, >= 2 named columns) and a complete target (2+ rows per class).
 
         Returns
         -------
         RiskReport
-            The ranked report, also kept in ``report_`` (``feature_names_in_`` is learned too).
+            The ranked report, also kept in ``report_``.
 
         Raises
         ------
         InputError
-            If a parameter is invalid, ``X`` or ``y`` is malformed, or there are too few rows (or
-            rows of a class) for a requested attack.
+            If a parameter or the data are invalid, or too few rows for a requested attack.
         """
-        self._check_params()
         frame, target = _check_data(X, y, task_of(self.estimator) == "classification")
         self._check_rows(target)
         self.feature_names_in_ = np.asarray(frame.columns, dtype=object)
@@ -292,6 +335,7 @@ class FeatureRiskAssessor(Parameters):
         self.report_ = self._assess(kept, target, sets, screening.report_notes(), values)
         return self.report_
 
+    @validated
     def mitigate(
         self,
         X: pd.DataFrame | np.ndarray,
@@ -301,48 +345,31 @@ class FeatureRiskAssessor(Parameters):
         *,
         ledger: BudgetLedger | None = None,
     ) -> RiskReport:
-        """Assess, then mitigate the riskiest flagged set, retrain and re-assess (step 210).
+        """Assess, then mitigate the riskiest flagged set and re-assess, until none is flagged.
 
-        Each time a set is the riskiest flagged one it gets the next strategy in ``strategies``
-        (an escalation ladder, e.g. generalize, then local-DP noise, then drop), applied to its
-        original values. Stops when no set is flagged, no strategy is left for the flagged sets,
-        or after ``max_steps`` mitigations.
+        The riskiest flagged set gets its next rung of ``strategies``; docs/assess/mitigation.md.
 
         Parameters
         ----------
-        X : pandas.DataFrame or numpy.ndarray
-            The features: at least 40 rows and 2 columns with distinct string names (a 2-d array's
-            columns are named ``x0``, ``x1``, ...).
-        y : pandas.Series or numpy.ndarray
-            The target, 1-d, one value per row of ``X``, no missing value: numeric for a regressor;
-            for a classifier at least 2 classes of at least 2 rows each.
+        X, y : array_like
+            Features (>= 40 rows, >= 2 named columns) and a complete target (2+ rows per class).
         strategies : sequence of Mitigation
-            The escalation ladder: a non-empty sequence of objects with an
-            ``apply(X, features, seed=)`` method. A strategy that raises
-            :class:`~attrpriv.errors.InputError` on a set is skipped for it (the reason is kept
-            in the step).
+            The escalation ladder; a strategy raising ``InputError`` on a set is skipped for it.
         max_steps : int, default 5
             At most this many mitigations; >= 1.
         ledger : BudgetLedger or None, optional
-            Charged by every strategy that draws noise (local DP), before it draws; each
-            strategy's ``apply`` then takes ``ledger=``. A set's noise is drawn once per
-            strategy and reused when later steps replay it on the same input, so it is charged
-            once, not at every step.
+            Charged once per set and strategy by every strategy that draws noise, before it draws.
 
         Returns
         -------
         RiskReport
-            The first assessment, with the mitigation path in ``mitigation`` (also kept in
-            ``report_``); the mitigated data is in ``mitigated_``, its assessment in
-            ``final_report_``.
+            The first assessment with the path; also ``mitigated_`` and ``final_report_``.
 
         Raises
         ------
         InputError
-            If a parameter is invalid (``strategies`` and ``max_steps`` too), ``X`` or ``y`` is
-            malformed, or there are too few rows (or rows of a class) for a requested attack.
+            If a parameter or the data are invalid, or too few rows for a requested attack.
         """
-        self._check_params()
         max_steps = check_positive_int(max_steps, "max_steps")
         if isinstance(strategies, (str, bytes)) or not strategies:
             raise InputError("strategies must be a non-empty sequence of Mitigation objects")
@@ -365,10 +392,7 @@ class FeatureRiskAssessor(Parameters):
     # -- steps -----------------------------------------------------------------------------------
 
     def _screen(self, X: pd.DataFrame) -> tuple[pd.DataFrame, Screening]:
-        """``X`` without the columns no audit can use (:func:`screen_columns`), and the finding.
-
-        An explicit feature set naming such a column is an input error (it cannot be scored).
-        """
+        """``X`` without the columns no audit can use, and the finding."""
         screening = screen_columns(X)
         spec = self.feature_sets
         if isinstance(spec, str) and spec.strip().split(":")[0].strip().lower() in FAMILIES:
@@ -401,11 +425,7 @@ class FeatureRiskAssessor(Parameters):
     def _resolve(
         self, spec: FeatureSetSpec, X: pd.DataFrame, *, strict: bool = True
     ) -> list[tuple[str, ...]]:
-        """Target feature sets on the columns of ``X``.
-
-        ``strict=False`` (the mitigation loop, after a drop): explicit sets lose the columns
-        that are gone, and sets left empty (or covering every column) are skipped.
-        """
+        """Target sets on ``X``'s columns; ``strict=False`` drops gone columns and empty sets."""
         if isinstance(spec, str) and spec.strip().split(":")[0].strip().lower() in FAMILIES:
             return resolve_feature_sets(spec, X, seed=int(self.seed))
         if strict:
@@ -423,11 +443,7 @@ class FeatureRiskAssessor(Parameters):
         screened: tuple[str, ...],
         sensitive: pd.DataFrame,
     ) -> RiskReport:
-        """Run the grid of retrainings and attacks on ``X`` and build the ranked report.
-
-        ``sensitive``: the sensitive columns' values (rows as in ``X``), inputs of the model or
-        not; positions, not index labels, align the three (the index is reset here).
-        """
+        """Run the grid on ``X`` and build the ranked report (``sensitive`` aligned by position)."""
         attacks = tuple(self.attacks)
         started = time.perf_counter()
         X, y = X.reset_index(drop=True), y.reset_index(drop=True)
@@ -452,14 +468,10 @@ class FeatureRiskAssessor(Parameters):
         repeats = range(int(self.n_repeats))
         features = list(dict.fromkeys(f for group in sets for f in group))
         skipped = _grid.skipped_attacks(X, features, attacks)
-        attacked: dict[str, list[str]] = {
-            kind: [f for f in features if (kind, f) not in skipped]
-            for kind in ("attribute", "property")
-            if kind in attacks
-        }
+        attacked = _attacked(features, skipped, attacks)
         self._say(_plan(data, len(sets), attacked, len(repeats)))
         full, tasks, results = self._pass(data, repeats, sets, attacked, estimate=True)
-        identifiers = [g for g in sets if data.membership and _grid.identifier_like(X, g)]
+        identifiers = _identifier_sets(X, sets, data.membership)
         doubled = range(0)  # the identifier-like sets' extra repeats (membership only)
         if identifiers:  # a fixed design: always, never because of what the first repeats showed
             more = doubled = range(len(full), IDENTIFIER_REPEATS * len(full))
@@ -469,12 +481,7 @@ class FeatureRiskAssessor(Parameters):
             )
             extra, new_tasks, new_results = self._pass(data, more, identifiers, {})
             full, tasks, results = full + extra, tasks + new_tasks, results + new_results
-            screened = (
-                *screened,
-                f"identifier-like sets ({', '.join(set_label(g) for g in identifiers)}) got "
-                f"{len(full)} repeats of the membership differential instead of {len(repeats)}, "
-                "so that the identifier rule is judged on a narrower CI",
-            )
+            screened = (*screened, _identifier_note(identifiers, len(full), len(repeats)))
         outcomes = _summary.Outcomes.collect(full, tasks, results)
         weights, threshold = self.weights, float(self.threshold)
         risks = [
@@ -486,8 +493,7 @@ class FeatureRiskAssessor(Parameters):
             undecided = [r.features for r in risks if _straddles(r.modified_ci, threshold)]
             if not undecided:
                 break
-            names = {f for group in undecided for f in group}
-            some = {kind: [f for f in fs if f in names] for kind, fs in attacked.items()}
+            some = _narrowed(attacked, undecided)
             more = range(len(full), len(full) + 1)
             self._say(f"adaptive repeats: repeat {more[0] + 1} for {len(undecided)} set(s)")
             extra, new_tasks, new_results = self._pass(data, more, undecided, some)
@@ -501,38 +507,11 @@ class FeatureRiskAssessor(Parameters):
                 else r
                 for g, r in zip(sets, risks, strict=True)
             ]
-        if added:
-            n = int(self.n_repeats)
-            screened = (
-                *screened,
-                f"adaptive repeats: {len(added)} of {len(sets)} feature set(s), whose modified "
-                f"score's CI held the threshold, got up to {n + max(added.values())} repeats "
-                f"instead of {n}",
-            )
-        notes = (
-            screened
-            + tuple(
-                f"{kind} inference skipped for {f!r}: {why}" for (kind, f), why in skipped.items()
-            )
-            + tuple(
-                f"{f!r} is identifier-like ({share:.0%} of its values occur once): a set holding "
-                "it is flagged whenever its membership differential's CI excludes 0, whatever "
-                "the threshold"
-                for f, share in _grid.identifier_like(X, features).items()
-                if "membership" in attacks
-            )
-            + outcomes.notes()
-        )
+        screened = (*screened, *_adaptive_note(added, len(sets), int(self.n_repeats)))
+        shares = _grid.identifier_like(X, features) if "membership" in attacks else {}
+        notes = screened + _skip_notes(skipped) + _identifier_notes(shares) + outcomes.notes()
         model = _summary.model_summary(full, data, doubled)
-        if model.membership is not None and model.membership.score.ci[0] <= 0:
-            low, high = (v + 0.5 for v in model.membership.score.ci)
-            notes = (
-                f"the membership attack on the full model cannot tell members from non-members "
-                f"(AUC {model.membership.auc:.3f}, CI [{low:.3f}, {high:.3f}] holds 0.5): every "
-                "membership differential here is inconclusive, not evidence of no risk; attack "
-                "more rows (more attacked rows: --max-attack-rows) or use a stronger attack",
-                *notes,
-            )
+        notes = (*_inconclusive_note(model), *notes)
         exposed = tuple(
             _summary.sensitive_risk(
                 a, a in X.columns, sets, outcomes, data.confidence, threshold, self.flag_on, doubled
@@ -633,8 +612,7 @@ class FeatureRiskAssessor(Parameters):
         *,
         estimate: bool = False,
     ) -> tuple[list[_grid.ModelOutcome], list[_grid.Task], list[Any]]:
-        """The grid for ``repeats``: reference and full models, the retrainings without each
-        set and the feature-level attacks; with ``estimate``, the time estimate on stderr."""
+        """The grid for ``repeats``: reference, full and retrained models, feature-level attacks."""
         normalizers = dict(zip(repeats, self._normalizers(data, repeats), strict=True))
         fitting = time.perf_counter()
         full = self._run(
@@ -671,12 +649,7 @@ class FeatureRiskAssessor(Parameters):
         return full, tasks, results
 
     def _normalizers(self, data: _grid.GridData, repeats: range) -> list[ReferenceTerm | None]:
-        """Per repeat, the reference attack's term of each candidate record (or ``None``).
-
-        The reference models are trained once per repeat, on all features, and shared by the
-        full model and every retrained one (docs/assess/attacks.md says what that costs in
-        accuracy: the retrained models' attack is, if anything, underestimated).
-        """
+        """Per repeat, the reference term of each candidate (references shared by all models)."""
         if not (data.membership and data.membership_attack in REFERENCE_ATTACKS):
             return [None for _ in repeats]
         k = int(self.n_references)
@@ -714,8 +687,7 @@ class FeatureRiskAssessor(Parameters):
         Returns
         -------
         dict of str to object
-            Every parameter but ``backend``, ``n_jobs`` and ``progress``, as plain values: the
-            estimator as its short description, ``weights`` as a dict.
+            Every parameter but ``backend``, ``n_jobs`` and ``progress``, as plain values.
         """
         return {
             "estimator": describe(self.estimator),
@@ -740,12 +712,7 @@ class FeatureRiskAssessor(Parameters):
         }
 
     def _check_rows(self, y: pd.Series) -> None:
-        """Enough rows for each attack, counted as the grid splits them (one line if not).
-
-        The shadow attack holds out half the rows as the attacker's and trains each shadow on
-        half of those (split by class, so a classifier's class needs rows in every half); the
-        rest splits into train (members, the property game's data) and test.
-        """
+        """Enough rows for each attack, counted as the grid splits them (one line if not)."""
         n_rows = len(y)
         shadow = "membership" in self.attacks and self.membership_attack == "shadow"
         if shadow and task_of(self.estimator) == "classification":
@@ -777,59 +744,14 @@ class FeatureRiskAssessor(Parameters):
                     f"and needs at least {minimum}: give more rows"
                 )
 
-    def _check_params(self) -> None:
-        """Validate every parameter at the boundary (one-line InputError each)."""
-        if not callable(getattr(self.estimator, "fit", None)):
-            raise InputError(f"estimator must be a scikit-learn estimator, got {self.estimator!r}")
-        try:
-            clone(self.estimator)
-        except (TypeError, RuntimeError) as exc:
-            raise InputError(f"estimator cannot be cloned and retrained: {exc}") from None
-        if is_classifier(self.estimator) and not hasattr(self.estimator, "predict_proba"):
-            raise InputError(
-                f"estimator {type(self.estimator).__name__} has no predict_proba: the attacks read "
-                "class probabilities; use a probabilistic model or wrap it in "
-                "sklearn.calibration.CalibratedClassifierCV"
-            )
-        attacks = self.attacks
-        if isinstance(attacks, str) or not attacks or len(set(attacks)) != len(attacks):
-            raise InputError(
-                f"attacks must be distinct names among {list(ATTACKS)}, got {attacks!r}"
-            )
-        for attack in attacks:
-            check_choice(attack, "attacks", ATTACKS)
-        if not isinstance(self.weights, ScoreWeights):
-            raise InputError(f"weights must be a ScoreWeights, got {type(self.weights).__name__}")
-        if not any(self.weights.attack_weight(a) > 0 for a in attacks):
-            raise InputError(f"weights give every requested attack {list(attacks)} weight 0")
-        check_probability(self.threshold, "threshold", open_interval=False)
-        check_choice(self.flag_on, "flag_on", FLAG_ON)
-        if isinstance(self.sensitive, (str, bytes)) or not all(
-            isinstance(c, str) for c in self.sensitive
-        ):
-            raise InputError(
-                f"sensitive must be a sequence of column names, e.g. ('race',), got "
-                f"{type(self.sensitive).__name__}"
-            )
-        check_flag(self.sensitive_input, "sensitive_input")
+    def _validate_params(self) -> dict[str, Any]:
+        """The declared constraints, then those between parameters (one-line InputError each)."""
+        cleaned = super()._validate_params()
+        if not any(self.weights.attack_weight(a) > 0 for a in cleaned["attacks"]):
+            raise InputError(f"weights give every requested attack {list(self.attacks)} weight 0")
         if self.max_repeats is not None:
-            check_positive_int(self.max_repeats, "max_repeats", minimum=int(self.n_repeats))
-        if self.checkpoint is not None and not isinstance(self.checkpoint, (str, Path)):
-            raise InputError(
-                f"checkpoint must be a folder path or None, got {type(self.checkpoint).__name__}"
-            )
-        check_positive_int(self.n_repeats, "n_repeats")
-        check_probability(self.test_size, "test_size")
-        check_choice(self.membership_attack, "membership_attack", MEMBERSHIP_ATTACKS)
-        check_positive_int(self.n_shadows, "n_shadows", minimum=2)
-        check_positive_int(self.n_references, "n_references")
-        check_choice(self.attack_model, "attack_model", MODEL_CHOICES)
-        if self.max_attack_rows is not None:
-            check_positive_int(self.max_attack_rows, "max_attack_rows", minimum=10)
-        check_probability(self.confidence, "confidence")
-        check_choice(self.backend, "backend", BACKENDS)
-        check_n_jobs(self.n_jobs)
-        check_positive_int(self.seed, "seed", minimum=0)
+            check_positive_int(self.max_repeats, "max_repeats", minimum=cleaned["n_repeats"])
+        return cleaned
 
 
 def describe(estimator: Any) -> str:
@@ -844,8 +766,7 @@ def describe(estimator: Any) -> str:
 
 @dataclass
 class Replays:
-    """What each strategy made of each input during one mitigation loop, so that replaying it
-    on the same input reuses its output: noise is drawn, and charged to ``ledger``, once."""
+    """Each strategy's output per input, reused on replay: noise drawn and charged once."""
 
     ledger: BudgetLedger | None
     made: list[tuple[tuple[str, ...], int, pd.DataFrame, pd.DataFrame, dict[str, Any]]] = field(
@@ -882,12 +803,7 @@ def _apply(
     seed: int,
     done: Replays,
 ) -> tuple[pd.DataFrame, dict[tuple[str, ...], dict[str, Any]]]:
-    """Replay the current strategy of every mitigated set on the original data, in order
-    (a strategy's output on an input it saw before is reused: ``done``).
-
-    Returns the mitigated frame and, per set, what its strategy recorded (``applied_``: its
-    parameters and, for local DP, epsilon; never data values).
-    """
+    """Replay every mitigated set's current strategy on the original data."""
     frame, records = X, {}
     for features, level in levels.items():
         if any(f in frame.columns for f in features):
@@ -906,9 +822,7 @@ def _next_rung(
     seed: int,
     done: Replays,
 ) -> tuple[pd.DataFrame | None, dict[tuple[str, ...], dict[str, Any]], tuple[str, ...]]:
-    """Move ``target`` to its next strategy that applies, skipping (and saying why) those that
-    raise InputError on it; ``None`` as the frame when no rung of the ladder is left.
-    """
+    """Move ``target`` to its next applicable strategy, saying why others were skipped."""
     skipped: list[str] = []
     for level in range(levels.get(target, -1) + 1, len(strategies)):
         levels[target] = level
@@ -960,6 +874,80 @@ def _kept(
     )
 
 
+def _attacked(
+    features: list[str], skipped: dict[tuple[str, str], str], attacks: tuple[str, ...]
+) -> dict[str, list[str]]:
+    """The features each requested feature-level attack runs on (those it does not skip)."""
+    return {
+        kind: [f for f in features if (kind, f) not in skipped]
+        for kind in ("attribute", "property")
+        if kind in attacks
+    }
+
+
+def _identifier_sets(
+    X: pd.DataFrame, sets: list[tuple[str, ...]], membership: bool
+) -> list[tuple[str, ...]]:
+    """The sets holding an identifier-like feature, when the membership attack runs."""
+    return [g for g in sets if membership and _grid.identifier_like(X, g)]
+
+
+def _narrowed(
+    attacked: dict[str, list[str]], undecided: list[tuple[str, ...]]
+) -> dict[str, list[str]]:
+    """Each attack's features, kept to those in an undecided set."""
+    names = {f for group in undecided for f in group}
+    return {kind: [f for f in fs if f in names] for kind, fs in attacked.items()}
+
+
+def _identifier_note(identifiers: list[tuple[str, ...]], n_full: int, n_repeats: int) -> str:
+    """The note on the identifier-like sets' extra repeats of the membership differential."""
+    return (
+        f"identifier-like sets ({', '.join(set_label(g) for g in identifiers)}) got "
+        f"{n_full} repeats of the membership differential instead of {n_repeats}, "
+        "so that the identifier rule is judged on a narrower CI"
+    )
+
+
+def _adaptive_note(added: dict[tuple[str, ...], int], n_sets: int, n: int) -> tuple[str, ...]:
+    """The note on the adaptive repeats (none if no set got one)."""
+    if not added:
+        return ()
+    return (
+        f"adaptive repeats: {len(added)} of {n_sets} feature set(s), whose modified "
+        f"score's CI held the threshold, got up to {n + max(added.values())} repeats "
+        f"instead of {n}",
+    )
+
+
+def _skip_notes(skipped: dict[tuple[str, str], str]) -> tuple[str, ...]:
+    """A note for each (attack, feature) pair that a feature-level attack skipped."""
+    return tuple(f"{kind} inference skipped for {f!r}: {why}" for (kind, f), why in skipped.items())
+
+
+def _identifier_notes(shares: dict[str, float]) -> tuple[str, ...]:
+    """A note for each identifier-like feature, with the share of its values that occur once."""
+    return tuple(
+        f"{f!r} is identifier-like ({share:.0%} of its values occur once): a set holding "
+        "it is flagged whenever its membership differential's CI excludes 0, whatever "
+        "the threshold"
+        for f, share in shares.items()
+    )
+
+
+def _inconclusive_note(model: ModelSummary) -> tuple[str, ...]:
+    """The note that the full model's membership attack is inconclusive (none if it is not)."""
+    if model.membership is not None and model.membership.score.ci[0] <= 0:
+        low, high = (v + 0.5 for v in model.membership.score.ci)
+        return (
+            f"the membership attack on the full model cannot tell members from non-members "
+            f"(AUC {model.membership.auc:.3f}, CI [{low:.3f}, {high:.3f}] holds 0.5): every "
+            "membership differential here is inconclusive, not evidence of no risk; attack "
+            "more rows (more attacked rows: --max-attack-rows) or use a stronger attack",
+        )
+    return ()
+
+
 def _straddles(ci: tuple[float, float], threshold: float) -> bool:
     """Whether a CI holds the threshold (more repeats could decide which side the score is)."""
     return not math.isnan(ci[0]) and ci[0] <= threshold <= ci[1]
@@ -1002,11 +990,17 @@ def _run_info(data: _grid.GridData, seconds: float) -> dict[str, Any]:
 
 
 def _check_data(X: Any, y: Any, classification: bool) -> tuple[pd.DataFrame, pd.Series]:
-    """X as a DataFrame with >= 2 named columns, y as a Series of the same length, no missing y.
+    """X as a DataFrame with >= 2 named columns, y as a Series of the same length, checked."""
+    X = _checked_frame(X)
+    target = _checked_target(y, len(X))
+    if len(X) < 40:
+        raise InputError(f"X needs at least 40 rows to split into train and test, got {len(X)}")
+    _check_target_kind(target, classification)
+    return X.reset_index(drop=True), target.reset_index(drop=True)
 
-    A classification target needs two classes, each with two rows (for the stratified split);
-    a regression target must be numeric.
-    """
+
+def _checked_frame(X: Any) -> pd.DataFrame:
+    """X as a DataFrame (a 2-d array gets columns x0, x1, ...) with >= 2 distinct string names."""
     if isinstance(X, np.ndarray) and X.ndim == 2:
         X = pd.DataFrame(X, columns=[f"x{i}" for i in range(X.shape[1])])
     if not isinstance(X, pd.DataFrame):
@@ -1015,15 +1009,23 @@ def _check_data(X: Any, y: Any, classification: bool) -> tuple[pd.DataFrame, pd.
         raise InputError(f"X needs at least 2 columns (one is dropped at a time), got {X.shape[1]}")
     if not all(isinstance(c, str) for c in X.columns) or X.columns.has_duplicates:
         raise InputError("X must have distinct string column names")
+    return X
+
+
+def _checked_target(y: Any, n_rows: int) -> pd.Series:
+    """y as a 1-d Series of ``n_rows`` values, none missing."""
     if not isinstance(y, pd.Series) and np.asarray(y).ndim != 1:
         raise InputError(f"y must be 1-d, got shape {np.asarray(y).shape}")
     target = y if isinstance(y, pd.Series) else pd.Series(np.asarray(y))
-    if len(target) != len(X):
-        raise InputError(f"y must be 1-d with one value per row of X ({len(X)}), got {len(target)}")
+    if len(target) != n_rows:
+        raise InputError(f"y must be 1-d with one value per row of X ({n_rows}), got {len(target)}")
     if target.isna().any():
         raise InputError(f"y has {int(target.isna().sum())} missing values; drop those rows first")
-    if len(X) < 40:
-        raise InputError(f"X needs at least 40 rows to split into train and test, got {len(X)}")
+    return target
+
+
+def _check_target_kind(target: pd.Series, classification: bool) -> None:
+    """A regression target must be numeric; a classification one needs 2 classes of 2+ rows."""
     if not classification and not pd.api.types.is_numeric_dtype(target):
         name = f"target {target.name!r}" if target.name is not None else "y"
         raise InputError(
@@ -1043,4 +1045,3 @@ def _check_data(X: Any, y: Any, classification: bool) -> tuple[pd.DataFrame, pd.
                 "at least 2 rows "
                 "for the stratified train/test split"
             )
-    return X.reset_index(drop=True), target.reset_index(drop=True)

@@ -1,13 +1,5 @@
-"""Finished work of an assessment kept on disk, so that a rerun resumes where it stopped.
-
-With ``FeatureRiskAssessor(checkpoint=DIR)`` every retraining without a feature set and every
-feature-level attack writes its result, as JSON, the moment it finishes (from whichever worker
-ran it), under ``DIR/<key>/``: ``key`` is a digest of the data (values, column names, dtypes),
-the target and every setting that changes a result, so a rerun on the same inputs loads the
-finished tasks and a rerun on other inputs starts afresh. The reference and full models are
-retrained (they are few, and a fitted model is not stored: files are JSON, never a pickle, so
-a checkpoint cannot run code when it is read). A result file that cannot be read is ignored
-and its task run again.
+"""Finished tasks of an assessment kept on disk as JSON (never a pickle), under a digest of the
+data and settings, so that a rerun resumes.
 """
 
 from __future__ import annotations
@@ -24,6 +16,7 @@ import pandas as pd
 from attrpriv._io import atomic_write_json, to_jsonable
 from attrpriv.assess.inference import AttributeInferenceResult
 from attrpriv.assess.membership import MembershipResult, membership_result
+from attrpriv.assess.outcomes import ModelOutcome, TaskFailure
 from attrpriv.assess.scoring import score_from_dict
 from attrpriv.stats import Score
 
@@ -34,23 +27,7 @@ FORMAT = "attrpriv.assess.checkpoint/1"
 
 
 def data_key(X: pd.DataFrame, y: pd.Series, settings: Mapping[str, Any]) -> str:
-    """A digest of the data, the target and the settings: the name of a checkpoint's folder.
-
-    Parameters
-    ----------
-    X : pandas.DataFrame
-        The features, as the grid sees them.
-    y : pandas.Series
-        The target.
-    settings : mapping of str to object
-        Everything that changes a result (the assessor's settings and the estimator's
-        parameters).
-
-    Returns
-    -------
-    str
-        24 hexadecimal digits of a SHA-256 digest.
-    """
+    """A SHA-256 digest (24 hex digits) of ``X``, ``y`` and ``settings``: a folder name."""
     digest = hashlib.sha256()
     digest.update(pd.util.hash_pandas_object(X, index=False).to_numpy().tobytes())
     digest.update(pd.util.hash_pandas_object(y, index=False).to_numpy().tobytes())
@@ -60,56 +37,19 @@ def data_key(X: pd.DataFrame, y: pd.Series, settings: Mapping[str, Any]) -> str:
 
 
 def result_path(folder: str | Path, kind: str, repeat: int, features: tuple[str, ...]) -> Path:
-    """Where one task's result is kept.
-
-    Parameters
-    ----------
-    folder : str or pathlib.Path
-        The checkpoint folder of one assessment (``DIR/<key>``).
-    kind : str
-        The task's kind (one of :data:`CHECKPOINTED`).
-    repeat : int
-        The task's repeat.
-    features : tuple of str
-        The task's features.
-
-    Returns
-    -------
-    pathlib.Path
-        ``folder/<kind>-<repeat>-<digest of the features>.json``.
-    """
+    """Where one task's result is kept: ``folder/<kind>-<repeat>-<digest of features>.json``."""
     name = hashlib.sha256(json.dumps(list(features)).encode()).hexdigest()[:16]
     return Path(folder) / f"{kind}-{repeat}-{name}.json"
 
 
 def to_json(result: Any, path: Path) -> None:
-    """Write a task's result (a model outcome, a score or a failure) as JSON, atomically.
-
-    Parameters
-    ----------
-    result : object
-        What :func:`attrpriv.assess._grid.run_task` returned for the task.
-    path : pathlib.Path
-        The file (:func:`result_path`).
-    """
+    """Write a task's result (model outcome, score or failure) to ``path`` as JSON, atomically."""
     path.parent.mkdir(parents=True, exist_ok=True)
     atomic_write_json(path, {"format": FORMAT, **_encode(result)})
 
 
 def from_json(path: Path) -> Any | None:
-    """A task's result read back, or ``None`` if there is none (or it cannot be read).
-
-    Parameters
-    ----------
-    path : pathlib.Path
-        The file (:func:`result_path`).
-
-    Returns
-    -------
-    object or None
-        The result, as :func:`attrpriv.assess._grid.run_task` returned it (a full model's
-        fitted model is never kept), or ``None``.
-    """
+    """A task's result read back from ``path``, or ``None`` if missing or unreadable."""
     try:
         spec = json.loads(path.read_text())
         if spec.get("format") != FORMAT:
@@ -123,8 +63,6 @@ def from_json(path: Path) -> Any | None:
 
 
 def _encode(result: Any) -> dict[str, Any]:
-    from attrpriv.assess._grid import ModelOutcome, TaskFailure
-
     if isinstance(result, Score):
         return {"type": "score", "score": result.to_dict()}
     if isinstance(result, TaskFailure):
@@ -154,8 +92,6 @@ def _attribute(result: AttributeInferenceResult) -> dict[str, Any]:
 
 
 def _decode(spec: Mapping[str, Any]) -> Any:
-    from attrpriv.assess._grid import ModelOutcome, TaskFailure
-
     if spec["type"] == "score":
         return score_from_dict(spec["score"])
     if spec["type"] == "failure":

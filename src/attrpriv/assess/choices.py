@@ -1,7 +1,4 @@
-"""The choices of the assessment's options, apart from the code that runs them.
-
-Light to import (no scikit-learn, pandas or numpy): the CLI's help reads them.
-"""
+"""The choices of the assessment's options; light to import (the CLI's help reads them)."""
 
 from __future__ import annotations
 

@@ -1,10 +1,4 @@
-"""The rows an assessment sees: features, target, schema and task from a dataset or a file.
-
-:func:`assessment_data` does for a Python user what ``attrpriv assess run DATA --target T
-[--schema S] [--max-rows N] [--seed K]`` does before it builds the assessor, so that a run of
-the command can be reproduced from Python: the same columns left out, the same sample of rows
-(a seeded draw without replacement, in file order), the same task.
-"""
+"""The rows an assessment sees, prepared from Python as ``attrpriv assess run`` prepares them."""
 
 from __future__ import annotations
 
@@ -38,7 +32,7 @@ class AssessmentData:
     Parameters
     ----------
     X : pandas.DataFrame
-        The features: every column but the target and the schema's ``ignore`` ones.
+        The features: every column but the target and the ignored ones.
     y : pandas.Series
         The target, with no missing value.
     schema : Schema or None
@@ -46,7 +40,7 @@ class AssessmentData:
     task : {"classification", "regression"}
         The model's task.
     rows : numpy.ndarray
-        The positions, in the data, of the rows kept (all of them without ``max_rows``).
+        The positions, in the data, of the rows kept.
     ignored : tuple of str
         The columns the schema left out (role ``ignore``).
     """
@@ -59,7 +53,7 @@ class AssessmentData:
     ignored: tuple[str, ...]
 
     def in_data_rows(self, report: RiskReport) -> RiskReport:
-        """``report`` with its most exposed records numbered as rows of the data.
+        """``report`` with its exposed records numbered as rows of the data, not of the sample.
 
         Parameters
         ----------
@@ -69,8 +63,7 @@ class AssessmentData:
         Returns
         -------
         RiskReport
-            The same report, its exposed records numbered as rows of the data (0-based, after
-            a file's header), not of the sample the assessment saw.
+            The renumbered report.
         """
         membership = report.model.membership
         if membership is None:
@@ -81,18 +74,7 @@ class AssessmentData:
 
 
 def infer_task(y: pd.Series) -> str:
-    """Regression for a numeric target with more than 20 distinct values, else classification.
-
-    Parameters
-    ----------
-    y : pandas.Series
-        The target.
-
-    Returns
-    -------
-    str
-        ``"regression"`` or ``"classification"``.
-    """
+    """Regression for a numeric target with more than 20 distinct values, else classification."""
     import pandas as pd
 
     numeric = pd.api.types.is_numeric_dtype(y) and not pd.api.types.is_bool_dtype(y)
@@ -113,16 +95,15 @@ def assessment_data(
     Parameters
     ----------
     data : str or pathlib.Path
-        A bundled dataset name or a CSV/Parquet file (:func:`attrpriv.data.read.read_data`).
+        A bundled dataset name or a CSV/Parquet file.
     target : str
         The target column; it must have no missing value.
     schema : str or pathlib.Path, optional
-        A schema file; the rows are checked against it, and its ``ignore`` columns are left
-        out of the features.
+        A schema file; rows are checked against it, its ``ignore`` columns left out.
     max_rows : int, optional
         Keep a seeded sample of this many rows (without replacement, in data order).
     task : {"auto", "classification", "regression"}, default "auto"
-        The model's task; ``"auto"`` infers it from the target (:func:`infer_task`).
+        The model's task; ``"auto"`` infers it from the target.
     seed : int, default 0
         Seeds the sample of ``max_rows``.
 
@@ -134,9 +115,7 @@ def assessment_data(
     Raises
     ------
     InputError
-        The data cannot be read or does not fit its schema, the target is not a column or has
-        missing values, ``max_rows`` is not a positive integer, or ``task`` is not one of
-        :data:`TASKS`.
+        If the data, schema, target, ``max_rows`` or ``task`` are invalid.
     """
     from attrpriv.data.read import read_data
     from attrpriv.data.schema import Role

@@ -1,14 +1,5 @@
-"""Target feature sets (step 204 of the assessment): which groups of columns to test.
-
-A feature set is a tuple of column names. The assessor retrains the model without each set, so a
-set must leave at least one column behind. The families here are: explicit sets, every single
-feature, every pair, the power set bounded by size and count, and statistical pre-selection of
-the single features most likely to identify a row (uniqueness, cardinality, spread).
-The greedy loop (remove the riskiest set, re-assess) lives in the assessor.
-
-:func:`resolve_feature_sets` turns a CLI-style string into sets::
-
-    "singles" | "pairs" | "power:K" | "power:K:N" | "preselect:BY[:K]" | "age,sex;race"
+"""Target feature sets: ``"singles" | "pairs" | "power:K[:N]" | "preselect:BY[:K]"`` or explicit
+sets (``"age,sex;race"``), read by :func:`resolve_feature_sets`.
 """
 
 from __future__ import annotations
@@ -62,12 +53,7 @@ def power_set_size(n_features: int, max_size: int) -> int:
 def power_set(
     features: Sequence[str], max_size: int, max_count: int | None = None, seed: int = 0
 ) -> list[FeatureSet]:
-    """Non-empty subsets of at most ``max_size`` features, by size then position.
-
-    When there are more than ``max_count`` subsets, ``max_count`` of them are drawn uniformly
-    without replacement with ``seed`` (the same seed gives the same sets). Without a count limit,
-    more than ``MAX_ENUMERATED`` subsets is refused: each set costs a retraining.
-    """
+    """Non-empty subsets of <= ``max_size`` features (``max_count`` drawn when more)."""
     names = _check_features(features)
     size = min(check_positive_int(max_size, "max_size"), len(names))
     total = power_set_size(len(names), size)
@@ -109,15 +95,7 @@ def _sample_subsets(
 
 
 def selection_scores(X: pd.DataFrame, by: str = "uniqueness") -> dict[str, float]:
-    """Per-column score used by :func:`preselect` (higher = more identifying).
-
-    - ``uniqueness``: share of rows whose value occurs exactly once in the column (a missing
-      value counts as a value); 1.0 for a continuous column, 0.0 for a coarse category.
-    - ``cardinality``: number of distinct non-missing values.
-    - ``variance``: variance of the numeric column rescaled to [0, 1] by its observed range
-      (z-scored columns all have variance 1, so the range is the scale that keeps the notion
-      of spread); non-numeric and boolean columns are not scored.
-    """
+    """Per-column score of :func:`preselect` (``uniqueness``, ``cardinality``, ``variance``)."""
     frame = _check_frame(X)
     check_choice(by, "by", PRESELECT_BY)
     scores: dict[str, float] = {}
@@ -134,10 +112,7 @@ def selection_scores(X: pd.DataFrame, by: str = "uniqueness") -> dict[str, float
 
 
 def preselect(X: pd.DataFrame, by: str = "uniqueness", top: int = 5) -> list[FeatureSet]:
-    """The ``top`` single features with the highest :func:`selection_scores`.
-
-    Ties keep the column order.
-    """
+    """The ``top`` features with the highest :func:`selection_scores` (ties: column order)."""
     scores = selection_scores(X, by)
     top = check_positive_int(top, "top")
     if not scores:
@@ -171,12 +146,7 @@ def _check_frame(X: object) -> pd.DataFrame:
 def resolve_feature_sets(
     spec: str | Sequence[Sequence[str]], X: pd.DataFrame, *, seed: int = 0
 ) -> list[FeatureSet]:
-    """Turn a spec (a string, see the module docstring, or explicit sets) into feature sets.
-
-    Every set must leave at least one column of ``X`` behind; generated families skip the sets
-    that would not (``power:K`` stops at size n - 1), explicit ones are refused. Duplicate sets
-    (same features in any order) are kept once.
-    """
+    """A spec (see the module docstring) as distinct sets, each leaving a column behind."""
     frame = _check_frame(X)
     columns = list(frame.columns)
     if isinstance(spec, str):

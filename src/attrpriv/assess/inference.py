@@ -1,33 +1,5 @@
-"""Attribute inference: does the model's output reveal a feature of its training records?
-
-Threat model (black box, in the manner of ART's ``AttributeInferenceBlackBox`` and its
-baselines): the attacker knows every other feature of a target record, sees what the model
-returns for the full record, and knows the true feature value of part of the records (the
-attack's training half); every attacker is scored on the other half. Attacks:
-
-- ``learned``: learns ``(other features, model output) -> feature``;
-- ``learned_with_label``: the same, also given the record's true label;
-- ``query`` (categorical features that are inputs of a classifier): Fredrikson et al.'s
-  (USENIX Security 2014) MAP guess, querying the model with each candidate value and weighing
-  how well it then predicts the true label against the features-only attacker's belief.
-
-Baselines, trained and scored on the same halves, without the model: ``features_only`` and
-``features_and_label`` (the other features plus the true label, which a confident model nearly
-gives away: a model that reveals the feature only through its label is doing its job, not
-leaking), and ``prior`` (the most frequent value / the median). The headline
-:class:`~attrpriv.stats.Score` is the best attack's rate minus the stronger of the first
-two baselines, with Newcombe's paired CI (same records). ``parts`` also gives the gain of each
-threat model on its own: ``learned - features_only`` and ``best with label - features_and_label``.
-
-Categorical features are scored by accuracy. A feature with more than ``MAX_ATTACK_CLASSES``
-values is learned on its most frequent ones plus one "rare" class for the rest, a guess that
-never counts as a hit (no attacker is credited for them, and a 41-value feature does not cost
-41 trees per boosting round). Boosted learners stop early on a validation share of the
-attacker's half, and leave out the values seen once there (with at least 20 rows per leaf,
-boosting cannot learn them; they stay in the judged half, as misses for everyone). Continuous
-features are scored by the share of records whose guess is within ``tolerance`` standard
-deviations of the truth (a 0/1 outcome per record, so the same paired CI applies); R^2 of each
-attacker is reported alongside.
+"""Attribute inference (black box, as ART's): learned and query attackers (Fredrikson et al., 2014)
+minus the stronger model-free baseline, Newcombe's paired CI. See docs/assess/attacks.md.
 """
 
 from __future__ import annotations
@@ -74,23 +46,17 @@ class AttributeInferenceResult:
     kind : str
         ``"categorical"`` or ``"continuous"``.
     metric : str
-        What a rate counts: ``"accuracy"``, or for a continuous feature
-        ``"within T sd (±R)"`` (the hit radius ``R`` is ``T`` standard deviations).
+        What a rate counts: ``"accuracy"`` or ``"within T sd (±R)"``.
     score : Score
-        The best attack's rate minus the stronger of the ``features_only`` and
-        ``features_and_label`` baselines, with Newcombe's paired CI.
+        Best attack minus the stronger model-free baseline, with Newcombe's paired CI.
     baselines : dict of str to float
-        The rate of each baseline: ``features_only``, ``features_and_label`` and ``prior``.
+        The rate of ``features_only``, ``features_and_label`` and ``prior``.
     attacks : dict of str to float, default {}
-        The rate of each attack that ran: ``learned``, ``learned_with_label`` and (categorical
-        feature, classifier) ``query``.
+        The rate of each attack that ran.
     parts : dict of str to float or str, default {}
-        Details: ``n_learn``, ``n_judged``, ``gain_without_label``, ``gain_with_label``,
-        ``best_attack``, ``best_baseline`` and, for a continuous feature, ``r2_<attacker>``.
+        Details: sizes, each threat model's gain, the best attack and baseline, R^2.
     hits : numpy.ndarray, default empty
-        The best attack's hit (1) or miss (0) on each judged record, in the judged records'
-        order: two results on the same records and seed can be compared pairwise. Left out of
-        :meth:`to_dict` and of comparisons.
+        The best attack's hit (1) or miss (0) per judged record (not in :meth:`to_dict`).
     """
 
     feature: str
@@ -108,8 +74,7 @@ class AttributeInferenceResult:
         Returns
         -------
         dict of str to object
-            Every field, the dicts copied and ``score`` as
-            :meth:`Score.to_dict <attrpriv.stats.Score.to_dict>`.
+            Every field but ``hits``; ``score`` as a dict.
         """
         return {
             "feature": self.feature,
@@ -143,48 +108,39 @@ def attribute_inference(
 ) -> AttributeInferenceResult:
     """Infer ``feature`` of the records ``X`` (labels ``y``) from the model's outputs.
 
-    The records are split at random into the attacker's half (where every attacker learns the
-    feature) and the judged half (where every attacker and baseline is scored).
+    Attackers learn on a random share of the records and are judged with the baselines on the
+    rest: accuracy, or for a continuous feature hits within ``tolerance``.
 
     Parameters
     ----------
     model : object
-        The fitted model under attack (queried as a black box), a classifier or a regressor.
-    X : pandas.DataFrame
-        The records under attack (the model's training records, to measure what the model
-        leaks about them): at least 20, with ``feature`` and at least one other column.
-    y : array_like
-        Their labels, one per row of ``X``.
+        The fitted model under attack (black box), a classifier or a regressor.
+    X, y : pandas.DataFrame, array_like
+        The attacked (training) records, >= 20 with ``feature`` and another column, and labels.
     feature : str
-        The column of ``X`` to infer; it must have no missing value.
+        The column of ``X`` to infer, with no missing value.
     seed : int, default 0
-        Seed of the split into halves and of the attackers' learners.
+        Seed of the split and of the attackers' learners.
     confidence : float, default 0.95
-        Confidence level of the score's CI, in (0, 1).
+        Confidence level of the score's CI.
     kind : {"auto", "categorical", "continuous"}, default "auto"
-        How the feature is scored: ``"auto"`` by dtype (numeric, non-bool columns are
-        continuous); ``"continuous"`` needs a numeric feature.
+        How the feature is scored; ``"auto"``: numeric non-bool columns are continuous.
     tolerance : float, default 0.25
-        The continuous hit radius, in standard deviations of the feature on the attacker's
-        half; > 0.
+        The continuous hit radius, in standard deviations; > 0.
     attack_model : {"logreg", "rf", "hgb", "mlp"}, default "hgb"
-        The learner of every attacker (one of :data:`~attrpriv.assess.choices.MODEL_CHOICES`).
+        The learner of every attacker.
     train_size : float, default 0.5
         The attacker's share of the records, in (0, 1).
 
     Returns
     -------
     AttributeInferenceResult
-        The rates of the attacks and baselines, and the score (best attack minus the stronger
-        of the ``features_only`` and ``features_and_label`` baselines).
+        The rates of the attacks and baselines, and the score.
 
     Raises
     ------
     InputError
-        If ``X`` is not a DataFrame, ``feature`` is not one of its columns or has missing
-        values, ``X`` has no other column or fewer than 20 rows, ``y`` does not hold one label
-        per row, or ``kind``, ``tolerance``, ``attack_model``, ``train_size`` or
-        ``confidence`` is invalid.
+        If ``X``, ``feature``, ``y`` or a parameter is invalid, or there are too few rows.
     """
     frame, labels = _inputs(X, y, feature)
     kind = _kind(frame[feature], kind)
@@ -199,21 +155,9 @@ def attribute_inference(
     )
     label = _label_column(labels)
     task = "classification" if kind == "categorical" else "regression"
-    known = _target_values(target.iloc[learn], kind)
-    fit_rows = learn
     boosted = attack_model == "hgb"
-    if kind == "categorical":
-        known = _group_rare(known)
-        _, index, counts = np.unique(known, return_inverse=True, return_counts=True)
-        keep = counts[index] > 1
-        if boosted and not keep.all() and np.unique(known[keep]).size >= 2:
-            fit_rows, known = learn[keep], known[keep]
-    # boosting's validation split is stratified: early stopping needs 2 rows of every class
-    early = (
-        boosted
-        and len(known) >= EARLY_STOP_ROWS
-        and (kind == "continuous" or np.unique(known, return_counts=True)[1].min() >= 2)
-    )
+    fit_rows, known = _learned_target(target.iloc[learn], learn, kind, boosted)
+    early = _early_stop(known, kind, boosted)
     # the other features, encoded once for all four views: as each learner's pipeline would,
     # or for boosting as codes it splits natively (one column per feature, not one per value)
     encoder = (make_coder() if boosted else make_preprocessor()).fit(others.iloc[fit_rows])
@@ -228,13 +172,8 @@ def attribute_inference(
         "features_and_label": base.assign(true_label=label),
     }
     learners = {name: attack_learner(attack_model, task, seed, early_stop=early) for name in views}
-    if boosted:  # every view is numeric once the label is one-hot: boosting needs no pipeline
-        coded = [f"feature_{c}" for c in coded_columns(encoder)] or None
-        views = {name: _numeric(view) for name, view in views.items()}
-        learners = {
-            name: learner.named_steps["model"].set_params(categorical_features=coded)
-            for name, learner in learners.items()
-        }
+    if boosted:
+        views, learners = _unwrapped(views, learners, encoder)
     guesses = {}
     for name, view in views.items():
         learners[name].fit(view.iloc[fit_rows], known)
@@ -242,12 +181,9 @@ def attribute_inference(
     guesses["prior"] = _prior_guess(target.iloc[learn], kind, len(judge))
     queried = feature in getattr(model, "feature_names_in_", [feature])  # a model input
     if kind == "categorical" and task_of(model) == "classification" and queried:
-        prior = learners["features_only"].predict_proba(base.iloc[judge])
-        candidates = learners["features_only"].classes_
-        real = candidates != RARE
-        prior, candidates = prior[:, real], candidates[real]
-        guesses["query"] = _query_guess(
-            model, frame.iloc[judge], labels[judge], feature, prior, candidates
+        baseline = learners["features_only"]
+        guesses["query"] = _query_attack(
+            model, baseline, base.iloc[judge], frame.iloc[judge], labels[judge], feature
         )
     return _result(feature, kind, target, learn, judge, guesses, tolerance, confidence)
 
@@ -256,16 +192,7 @@ def attribute_inference(
 
 
 def attack_learner(name: str, task: str, seed: int, *, early_stop: bool = False) -> Any:
-    """A built-in model as an attacker's learner; boosting made shallower and slower.
-
-    The attackers learn from half the records (often about a thousand), where scikit-learn's
-    default boosting (31 leaves, rate 0.1) overfits and makes a weak baseline, which would
-    inflate every gain: 8 leaves at rate 0.05 match sklearn's GradientBoostingClassifier
-    (ART's attack model) as a features-only baseline (docs/assess/attacks.md). With
-    ``early_stop`` boosting stops when the loss on a held-out fifth of the learning rows has not
-    improved for 5 rounds (at most 100), at rate 0.1: on Adult's categorical features this
-    judges within 0.012 of 100 rounds at rate 0.05, in 24-33 rounds (docs/assess/attacks.md).
-    """
+    """A built-in attacker learner; boosting shallower (8 leaves, rate 0.05) or stopping early."""
     learner = make_model(name, task=task, seed=seed)
     if name == "hgb":
         learner.set_params(
@@ -286,6 +213,58 @@ def _group_rare(values: np.ndarray) -> np.ndarray:
     order = np.argsort(-counts, kind="stable")
     rare = classes[order[MAX_ATTACK_CLASSES - 1 :]]
     return np.where(np.isin(values, rare), RARE, values).astype(object)
+
+
+def _learned_target(
+    values: pd.Series, learn: np.ndarray, kind: Kind, boosted: bool
+) -> tuple[np.ndarray, np.ndarray]:
+    """The attacker's rows the learners fit on, and the feature there as they learn it."""
+    known = _target_values(values, kind)
+    if kind != "categorical":
+        return learn, known
+    known = _group_rare(known)
+    _, index, counts = np.unique(known, return_inverse=True, return_counts=True)
+    keep = counts[index] > 1
+    if boosted and not keep.all() and np.unique(known[keep]).size >= 2:
+        return learn[keep], known[keep]
+    return learn, known
+
+
+def _early_stop(known: np.ndarray, kind: Kind, boosted: bool) -> bool:
+    """Whether boosting stops early: enough rows and, its split stratified, 2 of every class."""
+    return (
+        boosted
+        and len(known) >= EARLY_STOP_ROWS
+        and (kind == "continuous" or np.unique(known, return_counts=True)[1].min() >= 2)
+    )
+
+
+def _unwrapped(
+    views: dict[str, pd.DataFrame], learners: dict[str, Any], encoder: Any
+) -> tuple[dict[str, pd.DataFrame], dict[str, Any]]:
+    """Boosting's views made numeric (label one-hot) and its learners taken out of the pipeline."""
+    coded = [f"feature_{c}" for c in coded_columns(encoder)] or None
+    numeric = {name: _numeric(view) for name, view in views.items()}
+    bare = {
+        name: learner.named_steps["model"].set_params(categorical_features=coded)
+        for name, learner in learners.items()
+    }
+    return numeric, bare
+
+
+def _query_attack(
+    model: Any,
+    baseline: Any,
+    features: pd.DataFrame,
+    rows: pd.DataFrame,
+    labels: np.ndarray,
+    feature: str,
+) -> np.ndarray:
+    """The query attacker's guesses, its prior the features-only baseline's (rare class dropped)."""
+    prior = baseline.predict_proba(features)
+    candidates = baseline.classes_
+    real = candidates != RARE
+    return _query_guess(model, rows, labels, feature, prior[:, real], candidates[real])
 
 
 def _inputs(X: Any, y: Any, feature: str) -> tuple[pd.DataFrame, np.ndarray]:
@@ -321,12 +300,7 @@ def _halves(n: int, train_size: float, seed: int) -> tuple[np.ndarray, np.ndarra
 
 
 def _numeric(view: pd.DataFrame) -> pd.DataFrame:
-    """A view with its label column one-hot, as the learners' pipeline would encode it.
-
-    Boosting bins every column by its own quantiles, so the pipeline's scaling and imputation
-    (of columns already encoded and complete) change nothing it learns; skipping them saves
-    two passes over the data per attacker.
-    """
+    """A view with its label column one-hot (boosting needs no scaling or imputation)."""
     if "true_label" not in view or not isinstance(view["true_label"].dtype, pd.CategoricalDtype):
         return view
     label = pd.get_dummies(view["true_label"], prefix="true_label", dtype=float)
@@ -355,12 +329,7 @@ def _query_guess(
     prior: np.ndarray,
     candidates: np.ndarray,
 ) -> np.ndarray:
-    """Fredrikson et al.'s MAP guess: ``argmax_v P_model(true label | others, v) P(v | others)``.
-
-    The model is queried with the feature set to each candidate value (one batch of
-    ``len(rows) * len(candidates)`` queries); ``prior`` is the features-only attacker's belief,
-    so this attacker knows what that baseline knows, plus the label and query access to the model.
-    """
+    """Fredrikson et al.'s MAP guess ``argmax_v P_model(label | others, v) P(v | others)``."""
     originals = {str(v): v for v in rows[feature].tolist()}
     columns = class_columns(model, labels)
     queried = pd.concat(

@@ -1,23 +1,12 @@
-"""Membership inference: was this record in the model's training set? (whole-model attacks)
-
-Two black-box attacks, each scoring every candidate record (higher = "member"):
-
-- :func:`loss_threshold_attack` -- Yeom et al. (CSF 2018): a training record tends to have a
-  lower loss. Score = minus the record's loss (for a classifier, the log of the probability the
-  model gives its true class, i.e. the confidence attack too: the same ranking).
-- :class:`ShadowModelAttack` -- Shokri et al. (S&P 2017): shadow models, clones of the target's
-  estimator trained on auxiliary data where membership is known, teach an attack classifier
-  (one per class) to tell members from non-members by the prediction vector and the label.
-
-Both return a :class:`MembershipResult`: ROC curve, AUC, advantage, TPR at low FPR, and a
-:class:`~attrpriv.stats.Score` (attack = AUC, baseline = 0.5, DeLong's CI). The strongest
-attack, with reference models (RMIA), is in :mod:`attrpriv.assess.reference`.
+"""Membership inference: loss threshold (Yeom et al., CSF 2018) and shadow models (Shokri et al.,
+S&P 2017). See docs/assess/attacks.md.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 import pandas as pd
@@ -27,7 +16,7 @@ from sklearn.metrics import roc_curve
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
 
-from attrpriv._checks import check_choice, check_positive_int
+from attrpriv._checks import SEED, Rule, check_choice, check_positive_int, integer, one_of
 from attrpriv.assess.models import (
     align,
     fit_without,
@@ -35,6 +24,7 @@ from attrpriv.assess.models import (
     predict_outputs,
     task_of,
 )
+from attrpriv.dp.mechanism import Parameters, validated
 from attrpriv.errors import InputError, offending
 from attrpriv.stats import (
     Score,
@@ -63,32 +53,22 @@ Labelled = tuple[pd.DataFrame, Any]
 class MembershipResult:
     """A membership attack's outcome on known members and non-members.
 
-    ``labels`` (1 = member) and ``scores`` are per candidate record; they let two results on the
-    same records be compared (:func:`auc_difference`) and are left out of :meth:`to_dict`.
-
     Parameters
     ----------
     auc : float
-        Area under the ROC curve of the scores (0.5 = a random guess); the same as
-        ``score.attack``.
+        Area under the ROC curve of the scores (0.5 = a random guess).
     advantage : float
-        The attack's membership advantage, the largest ``TPR - FPR`` over all thresholds.
-    tpr_at_1pct_fpr : float
-        The highest TPR among thresholds whose FPR is at most 1% (:func:`tpr_at_fpr`).
-    tpr_at_01pct_fpr : float
-        The highest TPR among thresholds whose FPR is at most 0.1% (:func:`tpr_at_fpr`).
-    fpr : numpy.ndarray
-        False positive rates of the ROC curve.
-    tpr : numpy.ndarray
-        True positive rates of the ROC curve, one per entry of ``fpr``.
+        The largest ``TPR - FPR`` over all thresholds.
+    tpr_at_1pct_fpr, tpr_at_01pct_fpr : float
+        The highest TPR among thresholds whose FPR is at most 1%, and 0.1%.
+    fpr, tpr : numpy.ndarray
+        The ROC curve.
     score : Score
         The AUC against the 0.5 baseline, with DeLong's CI.
     attack : str, default ""
-        The attack's name (``"loss-threshold"``, ``"shadow-model"``).
-    labels : numpy.ndarray, default empty
-        Per candidate record, 1 for a member and 0 for a non-member.
-    scores : numpy.ndarray, default empty
-        Per candidate record, the membership score (higher = "member"; NaN read as ``-inf``).
+        The attack's name.
+    labels, scores : numpy.ndarray, default empty
+        Per candidate: 1 = member, and the score (NaN read as ``-inf``); not in :meth:`to_dict`.
     """
 
     auc: float
@@ -116,9 +96,7 @@ class MembershipResult:
         Returns
         -------
         dict of str to object
-            ``attack``, ``auc``, ``advantage``, the two TPRs at low FPR, ``n_members``,
-            ``n_non_members``, ``roc`` (``fpr`` and ``tpr`` as lists) and ``score`` (as
-            :meth:`Score.to_dict <attrpriv.stats.Score.to_dict>`).
+            The metrics, ``n_members``, ``n_non_members``, ``roc`` and ``score``.
         """
         return {
             "attack": self.attack,
@@ -176,27 +154,21 @@ def loss_threshold_attack(
     Parameters
     ----------
     model : object
-        The fitted target model: a classifier with ``predict_proba`` (the loss is the log loss
-        of the true class) or a regressor (the squared error).
-    members : tuple of (pandas.DataFrame, array_like)
-        ``(X, y)`` of records known to be in the model's training set (at least 2).
-    non_members : tuple of (pandas.DataFrame, array_like)
-        ``(X, y)`` of records known not to be in it (at least 2).
+        The fitted target: a classifier with ``predict_proba`` (log loss) or a regressor.
+    members, non_members : tuple of (pandas.DataFrame, array_like)
+        ``(X, y)`` of records in, and not in, the model's training set (at least 2 each).
     confidence : float, default 0.95
-        Confidence level of the AUC's CI (DeLong), in (0, 1).
+        Confidence level of the AUC's DeLong CI.
 
     Returns
     -------
     MembershipResult
-        The attack's ROC, AUC, advantage and TPRs at low FPR; ``attack`` is
-        ``"loss-threshold"``.
+        The attack's ROC, AUC, advantage and TPRs at low FPR.
 
     Raises
     ------
     InputError
-        If ``members`` or ``non_members`` is not an ``(X, y)`` pair of a DataFrame and as many
-        labels (at least 2 records), if a label is not among a classifier's classes, or if
-        ``confidence`` is invalid.
+        If the records are malformed, a label is unknown or ``confidence`` is invalid.
     """
     both = candidates(members, non_members)
     scores = -per_record_loss(model, both.X, both.y)
@@ -209,32 +181,24 @@ def auc_difference(
     *,
     confidence: float = 0.95,
 ) -> Score:
-    """``first.auc - second.auc`` for two attacks on the same records (DeLong's paired CI).
-
-    The differential attack of claim 1: ``first`` against the model trained on all features,
-    ``second`` against the one retrained without the target feature set.
+    """The differential attack: ``first.auc - second.auc`` on the same records, DeLong's paired CI.
 
     Parameters
     ----------
-    first : MembershipResult
-        The attack on the model trained on all features.
-    second : MembershipResult
-        The same attack, on the same candidate records, against the model retrained without
-        the target feature set.
+    first, second : MembershipResult
+        The same attack on the full model, and on the model retrained without the set.
     confidence : float, default 0.95
-        Confidence level of the CI, in (0, 1).
+        Confidence level of the CI.
 
     Returns
     -------
     Score
-        ``first``'s AUC as the attack, ``second``'s as the baseline, their difference and its
-        paired CI (DeLong's variance of the difference, with the covariance of the two).
+        ``first``'s AUC as the attack, ``second``'s as the baseline, with the paired CI.
 
     Raises
     ------
     InputError
-        If the two results are not on the same candidate records (their ``labels`` differ),
-        or if ``confidence`` is invalid.
+        If the two results are not on the same records or ``confidence`` is invalid.
     """
     if first.labels.shape != second.labels.shape or not np.array_equal(first.labels, second.labels):
         raise InputError("auc_difference needs two results on the same candidate records")
@@ -244,35 +208,28 @@ def auc_difference(
 def overfitting_gap(
     model: Any, train: Labelled, test: Labelled, *, confidence: float = 0.95, seed: int = 0
 ) -> Score:
-    """Train minus test performance: accuracy (Newcombe CI) or R^2 (bootstrap CI).
-
-    The generalisation gap bounds the loss attack's advantage (Yeom et al. 2018, thm. 2), so a
-    feature set that widens it raises the membership risk.
+    """Train minus test accuracy (Newcombe CI) or R^2 (bootstrap CI); bounds the loss attack.
 
     Parameters
     ----------
     model : object
         The fitted model, a classifier or a regressor.
-    train : tuple of (pandas.DataFrame, array_like)
-        ``(X, y)`` of the records it was trained on (at least 2).
-    test : tuple of (pandas.DataFrame, array_like)
-        ``(X, y)`` of held-out records (at least 2).
+    train, test : tuple of (pandas.DataFrame, array_like)
+        ``(X, y)`` of its training records and of held-out records (at least 2 each).
     confidence : float, default 0.95
-        Confidence level of the CI, in (0, 1).
+        Confidence level of the CI.
     seed : int, default 0
         Seed of the bootstrap (regressors only).
 
     Returns
     -------
     Score
-        Train accuracy (or R^2) as the attack, test accuracy (or R^2) as the baseline, their
-        difference and its CI (Newcombe's for accuracy, an unpaired bootstrap for R^2).
+        Train performance as the attack, test performance as the baseline, with the CI.
 
     Raises
     ------
     InputError
-        If ``train`` or ``test`` is not an ``(X, y)`` pair of a DataFrame and as many labels
-        (at least 2 records), or if ``confidence`` is invalid.
+        If ``train`` or ``test`` is malformed or ``confidence`` is invalid.
     """
     (x_tr, y_tr), (x_te, y_te) = labelled(train, "train"), labelled(test, "test")
     if task_of(model) == "classification":
@@ -290,47 +247,43 @@ ATTACK_MODELS = ("hgb", "rf", "logreg")
 MIN_CLASS_RECORDS = 50
 
 
-class ShadowModelAttack:
-    """Shokri et al.'s shadow-model membership attack, against a black-box classifier/regressor.
+class ShadowModelAttack(Parameters):
+    """Shokri et al.'s shadow-model membership attack, against a black-box classifier or regressor.
 
-    Threat model: the attacker knows the training algorithm (``estimator``, cloned for every
-    shadow) and holds auxiliary records from the target's distribution. Each shadow is trained on
-    a random half of the auxiliary data (half of each class, for a classifier); its outputs on
-    that half (members) and on the other half (non-members) train the attack models: one per
-    class (on records of that class, as in the paper) plus one for all records, used for classes
-    with fewer than 50 shadow records. Give
-    about twice as many auxiliary records as the target was trained on, so the shadows see as
-    much data as the target did.
+    The attacker knows the training algorithm and holds auxiliary records (give about twice the
+    target's training-set size). See docs/assess/attacks.md.
 
     Parameters
     ----------
     n_shadows : int, default 4
-        The number of shadow models, >= 1 (checked in :meth:`fit`).
+        Shadow models, >= 1.
     attack_model : {"hgb", "rf", "logreg"}, default "hgb"
-        The attack classifier: histogram gradient boosting, a random forest, or a standardised
-        logistic regression (checked in :meth:`fit`).
+        The attack classifier.
     seed : int, default 0
         Seed of the shadows' halves and of the attack models.
     """
+
+    _constraints: ClassVar[Mapping[str, Rule]] = {
+        "n_shadows": integer(),
+        "attack_model": one_of(ATTACK_MODELS),
+        "seed": SEED,
+    }
 
     def __init__(self, n_shadows: int = 4, attack_model: str = "hgb", seed: int = 0) -> None:
         self.n_shadows = n_shadows
         self.attack_model = attack_model
         self.seed = seed
 
+    @validated
     def fit(self, estimator: Any, X_aux: pd.DataFrame, y_aux: Any) -> ShadowModelAttack:
         """Train the shadows on halves of the auxiliary data, then the attack models.
 
         Parameters
         ----------
         estimator : object
-            The target's training algorithm: a scikit-learn classifier or regressor, cloned and
-            fitted for every shadow.
-        X_aux : pandas.DataFrame
-            The attacker's auxiliary records, from the target's distribution (at least 20).
-        y_aux : array_like
-            Their labels, one per row of ``X_aux``; for a classifier at least 2 records of each
-            class.
+            The target's training algorithm (a scikit-learn classifier or regressor), cloned.
+        X_aux, y_aux : pandas.DataFrame, array_like
+            Auxiliary records (>= 20) and their labels (>= 2 per class for a classifier).
 
         Returns
         -------
@@ -340,9 +293,7 @@ class ShadowModelAttack:
         Raises
         ------
         InputError
-            If ``n_shadows`` or ``attack_model`` is invalid, ``X_aux`` is not a DataFrame,
-            ``y_aux`` does not hold one label per row, there are fewer than 20 auxiliary
-            records, or a class has fewer than 2.
+            If a parameter is invalid, the data are malformed or there are too few records.
         """
         n_shadows = check_positive_int(self.n_shadows, "n_shadows")
         check_choice(self.attack_model, "attack_model", ATTACK_MODELS)
@@ -390,25 +341,20 @@ class ShadowModelAttack:
         ----------
         model : object
             The fitted target model (black box: only its outputs are read).
-        members : tuple of (pandas.DataFrame, array_like)
-            ``(X, y)`` of records known to be in the model's training set (at least 2).
-        non_members : tuple of (pandas.DataFrame, array_like)
-            ``(X, y)`` of records known not to be in it (at least 2).
+        members, non_members : tuple of (pandas.DataFrame, array_like)
+            ``(X, y)`` of records in, and not in, the model's training set (at least 2 each).
         confidence : float, default 0.95
-            Confidence level of the AUC's CI (DeLong), in (0, 1).
+            Confidence level of the AUC's DeLong CI.
 
         Returns
         -------
         MembershipResult
-            The attack's ROC, AUC, advantage and TPRs at low FPR; ``attack`` is
-            ``"shadow-model"``.
+            The attack's ROC, AUC, advantage and TPRs at low FPR.
 
         Raises
         ------
         InputError
-            If called before :meth:`fit`, if ``members`` or ``non_members`` is not an
-            ``(X, y)`` pair of a DataFrame and as many labels (at least 2 records), or if
-            ``confidence`` is invalid.
+            If called before :meth:`fit`, or the records or ``confidence`` are invalid.
         """
         if not hasattr(self, "attack_models_"):
             raise InputError("ShadowModelAttack.attack called before fit")
@@ -417,7 +363,7 @@ class ShadowModelAttack:
         return membership_result(both.labels, scores, attack="shadow-model", confidence=confidence)
 
     def _features(self, model: Any, X: pd.DataFrame, y: np.ndarray) -> np.ndarray:
-        """Shadow features with the probability columns laid out in the aux data's class order."""
+        """Shadow features, probability columns in the aux data's class order."""
         if self.task_ == "regression":
             return shadow_features(model, X, y)
         outputs = np.zeros((len(X), self.classes_.size))
@@ -463,9 +409,7 @@ class ShadowModelAttack:
 def stratified_halves(
     y: np.ndarray | None, n: int, rng: np.random.Generator
 ) -> tuple[np.ndarray, np.ndarray]:
-    """A random half of ``n`` rows and the rest; split within each class when ``y`` is given,
-    so that every class is in both halves (a shadow must see every class it is tested on).
-    """
+    """A random half of ``n`` rows and the rest, split within each class when ``y`` is given."""
     if y is None:
         order = rng.permutation(n)
         return order[: n // 2], order[n // 2 :]
@@ -484,13 +428,7 @@ def _r2(rows: np.ndarray) -> float:
 
 
 def tpr_at_fpr(labels: np.ndarray, scores: np.ndarray, target: float) -> float:
-    """The highest TPR among thresholds whose FPR is at most ``target``, without the ROC.
-
-    The threshold sits just above the ``k + 1``-th highest non-member score, ``k`` the number of
-    false positives allowed (``floor(target * n_non_members)``); ties at it are left out on both
-    sides. Every threshold is tried, also those scikit-learn's ``roc_curve`` drops as collinear
-    (which can hide the best point when tied scores make a straight run of the curve).
-    """
+    """The highest TPR among all thresholds whose FPR is at most ``target``."""
     inside, outside = scores[labels == 1], np.sort(scores[labels == 0])[::-1]
     k = int(np.floor(target * outside.size + 1e-9))
     if k >= outside.size:
@@ -506,28 +444,7 @@ def tpr_interval(
     n_boot: int = 200,
     seed: int = 0,
 ) -> Score:
-    """The TPR at FPR <= ``target`` with a percentile-bootstrap CI (members and non-members
-    resampled apart).
-
-    Parameters
-    ----------
-    result : MembershipResult
-        A membership attack's result (its per-record ``labels`` and ``scores``).
-    target : float
-        The largest false-positive rate allowed, in (0, 1).
-    confidence : float, default 0.95
-        Confidence level of the CI, in (0, 1).
-    n_boot : int, default 200
-        Bootstrap resamples, >= 100.
-    seed : int, default 0
-        Seed of the resamples.
-
-    Returns
-    -------
-    Score
-        ``attack`` = the TPR, ``baseline`` = ``target`` (a random guess's TPR at that FPR),
-        their difference with its CI (``method`` ``"bootstrap"``).
-    """
+    """The TPR at FPR <= ``target`` against ``target``, with a stratified bootstrap CI."""
     rows = np.column_stack([result.labels, result.scores])
     return bootstrap_difference(
         lambda r: tpr_at_fpr(r[:, 0], r[:, 1], target),
@@ -542,17 +459,7 @@ def tpr_interval(
 
 @dataclass(frozen=True, eq=False)
 class Candidates:
-    """The records a membership attack scores: members, then non-members.
-
-    Parameters
-    ----------
-    X : pandas.DataFrame
-        Their features, members first (a fresh 0..n-1 index).
-    y : numpy.ndarray
-        Their labels, in the same order.
-    labels : numpy.ndarray
-        1 for a member, 0 for a non-member.
-    """
+    """The records a membership attack scores, members first (``labels``: 1 = member)."""
 
     X: pd.DataFrame
     y: np.ndarray
@@ -586,10 +493,8 @@ def labelled(pair: Labelled, name: str) -> tuple[pd.DataFrame, np.ndarray]:
 
 
 def shadow_features(model: Any, X: pd.DataFrame, y: np.ndarray) -> np.ndarray:
-    """What the shadow attack sees of a record: the model's output vector and the label.
-
-    Classifiers: the probability vector, the log-probability of the true class and the vector's
-    entropy. Regressors: the prediction, the label and the squared error.
+    """What the shadow attack sees of a record: the output vector, the true class's log-probability
+    and the entropy (regressors: prediction, label, squared error).
     """
     outputs = predict_outputs(model, X)
     if task_of(model) == "regression":

@@ -1,13 +1,4 @@
-"""Models under assessment: built-in pipelines, retraining without features, safe model files.
-
-Every built-in model is a :class:`~sklearn.pipeline.Pipeline` whose first step encodes a
-DataFrame by its dtypes *at fit time* (one-hot for categorical/string/bool columns, scaling for
-numeric ones, missing values imputed), so one estimator can be refit on any subset of columns:
-dropping a feature set means retraining on the remaining columns (step 202 of the spec).
-
-Model files are loaded only from safe formats: skops (its types checked against a trust list)
-or ONNX (query-only, through onnxruntime). A pickle is never unpickled.
-"""
+"""Models under assessment: refittable built-in pipelines; skops or ONNX files, never pickles."""
 
 from __future__ import annotations
 
@@ -95,19 +86,7 @@ def make_preprocessor() -> ColumnTransformer:
 
 
 def make_coder() -> ColumnTransformer:
-    """Encode a DataFrame for boosting's native categorical splits, by dtypes at fit time.
-
-    Categorical columns become one integer code per value (at most ``MAX_CATEGORIES``, the
-    rarest grouped into one code; unseen and missing values are missing), numeric columns are
-    median-imputed. The coded columns, first in the output, are :func:`coded_columns`. Boosting
-    bins every column by its own quantiles, so it needs no scaling, and a categorical column
-    stays one column instead of one per value (Adult: 13 instead of 95).
-
-    Returns
-    -------
-    sklearn.compose.ColumnTransformer
-        An unfitted encoder.
-    """
+    """Encode a DataFrame for boosting's native categorical splits (codes first)."""
     codes = OrdinalEncoder(
         handle_unknown="use_encoded_value", unknown_value=np.nan, max_categories=MAX_CATEGORIES
     )
@@ -125,33 +104,18 @@ def make_coder() -> ColumnTransformer:
 
 
 def coded_columns(coder: ColumnTransformer) -> list[str]:
-    """The columns a fitted :func:`make_coder` turned into categorical codes.
-
-    Parameters
-    ----------
-    coder : sklearn.compose.ColumnTransformer
-        A fitted :func:`make_coder`.
-
-    Returns
-    -------
-    list of str
-        Their names, in output order (they come first).
-    """
+    """The columns a fitted :func:`make_coder` turned into codes, in output order (first)."""
     return [str(c) for name, _, columns in coder.transformers_ if name == "categorical"
             for c in columns]  # fmt: skip
 
 
 def make_model(name: str, *, task: str = "classification", seed: int = 0) -> Pipeline:
-    """A built-in model: ``logreg`` (Ridge for regression), ``rf``, ``hgb`` or ``mlp``.
-
-    Random forests grow full trees (scikit-learn's default), so they can memorise their
-    training set: the membership attacks are meant to see that.
+    """A built-in model: ``logreg`` (Ridge for regression), ``rf`` (full trees), ``hgb`` or ``mlp``.
 
     Parameters
     ----------
     name : {"logreg", "rf", "hgb", "mlp"}
-        Logistic regression (Ridge for regression), a random forest of 100 trees, histogram
-        gradient boosting, or a multi-layer perceptron (one hidden layer of 64 units).
+        Logistic regression, 100 trees, histogram gradient boosting, or a 64-unit perceptron.
     task : {"classification", "regression"}, default "classification"
         Whether to build a classifier or a regressor.
     seed : int, default 0
@@ -160,9 +124,7 @@ def make_model(name: str, *, task: str = "classification", seed: int = 0) -> Pip
     Returns
     -------
     sklearn.pipeline.Pipeline
-        An unfitted pipeline: a ``"prepare"`` step (:func:`make_preprocessor`: one-hot for
-        categorical columns, scaling for numeric ones, missing values imputed), then the
-        ``"model"`` step.
+        An unfitted pipeline: a ``"prepare"`` encoding step, then the ``"model"`` step.
 
     Raises
     ------
@@ -205,13 +167,10 @@ def fit_without(
     ----------
     estimator : object
         A scikit-learn estimator (cloned: it is left as it is).
-    X : pandas.DataFrame
-        The training records.
-    y : pandas.Series or numpy.ndarray
-        Their labels, one per row of ``X``.
+    X, y : pandas.DataFrame, array_like
+        The training records and their labels.
     drop : iterable of str, default ()
-        Columns of ``X`` to train without (duplicates ignored); at least one column must be
-        left.
+        Columns of ``X`` to train without; at least one column must be left.
 
     Returns
     -------
@@ -221,8 +180,7 @@ def fit_without(
     Raises
     ------
     InputError
-        If ``X`` is not a DataFrame, ``drop`` names a column ``X`` lacks or every column, or
-        ``y`` does not have one value per row of ``X``.
+        If ``X`` is not a DataFrame, ``drop`` is unknown or total, or ``y`` has the wrong length.
     """
     frame = _frame(X)
     dropped = list(dict.fromkeys(drop))
@@ -297,8 +255,7 @@ def save_model(model: Any, path: str | Path) -> Path:
     model : object
         The fitted model.
     path : str or pathlib.Path
-        Where to write it (e.g. ``model.skops``); a pickle suffix (``.pkl``, ``.pickle``,
-        ``.joblib``, ``.sav``, ``.p``) is refused.
+        Where to write it (e.g. ``model.skops``); a pickle suffix is refused.
 
     Returns
     -------
@@ -320,32 +277,24 @@ def save_model(model: Any, path: str | Path) -> Path:
 
 
 def load_model(path: str | Path, *, trusted: Sequence[str] = ()) -> Any:
-    """Load a model from a skops file (types checked) or an ONNX file (query-only).
-
-    skops: every type outside skops' defaults and :data:`SAFE_TYPES` must be listed in
-    ``trusted`` by the user, who has read :func:`skops.io.get_untrusted_types`. A pickle (or
-    joblib) file is refused without being opened as one.
+    """Load a model from a skops file (types checked) or an ONNX file (query-only); never a pickle.
 
     Parameters
     ----------
     path : str or pathlib.Path
-        A ``.onnx`` file, or a skops file (a zip archive).
+        A ``.onnx`` file, or a skops file.
     trusted : sequence of str, default ()
-        Type names (as :func:`skops.io.get_untrusted_types` gives them) to trust besides
-        skops' defaults and :data:`SAFE_TYPES`; ignored for ONNX.
+        skops type names to trust besides :data:`SAFE_TYPES` (see ``skops.io.get_untrusted_types``).
 
     Returns
     -------
     object
-        The loaded estimator, or for an ONNX file a query-only model (``predict``,
-        ``predict_proba``).
+        The estimator, or a query-only model (``predict``, ``predict_proba``) for ONNX.
 
     Raises
     ------
     InputError
-        If the file does not exist, is a pickle (by suffix or content), is neither a skops nor
-        an ONNX file, is not a readable skops file, or holds types that are not trusted; for
-        ONNX, if onnxruntime is missing or the model is unreadable.
+        If the file is missing, a pickle, unreadable, or holds untrusted types.
     """
     file = Path(path)
     if not file.is_file():

@@ -1,9 +1,4 @@
-"""Run a grid of independent retrainings: in this process, on joblib processes, or on Dask.
-
-Every task is a pure function of ``(shared, task)``: the same grid gives the same results on
-every backend. ``shared`` (the data) is sent to each worker once on Dask (scattered) and with
-each task on joblib (loky pickles it; arrays over 1 MB are memory-mapped).
-"""
+"""Run a grid of independent pure tasks here, on joblib processes, or on Dask: same results."""
 
 from __future__ import annotations
 
@@ -35,8 +30,7 @@ def check_n_jobs(n_jobs: object) -> int:
 
 @contextmanager
 def _progress(total: int, description: str, enabled: bool) -> Iterator[Callable[[], None]]:
-    """Progress on stderr (a bar on a terminal, a line per task in a log); yields a function
-    to call per task."""
+    """Progress on stderr; yields a function to call per task."""
     with progress(description, total, enabled=enabled) as advance:
         yield lambda: advance()
 
@@ -51,12 +45,7 @@ def run_tasks(
     progress: bool = False,
     description: str = "retraining",
 ) -> list[R]:
-    """``[fn(shared, t) for t in tasks]``, run on ``backend``, results in the order of ``tasks``.
-
-    ``fn`` must be a module-level function (it is pickled to the workers). ``backend="dask"``
-    uses the current ``dask.distributed`` client, or starts a local cluster of ``n_jobs``
-    worker processes for this call when there is none.
-    """
+    """``[fn(shared, t) for t in tasks]`` on ``backend``, in order; ``fn`` must be module-level."""
     check_choice(backend, "backend", BACKENDS)
     n_jobs = check_n_jobs(n_jobs)
     with _progress(len(tasks), description, progress) as tick:

@@ -1,31 +1,5 @@
-"""Property inference: does a model reveal a statistic of a feature over its training set?
-
-The distinguishing game of Ganju et al. (CCS 2018) and Suri & Evans (PETS 2022): the training set
-was drawn from one of two worlds whose property of ``feature`` differs -- its mean (``low`` vs
-``high``) or the share of one ``category`` -- and the attacker, who can query the model on records
-of its choosing and knows the training algorithm, must tell which. We play it with shadow models:
-``n_shadows`` training sets per world are resampled from the data so that the property takes the
-world's value, a clone of the estimator is trained on each, and its outputs on a fixed query set
-become one example for a meta-classifier (logistic regression on the standardised log outputs).
-It is trained on ``n_shadows`` shadows per world and scored on ``n_shadows`` fresh ones per world:
-its accuracy there is the attack rate. (Cross-validation over one set of shadows is biased below
-0.5 under the null when there are few shadows and many query outputs: leaving a shadow out moves
-its own world's mean away from it. Fresh test shadows make each guess an independent trial.)
-
-The baseline is not 0.5. Resampling a finite pool to a low or high share concentrates each
-world's training sets on different records, and a meta-classifier can tell the worlds apart by
-*which records* were used even when the feature carries no information at all (measured by
-``benchmarks/assess_attacks.py`` on Adult: mean accuracy 0.62 over 10 seeds for a random column
-that the shadows never see; larger samples make it worse, up to 1.0). So the same game is played
-again as a control, with the feature's values shuffled across records (same marginal, same
-sampling fractions, no link to anything; mean control accuracy 0.60 in that measurement): the
-score is the attack's accuracy minus the control's, with Newcombe's CI for independent samples
-(each test shadow's guess counted as one trial).
-
-Resampling: a share is set by drawing ``round(share * m)`` records of the category and the rest
-from the others; a mean by exponential tilting (weights ``exp(lambda z)`` on the standardised
-feature, ``lambda`` solved so the weighted mean is the target), then drawing ``m`` records with
-those weights, with replacement. The realised values are reported in ``parts``.
+"""Property inference: the game of Ganju et al. (CCS 2018) and Suri & Evans (PETS 2022) with shadow
+models; score = meta-accuracy minus a shuffled control's. See docs/assess/attacks.md.
 """
 
 from __future__ import annotations
@@ -52,7 +26,7 @@ __all__ = ["PropertyInferenceResult", "property_inference"]
 
 @dataclass(frozen=True)
 class PropertyInferenceResult:
-    """The property game's outcome: meta-classifier accuracy against 0.5, and how it was set.
+    """The property game's outcome: meta-classifier accuracy against the control, and its setting.
 
     Parameters
     ----------
@@ -62,18 +36,14 @@ class PropertyInferenceResult:
         ``"mean"`` (the feature's mean) or ``"share"`` (the share of ``category``).
     category : str or None
         The category whose share is inferred (as text), ``None`` for a mean.
-    low : float
-        The property's value in the low world.
-    high : float
-        The property's value in the high world.
+    low, high : float
+        The property's value in the low and the high world.
     n_shadows : int
-        Shadow models per world, for meta-training and again for meta-testing, in each game.
+        Shadow models per world, for meta-training and again for meta-testing.
     score : Score
-        The meta-classifier's accuracy on fresh test shadows minus the control game's (the
-        feature's values shuffled), with Newcombe's CI for independent samples.
+        Attack accuracy minus control accuracy, with Newcombe's CI (independent).
     parts : dict of str to float, default {}
-        Details: ``control_accuracy``, ``realised_low``, ``realised_high`` (the mean property
-        of each world's samples), ``sample_size`` and ``n_queries``.
+        Control accuracy, realised low/high, ``sample_size`` and ``n_queries``.
     """
 
     feature: str
@@ -91,8 +61,7 @@ class PropertyInferenceResult:
         Returns
         -------
         dict of str to object
-            Every field, ``parts`` copied and ``score`` as
-            :meth:`Score.to_dict <attrpriv.stats.Score.to_dict>`.
+            Every field; ``score`` as a dict.
         """
         return {
             "feature": self.feature,
@@ -125,62 +94,44 @@ def property_inference(
 ) -> PropertyInferenceResult:
     """Can the property of ``feature`` (its mean, or ``category``'s share) be told low vs high?
 
-    Each game trains ``n_shadows`` meta-training and ``n_shadows`` meta-test shadows per world,
-    and there are two games (attack, control): ``8 * n_shadows`` fits of ``estimator`` in all,
-    each on ``sample_size`` records.
+    Costs ``8 * n_shadows`` fits of ``estimator``, each on ``sample_size`` records.
 
     Parameters
     ----------
     estimator : object
-        The training algorithm (a scikit-learn classifier or regressor), cloned for every
-        shadow.
-    X : pandas.DataFrame
-        The records the shadows' training sets and the queries are drawn from: at least
-        ``n_queries + 20``.
-    y : array_like
-        Their labels, one per row of ``X``.
+        The training algorithm (a scikit-learn classifier or regressor), cloned per shadow.
+    X, y : pandas.DataFrame, array_like
+        The pool (>= ``n_queries + 20`` records) and its labels.
     feature : str
         The column of ``X`` whose property is inferred.
     property : {"mean", "share"}, default "mean"
-        ``"mean"``: the feature's mean (a numeric feature without missing values);
-        ``"share"``: the share of ``category``.
+        The feature's mean (numeric, complete), or the share of ``category``.
     category : object, optional
-        The value whose share is inferred; needed (and must occur in the feature) when
-        ``property="share"``.
-    low : float
-        The property's value in the low world.
-    high : float
-        The property's value in the high world; ``low < high``, both within [0, 1] for a share
-        and strictly between the feature's minimum and maximum for a mean.
+        The value whose share is inferred; needed when ``property="share"``.
+    low, high : float
+        The property in the low and high worlds; ``low < high``, inside the feature's range.
     n_shadows : int, default 8
         Shadow models per world, for meta-training and again for meta-testing; >= 2.
     seed : int, default 0
         Seed of the queries, the draws and the control's shuffle.
     confidence : float, default 0.95
-        Confidence level of the score's CI, in (0, 1).
+        Confidence level of the score's CI.
     sample_size : int, optional
-        Records per shadow training set (>= 10). By default at most a tenth of what the pool
-        can supply for both worlds, at most a third of the pool or 2000, at least 50 (a larger
-        one strengthens the resampling artefact until the control saturates and nothing can be
-        told).
+        Records per shadow (>= 10); default at most a tenth of what the pool supplies, 50-2000.
     n_queries : int, default 100
-        Records held out as the fixed query set whose outputs the meta-classifier reads; >= 1.
+        Records held out as the fixed query set; >= 1.
     drop : sequence of str, default ()
-        Columns the shadows are trained without (e.g. the feature itself, to see whether its
-        property still shows through correlated features).
+        Columns the shadows are trained without (e.g. the feature itself).
 
     Returns
     -------
     PropertyInferenceResult
-        The worlds, the score (attack accuracy minus control accuracy) and the realised values.
+        The worlds, the score and the realised values.
 
     Raises
     ------
     InputError
-        If ``X`` is not a DataFrame, ``feature`` is not one of its columns, ``y`` does not hold
-        one label per row, a parameter is invalid (see above), ``category`` is missing or does
-        not occur, there are fewer than ``n_queries + 20`` records, or a share cannot be
-        reached.
+        If the data or a parameter are invalid, too few records, or a share cannot be reached.
     """
     frame, labels = _frame_labels(X, y, feature)
     prop = check_choice(property, "property", ("mean", "share"))
@@ -306,13 +257,7 @@ def _bounds(values: np.ndarray, prop: str, low: object, high: object) -> tuple[f
 def _sample_size(
     sample_size: int | None, values: np.ndarray, prop: str, low: float, high: float
 ) -> int:
-    """The shadows' training-set size: given, or at most a tenth of what the pool can supply.
-
-    The cap keeps each world's samples from concentrating on the same few records (the artefact
-    the control measures): for a share, ``min(n_category / high, n_rest / (1 - low)) / 10``;
-    for a mean, a tenth of the smaller effective sample size ``1 / sum(w^2)`` of the two
-    tilted weightings. Never more than a third of the pool or 2000, never less than 50.
-    """
+    """The shadows' size: given, or a tenth of what the pool supplies, within 50-2000."""
     if sample_size is not None:
         return check_positive_int(sample_size, "sample_size", minimum=10)
     if prop == "share":

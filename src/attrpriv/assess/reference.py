@@ -1,55 +1,20 @@
-"""Membership inference with reference models: offline RMIA (the default), online RMIA, LiRA.
-
-The attacker knows the training algorithm and holds records from the population the target's
-training rows were drawn from. It trains a few *reference models* on population records and
-compares the target's output on each candidate record with theirs. Three ways, all scoring a
-candidate ``x`` with label ``y`` by ``signal(target) - term(references)``:
-
-- ``"rmia"`` -- offline RMIA, Zarifzadeh, Liu, Mitra & Shokri, "Low-Cost High-Power Membership
-  Inference Attacks" (ICML 2024). The references never saw a candidate (trained on population
-  records that are not candidates). RMIA's ``Pr(x)``, the probability of the record's label
-  under a model trained on the population whether or not it saw the record, is approximated
-  from the OUT references only, as the paper's offline attack does::
-
-      Pr(x) = ((1 + a) * mean_k Pr(y | x, reference_k) + (1 - a)) / 2
-      score(x) = log Pr(y | x, target) - log Pr(x)
-
-  ``a`` says how much a model's probability of a record rises when it trains on it. The paper
-  sets it with reference models; so do we (:func:`calibrate_a`): each reference in turn plays
-  the target, the others (on the population records they did not train on) the references, and
-  ``a`` is the value on a grid of 0, 0.05, ..., 1 whose attack has the highest AUC on the
-  population records. With a single reference there is nothing to calibrate on and ``a`` is
-  :data:`UNCALIBRATED_A`.
-- ``"rmia-online"`` -- the same paper's online attack with shared references: each reference
-  trains on a random half of all the records, candidates included, and ``Pr(x)`` is the mean
-  probability over all of them (IN and OUT).
-- ``"lira"`` -- Carlini et al., "Membership Inference Attacks From First Principles" (S&P
-  2022), offline with a global variance (the paper's choice for few models): the logit of the
-  target's probability against the mean logit of the OUT references; dividing by one global
-  standard deviation leaves the ranking, hence the ROC, unchanged, so it is left out.
-
-RMIA's pairwise test against population records ``z`` with threshold ``gamma`` ranks the
-candidates as ``score(x)`` does (it counts the ``z`` whose ratio is below ``score(x) / gamma``),
-so the ROC, the AUC and every TPR at a fixed FPR are those of the paper's test. For a regressor
-every variant scores ``mean_k loss_k(x) - loss_target(x)`` (squared errors; the offline ones on
-OUT references only).
-
-The reference models are the only extra cost: trained once per repeat of an assessment and
-shared by every retrained target model (:class:`~attrpriv.assess.assessor.FeatureRiskAssessor`).
+"""Membership inference with reference models: offline RMIA (Zarifzadeh, Liu, Mitra & Shokri, ICML
+2024; ``score = log Pr(y|x, target) - log Pr(x)``, ``Pr(x) = ((1 + a) mean_k Pr(y|x, ref_k) +
+(1 - a)) / 2``), online RMIA, and LiRA (Carlini et al., S&P 2022). See docs/assess/attacks.md.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal
 
 import numpy as np
 import pandas as pd
 from scipy.special import logsumexp
 from sklearn.metrics import roc_auc_score
 
-from attrpriv._checks import check_choice, check_positive_int
+from attrpriv._checks import SEED, Rule, check_choice, check_positive_int, integer, one_of, optional
 from attrpriv.assess.choices import REFERENCE_ATTACKS
 from attrpriv.assess.membership import (
     Labelled,
@@ -59,7 +24,7 @@ from attrpriv.assess.membership import (
     membership_result,
 )
 from attrpriv.assess.models import Task, fit_without, per_record_loss, task_of
-from attrpriv.dp.mechanism import check_fitted
+from attrpriv.dp.mechanism import Parameters, check_fitted, validated
 from attrpriv.errors import InputError
 
 __all__ = [
@@ -82,12 +47,7 @@ Signal = Literal["log", "logit", "loss"]
 def reference_rows(
     y: np.ndarray | None, size: int, *, index: int, seed: int, rows: np.ndarray | None = None
 ) -> np.ndarray:
-    """The rows reference ``index`` trains on: ``size`` of ``rows`` (default: all of ``y``),
-    drawn within each class when ``y`` is a classifier's labels (every class is seen).
-
-    The draw is seeded by ``(seed, index)``, so reference ``index`` of a seed is the same
-    whichever process trains it. Returns sorted positions into ``y``.
-    """
+    """Sorted positions of the ``size`` rows reference ``index`` trains on (seeded; per class)."""
     pool = np.arange(len(y)) if rows is None and y is not None else np.asarray(rows)
     rng = np.random.default_rng([seed, index])
     if y is None:
@@ -109,35 +69,12 @@ def fit_reference(
     *,
     drop: Sequence[str] = (),
 ) -> Any:
-    """A reference model: a clone of ``estimator`` trained on ``rows`` of ``(X, y)``.
-
-    Parameters
-    ----------
-    estimator : object
-        The target's training algorithm (cloned, left as it is).
-    X : pandas.DataFrame
-        The population the attacker holds.
-    y : numpy.ndarray
-        Their labels, one per row of ``X``.
-    rows : numpy.ndarray
-        Positions of the rows it trains on (:func:`reference_rows`).
-    drop : sequence of str, default ()
-        Columns to train without (a reference for a model retrained without them).
-
-    Returns
-    -------
-    object
-        The fitted clone.
-    """
+    """A clone of ``estimator`` trained on ``rows`` of ``(X, y)``, without ``drop``."""
     return fit_without(estimator, X.iloc[rows], y[rows], drop)
 
 
 def signal(losses: np.ndarray, kind: Signal) -> np.ndarray:
-    """What an attack reads of a record from its per-record loss (:func:`per_record_loss`).
-
-    ``"log"``: the log-probability of the true class; ``"logit"``: its logit (LiRA's scaling);
-    ``"loss"``: minus the loss (a regressor's squared error).
-    """
+    """What an attack reads of a loss: ``"log"`` probability, ``"logit"`` or ``"loss"``."""
     if kind == "logit":
         log_p = -losses
         return np.asarray(log_p - np.log(np.clip(-np.expm1(log_p), 1e-12, 1.0)))
@@ -145,25 +82,8 @@ def signal(losses: np.ndarray, kind: Signal) -> np.ndarray:
 
 
 def calibrate_a(losses: np.ndarray, trained: np.ndarray) -> float:
-    """Offline RMIA's ``a``, chosen on the reference models alone.
-
-    Each reference in turn plays the target: its members are the population records it trained
-    on, its non-members the others; for each record the remaining references that did not train
-    on it give ``mean Pr_OUT``. The ``a`` of :data:`A_GRID` with the highest mean AUC over these
-    games is returned (the smallest on ties); :data:`UNCALIBRATED_A` if there are fewer than two
-    references or no game has both members and non-members.
-
-    Parameters
-    ----------
-    losses : numpy.ndarray
-        Shape ``(n_references, n_records)``: each reference's loss on population records.
-    trained : numpy.ndarray
-        Same shape, boolean: whether that reference trained on that record.
-
-    Returns
-    -------
-    float
-        The chosen ``a``, in [0, 1].
+    """Offline RMIA's ``a``: the :data:`A_GRID` value with the best mean AUC, each reference playing
+    the target against the others (:data:`UNCALIBRATED_A` with fewer than two).
     """
     k = losses.shape[0]
     if k < 2:
@@ -190,19 +110,7 @@ def calibrate_a(losses: np.ndarray, trained: np.ndarray) -> float:
 
 @dataclass(frozen=True, eq=False)  # holds an array
 class ReferenceTerm:
-    """What the reference models say of each candidate: ``score = signal(target) - values``.
-
-    Parameters
-    ----------
-    attack : {"rmia", "rmia-online", "lira"}
-        The attack it belongs to.
-    values : numpy.ndarray
-        One value per candidate (members first, then non-members).
-    signal : {"log", "logit", "loss"}
-        What is read of the target's output (:func:`signal`).
-    a : float or None, default None
-        Offline RMIA's ``a`` (``None`` for the other attacks and for regressors).
-    """
+    """The references' term per candidate, members first: ``score = signal(target) - values``."""
 
     attack: str
     values: np.ndarray = field(repr=False)
@@ -217,29 +125,9 @@ class ReferenceTerm:
 def reference_term(
     losses: np.ndarray, task: Task, attack: str = "rmia", *, a: float | None = None
 ) -> ReferenceTerm:
-    """Each candidate's reference term, from the reference models' losses on it.
+    """Each candidate's :class:`ReferenceTerm` from the references' ``losses`` (offline: OUT only).
 
-    Parameters
-    ----------
-    losses : numpy.ndarray
-        Shape ``(n_references, n_candidates)``: each reference model's per-record loss (cross
-        entropy of the true class, or squared error), as
-        :func:`~attrpriv.assess.models.per_record_loss` gives it. For the offline attacks the
-        references must not have trained on the candidates.
-    task : {"classification", "regression"}
-        The models' task.
-    attack : {"rmia", "rmia-online", "lira"}, default "rmia"
-        Which attack (see the module docstring).
-    a : float or None, default None
-        Offline RMIA's ``a`` in [0, 1] (:func:`calibrate_a`); ``None`` is
-        :data:`UNCALIBRATED_A`. Ignored by the other attacks.
-
-    Returns
-    -------
-    ReferenceTerm
-        ``"rmia"``: ``log(((1 + a) mean_k p_k + (1 - a)) / 2)``; ``"rmia-online"``:
-        ``log mean_k p_k`` (the mean of probabilities, not of logs); ``"lira"``: the mean logit;
-        for a regressor ``-mean_k loss_k``.
+    ``"rmia-online"``: ``log mean_k p_k``; ``"lira"``: the mean logit; regressors: ``-mean_k loss``.
     """
     check_choice(attack, "attack", REFERENCE_ATTACKS)
     if task == "regression":
@@ -264,34 +152,7 @@ def reference_attack(
     *,
     confidence: float = 0.95,
 ) -> MembershipResult:
-    """Score members and non-members against the reference models' term.
-
-    Parameters
-    ----------
-    model : object
-        The fitted target model (black box: only its outputs are read).
-    members : tuple of (pandas.DataFrame, array_like)
-        ``(X, y)`` of records known to be in the model's training set (at least 2).
-    non_members : tuple of (pandas.DataFrame, array_like)
-        ``(X, y)`` of records known not to be in it (at least 2).
-    reference : ReferenceTerm
-        Each candidate's reference term (:func:`reference_term`), members first, then
-        non-members, in their order.
-    confidence : float, default 0.95
-        Confidence level of the AUC's CI (DeLong), in (0, 1).
-
-    Returns
-    -------
-    MembershipResult
-        The attack's ROC, AUC, advantage and TPRs at low FPR; ``attack`` is the term's.
-
-    Raises
-    ------
-    InputError
-        If ``members`` or ``non_members`` is not an ``(X, y)`` pair of a DataFrame and as many
-        labels (at least 2 records), ``reference`` does not hold one value per candidate, or a
-        label is not among a classifier's classes.
-    """
+    """Score ``members``, then ``non_members``, of ``model`` against ``reference``."""
     both = candidates(members, non_members)
     if reference.values.shape != both.labels.shape:
         raise InputError(
@@ -302,27 +163,31 @@ def reference_attack(
     return membership_result(both.labels, scores, attack=reference.attack, confidence=confidence)
 
 
-class ReferenceAttack:
-    """A membership attack with reference models, against a black-box classifier or regressor.
+class ReferenceAttack(Parameters):
+    """A membership attack with reference models (RMIA or LiRA) against a black-box model.
 
-    Threat model: the attacker knows the training algorithm and holds population records. For
-    the offline variants (``"rmia"``, ``"lira"``) they must not include the candidates of
-    :meth:`attack`; for ``"rmia-online"`` they must include them. See
-    :mod:`attrpriv.assess.reference`.
+    Threat model: the attacker knows the training algorithm and holds population records, which
+    must exclude the candidates for ``"rmia"`` and ``"lira"`` and include them for
+    ``"rmia-online"``. See docs/assess/attacks.md.
 
     Parameters
     ----------
     n_references : int, default 2
-        Reference models, >= 1 (checked in :meth:`fit`).
+        Reference models, >= 1.
     variant : {"rmia", "rmia-online", "lira"}, default "rmia"
-        Which attack (checked in :meth:`fit`).
+        Which attack.
     train_size : int or None, default None
-        Population records each reference trains on; ``None``: half of them. Give the
-        target's training-set size when the population is large enough (the references then
-        resemble the target most).
+        Population records each reference trains on; ``None``: half (best: the target's size).
     seed : int, default 0
         Seed of the references' training rows.
     """
+
+    _constraints: ClassVar[Mapping[str, Rule]] = {
+        "n_references": integer(),
+        "variant": one_of(REFERENCE_ATTACKS),
+        "train_size": optional(integer()),
+        "seed": SEED,
+    }
 
     def __init__(
         self,
@@ -336,32 +201,26 @@ class ReferenceAttack:
         self.train_size = train_size
         self.seed = seed
 
+    @validated
     def fit(self, estimator: Any, X: pd.DataFrame, y: Any) -> ReferenceAttack:
         """Train the reference models on random samples of the population.
 
         Parameters
         ----------
         estimator : object
-            The target's training algorithm: a scikit-learn classifier or regressor, cloned for
-            every reference model.
-        X : pandas.DataFrame
-            The population (at least 20 records).
-        y : array_like
-            Their labels, one per row of ``X``; for a classifier at least 2 records of each
-            class.
+            The target's training algorithm (a scikit-learn classifier or regressor), cloned.
+        X, y : pandas.DataFrame, array_like
+            The population (>= 20 records) and its labels (>= 2 per class for a classifier).
 
         Returns
         -------
         ReferenceAttack
-            This attack, with ``task_``, ``models_`` and ``a_`` (offline RMIA's calibrated
-            ``a``; ``None`` otherwise) learned.
+            This attack, with ``task_``, ``models_`` and ``a_`` learned.
 
         Raises
         ------
         InputError
-            If ``n_references``, ``variant`` or ``train_size`` is invalid, ``X`` is not a
-            DataFrame, ``y`` does not hold one label per row, there are fewer than 20 records,
-            or a class has fewer than 2.
+            If a parameter is invalid, ``X``/``y`` are malformed or there are too few records.
         """
         n = check_positive_int(self.n_references, "n_references")
         check_choice(self.variant, "variant", REFERENCE_ATTACKS)
@@ -407,25 +266,22 @@ class ReferenceAttack:
         ----------
         model : object
             The fitted target model (black box: only its outputs are read).
-        members : tuple of (pandas.DataFrame, array_like)
-            ``(X, y)`` of records known to be in the model's training set (at least 2).
-        non_members : tuple of (pandas.DataFrame, array_like)
-            ``(X, y)`` of records known not to be in it (at least 2).
+        members, non_members : tuple of (pandas.DataFrame, array_like)
+            ``(X, y)`` of records in, and not in, the model's training set (at least 2 each).
         confidence : float, default 0.95
-            Confidence level of the AUC's CI (DeLong), in (0, 1).
+            Confidence level of the AUC's DeLong CI.
 
         Returns
         -------
         MembershipResult
-            As :func:`reference_attack` returns it.
+            The attack's ROC, AUC, advantage and TPRs at low FPR.
 
         Raises
         ------
         NotFittedError
             If called before :meth:`fit`.
         InputError
-            If ``members`` or ``non_members`` is malformed or a label is not among a
-            classifier's classes.
+            If the records are malformed or a label is not among a classifier's classes.
         """
         check_fitted(self, "models_")
         both = candidates(members, non_members)

@@ -1,8 +1,4 @@
-"""What an assessment returns: a ranked :class:`RiskReport`, JSON in and out.
-
-The report holds aggregates only (rates, scores, ROC points, utility), never a data row, so it
-can be shared with people who may not see the data.
-"""
+"""What an assessment returns: a ranked :class:`RiskReport` of aggregates only, JSON in and out."""
 
 from __future__ import annotations
 
@@ -49,7 +45,7 @@ def set_label(features: Sequence[str]) -> str:
 
 
 def _with_ci(name: str, value: float, ci: tuple[float, float]) -> dict[str, float]:
-    """``{name: value, name_ci_low: ci[0], name_ci_high: ci[1]}`` (one frame row's part)."""
+    """``{name: value, name_ci_low: ci[0], name_ci_high: ci[1]}``."""
     return {name: float(value), f"{name}_ci_low": float(ci[0]), f"{name}_ci_high": float(ci[1])}
 
 
@@ -86,19 +82,7 @@ class RocCurve:
 
 @dataclass(frozen=True)
 class ExposedRecord:
-    """How exposed one training row is to the membership attack (a row number, never a value).
-
-    Parameters
-    ----------
-    row : int
-        The row's 0-based position in the data the assessment was given.
-    repeats : int
-        In how many repeats it was an attacked member.
-    fpr : float
-        The share of attacked non-members the attack scores at least as high as this row, mean
-        over those repeats: an attacker who calls it a member at its score is wrong that often
-        (0 = the attack singles it out).
-    """
+    """One row's exposure: ``fpr``, the mean share of non-members scored as high."""
 
     row: int
     repeats: int
@@ -114,13 +98,7 @@ class ExposedRecord:
 
 @dataclass(frozen=True)
 class MembershipSummary:
-    """One model's membership attack, averaged over the repeats (ROC from the first repeat).
-
-    For the model on all features, ``tpr_at_1pct_fpr_ci`` and ``tpr_at_01pct_fpr_ci`` are the
-    TPRs' CIs (a bootstrap per repeat, pooled over the repeats) and ``exposed`` the most exposed
-    training rows, most exposed first (at most 100; :class:`ExposedRecord`); a retrained model
-    has neither.
-    """
+    """One model's membership attack over the repeats (the full model's: with ``exposed``)."""
 
     score: Score
     auc: float
@@ -212,17 +190,7 @@ def _pair(values: Sequence[Any]) -> tuple[float, float]:
 
 @dataclass(frozen=True)
 class FeatureSetRisk:
-    """Every score of one target feature set, with the parts it came from.
-
-    ``attacks``: ``"membership"`` is the differential score (full model vs without the set);
-    ``"attribute"``/``"property"`` are the feature-level attacks (the riskiest feature of the
-    set). ``per_feature``: feature-level scores of each feature. ``overfitting``: gap with the
-    set minus gap without it. ``importance``: test metric with the set minus without it. Each
-    of ``overfitting``/``importance`` is a mean over the repeats with its t-interval (a point
-    when there is one repeat); ``modified_ci`` adds the three terms' half-widths in quadrature.
-    ``flags``: which scores are over the threshold (:func:`~attrpriv.assess.scoring.score_flags`);
-    ``why``: the strongest reason it is flagged, in one line (``""`` when it is not).
-    """
+    """Every score of one target feature set, with the parts it came from and why it is flagged."""
 
     features: tuple[str, ...]
     attacks: Mapping[str, Score]
@@ -255,12 +223,7 @@ class FeatureSetRisk:
 
     @property
     def flagged(self) -> bool:
-        """True when any attack, the identifier rule or the modified score flags the set.
-
-        Each attack is judged on its own (:func:`~attrpriv.assess.scoring.score_flags`): over
-        the threshold by point estimate with a CI above 0, or by the lower end of its CI (the
-        assessor's ``flag_on``); the overall score is a summary and flags nothing by itself.
-        """
+        """True when any attack, the identifier rule or the modified score flags the set."""
         return any(self.flags.get(reason, False) for reason in FLAG_REASONS)
 
     def to_dict(self) -> dict[str, Any]:
@@ -290,8 +253,7 @@ class FeatureSetRisk:
 
     @classmethod
     def from_dict(cls, spec: Mapping[str, Any]) -> FeatureSetRisk:
-        """Rebuild from ``to_dict()``; a report older than the term CIs gets the shifted
-        overall CI for ``modified_ci`` and point intervals for the two terms."""
+        """Rebuild from ``to_dict()``; missing term CIs are derived from the overall CI."""
         low, high = spec["overall_ci"]
         shift = float(spec["modified"]) - float(spec["overall"])
         overfitting, importance = float(spec["overfitting"]), float(spec["importance"])
@@ -317,24 +279,7 @@ class FeatureSetRisk:
 
 @dataclass(frozen=True)
 class ProxyRisk:
-    """How much one feature set carries of a sensitive attribute, as the model exposes it.
-
-    Parameters
-    ----------
-    features : tuple of str
-        The feature set.
-    drop : Score
-        The attacker's hit rate on the attribute with the full model and every other feature
-        known (``attack``), against its rate when the set is gone from both the model and the
-        attacker's knowledge (``baseline``); the difference is the set's proxy strength, with
-        Newcombe's paired CI pooled over the repeats.
-    gain_without : Score
-        The model's own contribution once the set is gone: the best attack on the model
-        retrained without it, minus the stronger baseline without a model.
-    flagged : bool, default False
-        Whether the drop is over the assessment's threshold, judged as an attack's difference
-        is (:func:`~attrpriv.assess.scoring.score_flags`).
-    """
+    """How much a feature set carries of a sensitive attribute, as the model exposes it."""
 
     features: tuple[str, ...]
     drop: Score
@@ -346,14 +291,7 @@ class ProxyRisk:
         return set_label(self.features)
 
     def to_dict(self) -> dict[str, Any]:
-        """The proxy score as JSON-ready values.
-
-        Returns
-        -------
-        dict of str to object
-            ``features``, ``label``, ``drop`` and ``gain_without`` (the scores as dicts) and
-            ``flagged``.
-        """
+        """The proxy score as JSON-ready values."""
         return {
             "features": list(self.features),
             "label": self.label,
@@ -364,18 +302,7 @@ class ProxyRisk:
 
     @classmethod
     def from_dict(cls, spec: Mapping[str, Any]) -> ProxyRisk:
-        """Rebuild from :meth:`to_dict`'s form.
-
-        Parameters
-        ----------
-        spec : mapping of str to object
-            The dict form.
-
-        Returns
-        -------
-        ProxyRisk
-            The proxy score.
-        """
+        """Read a proxy score back from :meth:`to_dict`'s form."""
         return cls(
             tuple(spec["features"]),
             score_from_dict(spec["drop"]),
@@ -386,22 +313,7 @@ class ProxyRisk:
 
 @dataclass(frozen=True)
 class SensitiveRisk:
-    """What the model reveals of one named sensitive attribute, and which sets are its proxies.
-
-    Parameters
-    ----------
-    attribute : str
-        The sensitive attribute.
-    model_input : bool
-        Whether the model was trained on it (when not, it is only inferred).
-    metric : str
-        What a rate counts (accuracy, or hits within a radius for a numeric attribute).
-    gain : Score
-        The full model: the best attack's rate minus the stronger baseline without a model
-        (how much better the attacker infers the attribute with the model than without it).
-    proxies : tuple of ProxyRisk
-        Every feature set, the strongest proxy (largest ``drop``) first.
-    """
+    """What the model reveals of one sensitive attribute, and its proxies, strongest first."""
 
     attribute: str
     model_input: bool
@@ -410,13 +322,7 @@ class SensitiveRisk:
     proxies: tuple[ProxyRisk, ...]
 
     def to_dict(self) -> dict[str, Any]:
-        """The attribute's risk as JSON-ready values.
-
-        Returns
-        -------
-        dict of str to object
-            Every field; ``gain`` and each proxy as dicts.
-        """
+        """The attribute's risk as JSON-ready values."""
         return {
             "attribute": self.attribute,
             "model_input": self.model_input,
@@ -427,18 +333,7 @@ class SensitiveRisk:
 
     @classmethod
     def from_dict(cls, spec: Mapping[str, Any]) -> SensitiveRisk:
-        """Rebuild from :meth:`to_dict`'s form.
-
-        Parameters
-        ----------
-        spec : mapping of str to object
-            The dict form.
-
-        Returns
-        -------
-        SensitiveRisk
-            The attribute's risk.
-        """
+        """Read an attribute's risk back from :meth:`to_dict`'s form."""
         return cls(
             str(spec["attribute"]),
             bool(spec["model_input"]),
@@ -496,7 +391,7 @@ class MitigationStep:
 
 @dataclass(frozen=True)
 class MitigationPath:
-    """The mitigation loop (step 210): the steps, and why it stopped."""
+    """The mitigation loop: the steps, and why it stopped."""
 
     steps: tuple[MitigationStep, ...]
     stopped: str
@@ -523,27 +418,24 @@ class MitigationPath:
 class RiskReport:
     """The assessment: settings, the full model, the feature sets ranked riskiest first.
 
+    See docs/assess/risk-scores.md for how to read it.
+
     Parameters
     ----------
     settings : mapping of str to object
-        The assessor's parameters, as :meth:`FeatureRiskAssessor.settings
-        <attrpriv.assess.FeatureRiskAssessor.settings>` records them (``threshold`` is needed;
-        ``flag_on`` defaults to ``"estimate"``).
+        The assessor's parameters (``threshold`` needed; ``flag_on`` defaults to ``"estimate"``).
     model : ModelSummary
-        The model trained on all features: its utility, overfitting and membership attack.
+        The model trained on all features: utility, overfitting and membership attack.
     feature_sets : tuple of FeatureSetRisk
         The risk of each target feature set, riskiest first.
     mitigation : MitigationPath or None, default None
-        The mitigation loop's path, when the report comes from
-        :meth:`FeatureRiskAssessor.mitigate <attrpriv.assess.FeatureRiskAssessor.mitigate>`.
+        The mitigation loop's path, from :meth:`FeatureRiskAssessor.mitigate`.
     notes : tuple of str, default ()
-        What was left out and why (e.g. an identifier-like feature not attacked).
+        What was left out and why.
     sensitive : tuple of SensitiveRisk, default ()
         Per named sensitive attribute: what the model reveals of it and its proxies.
     run : mapping of str to object, default {}
-        How the assessment ran: ``rows`` (all, trained on, held out, attacked members and
-        non-members per repeat), ``versions`` (attrpriv, scikit-learn, numpy, pandas, Python),
-        ``date`` (UTC, ISO 8601), ``seconds`` (wall) and ``cpu_seconds`` (this process).
+        How it ran: ``rows``, ``versions``, ``date``, ``seconds`` and ``cpu_seconds``.
     """
 
     settings: Mapping[str, Any]
@@ -570,11 +462,7 @@ class RiskReport:
 
     @property
     def membership_inconclusive(self) -> bool:
-        """True when the attack on the full model cannot tell members from non-members.
-
-        Its AUC's CI holds 0.5, so every membership differential in the report is a difference
-        of two attacks that find nothing: inconclusive, not "no risk".
-        """
+        """True when the full model's attack AUC CI holds 0.5 (membership inconclusive)."""
         membership = self.model.membership
         return membership is not None and membership.score.ci[0] <= 0.0
 
@@ -602,17 +490,12 @@ class RiskReport:
         Parameters
         ----------
         part : {"feature_sets", "records"}, default "feature_sets"
-            ``"records"``: the most exposed training rows of the full model's membership attack
-            (:class:`ExposedRecord`), most exposed first.
+            Feature sets, or the full model's most exposed training rows.
 
         Returns
         -------
         pandas.DataFrame
-            ``"feature_sets"``: indexed by the feature set's label (``feature_set``): the rank,
-            each attack's difference with its CI, the overall score with its CI, the
-            overfitting and importance terms with theirs, the modified score with its CI
-            (columns ``NAME``, ``NAME_ci_low``, ``NAME_ci_high``), whether it is flagged and
-            why. ``"records"``: indexed by ``row``, columns ``repeats`` and ``fpr``.
+            Scores as ``NAME``, ``NAME_ci_low``, ``NAME_ci_high``, ``flagged``, ``why``; or rows.
 
         Raises
         ------
@@ -686,9 +569,7 @@ class RiskReport:
         Returns
         -------
         dict of str to object
-            ``format`` (``"attrpriv.assess.RiskReport/1"``), ``settings``, ``model``,
-            ``feature_sets``, ``mitigation`` (or ``None``), ``notes``, ``sensitive`` and
-            ``run``.
+            ``format``, ``settings``, ``model``, ``feature_sets``, ``mitigation``, ``notes``, etc.
         """
         return {
             "format": FORMAT,
@@ -743,8 +624,7 @@ class RiskReport:
         Raises
         ------
         InputError
-            If ``spec`` is not an attrpriv risk report (another ``format``) or is malformed (a
-            missing key, a value of the wrong type).
+            If ``spec`` is not a risk report or is malformed.
         """
         if spec.get("format") != FORMAT:
             raise InputError(f"not an attrpriv risk report (format {spec.get('format')!r})")
@@ -779,7 +659,7 @@ class RiskReport:
         Raises
         ------
         InputError
-            If the JSON is not an attrpriv risk report or is malformed (see :meth:`from_dict`).
+            If the JSON is not a risk report or is malformed.
         json.JSONDecodeError
             If ``text`` is not JSON.
         """
@@ -802,7 +682,7 @@ class RiskReport:
         Raises
         ------
         InputError
-            If the file is not an attrpriv risk report or is malformed (see :meth:`from_dict`).
+            If the file is not a risk report or is malformed.
         OSError
             If the file cannot be read.
         json.JSONDecodeError

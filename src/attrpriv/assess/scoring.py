@@ -1,17 +1,5 @@
-"""Risk scores of a feature set: the differential score, the overall and the modified score.
-
-Everything here is a small pure function over :class:`~attrpriv.stats.Score` values, so a
-score can always be traced back to the attack rates it came from (docs/assess/risk-scores.md):
-
-- :func:`differential_score` -- claim 1: the same membership attack on the model trained on all
-  features (``attack``) and on the model retrained without the set (``baseline``); risk =
-  ``attack - baseline`` (AUC) per seed, pooled over seeds.
-- :func:`overall_score` -- a weighted mean of the attacks' differences (step 208), with an
-  approximate CI.
-- :func:`modified_score` -- the overall score, plus the set's contribution to overfitting, minus
-  its contribution to utility (claim 4; "probative" features weigh against treating them as risky).
-- :func:`score_flags` -- which of these exceed the threshold (point estimate or CI lower end),
-  each attack judged on its own; :func:`flag_reason` says why in one line.
+"""Risk scores of a feature set (differential, overall, modified) with their CIs and flags, as
+pure functions of attack scores. See docs/assess/risk-scores.md.
 """
 
 from __future__ import annotations
@@ -50,18 +38,12 @@ class ScoreWeights:
 
     Parameters
     ----------
-    membership : float, default 1.0
-        Weight of the membership (differential) attack's difference in the overall score (a
-        weighted mean over the attacks that ran).
-    attribute : float, default 1.0
-        Weight of the attribute inference attack's difference in the overall score.
-    property : float, default 1.0
-        Weight of the property inference attack's difference in the overall score.
+    membership, attribute, property : float, default 1.0
+        Weights of the attacks' differences in the overall score.
     overfitting : float, default 0.5
         Weight of the set's contribution to the train-test gap (adds to the risk).
     utility : float, default 0.5
-        Weight of the set's importance (test-metric drop when removed; subtracts from the
-        risk).
+        Weight of the set's importance (test-metric drop when removed; subtracts).
 
     Raises
     ------
@@ -128,7 +110,7 @@ class ScoreWeights:
         Raises
         ------
         InputError
-            If ``spec`` names an unknown weight or a weight is not a finite number >= 0.
+            If ``spec`` names an unknown weight or a weight is invalid.
         """
         unknown = set(spec) - set(cls.__dataclass_fields__)
         if unknown:
@@ -180,17 +162,7 @@ def _se(score: Score) -> float:
 
 
 def differential_score(per_seed: Sequence[Score], confidence: float = 0.95) -> Score:
-    """Claim 1's risk score, pooled over the repeats (seeds).
-
-    ``per_seed[i]`` is one repeat's paired comparison of the same membership attack on the same
-    member/non-member records: ``attack`` = its AUC against the model trained on all features,
-    ``baseline`` = its AUC against the model retrained without the set, with DeLong's paired CI
-    of the difference (:func:`attrpriv.assess.membership.auc_difference`). The repeats are
-    independent re-runs (a new split and seed each), pooled as such
-    (:func:`attrpriv.stats.pool_replicates`: their mean, with a random-effects CI that holds the
-    sampling error of the attacked records and the variation over splits and training seeds,
-    and narrows as repeats are added).
-    """
+    """``AUC(full) - AUC(without the set)`` per repeat (paired), pooled by ``pool_replicates``."""
     confidence = check_probability(confidence, "confidence")
     if not per_seed:
         raise InputError("differential_score needs at least one repeat, got none")
@@ -203,11 +175,8 @@ def differential_score(per_seed: Sequence[Score], confidence: float = 0.95) -> S
 def overall_score(
     attacks: Mapping[str, Score], weights: ScoreWeights
 ) -> tuple[float, tuple[float, float]]:
-    """Weighted mean of the attacks' differences, with an approximate CI.
-
-    ``overall = sum_k w_k d_k / sum_k w_k`` over the attacks that ran (differences are used
-    as they are, negative ones included: clipping at 0 would bias noise upwards). The CI treats
-    the attacks as independent: ``overall +- z sqrt(sum_k (w_k / W)^2 se_k^2)``.
+    """``sum_k w_k d_k / sum_k w_k`` over the attacks that ran, with CI
+    ``+- z sqrt(sum_k (w_k / W)^2 se_k^2)`` (attacks taken as independent).
     """
     weighted = {k: weights.attack_weight(k) for k in attacks if weights.attack_weight(k) > 0}
     if not weighted:
@@ -225,11 +194,7 @@ def overall_score(
 def modified_score(
     overall: float, overfitting: float, importance: float, weights: ScoreWeights
 ) -> float:
-    """``overall + w_overfitting * overfitting - w_utility * importance`` (claim 4).
-
-    ``overfitting``: how much the set widens the train-test gap (gap with it minus gap without
-    it). ``importance``: how much the test metric drops when the set is removed.
-    """
+    """``overall + w_overfitting * overfitting - w_utility * importance``."""
     return overall + weights.overfitting * overfitting - weights.utility * importance
 
 
@@ -253,11 +218,7 @@ def modified_interval(
     modified: float,
     weights: ScoreWeights,
 ) -> tuple[float, float]:
-    """CI of the modified score: the half-widths of its three terms added in quadrature.
-
-    Treats the attacks, the overfitting and the importance terms as independent (they come from
-    the same retrainings, so this is approximate, like the overall CI).
-    """
+    """CI of the modified score: its three terms' half-widths in quadrature (approximate)."""
     halves = [
         (overall_ci[1] - overall_ci[0]) / 2,
         weights.overfitting * (overfitting_ci[1] - overfitting_ci[0]) / 2,
@@ -276,20 +237,7 @@ def score_flags(
     *,
     identifier: bool = False,
 ) -> dict[str, bool]:
-    """Which scores exceed the threshold: each attack's difference, overall, modified.
-
-    Each attack is judged on its own, so a strong attack is never averaged away by a weak one.
-    ``flag_on="estimate"``: an attack is flagged when its difference is over the threshold and
-    its CI excludes 0 (a noisy difference over the threshold is not flagged); the overall and
-    modified scores when their point estimates are over it. ``flag_on="lower"``: a score is
-    flagged only when the lower end of its CI is over the threshold, i.e. when the risk is
-    significantly above it. ``overall`` and ``modified`` are (value, CI).
-
-    ``identifier``: the set holds an identifier-like column (most values unique); it is then
-    flagged (``"identifier"``) whenever its membership differential's CI excludes 0, whatever
-    the threshold: a model that changes with a row ID has learned the rows, however small the
-    change.
-    """
+    """Which scores exceed the threshold: each attack, overall, modified, the identifier rule."""
     if flag_on == "estimate":
         flags = {n: s.difference > threshold and s.ci[0] > 0 for n, s in attacks.items()}
         flags["overall"], flags["modified"] = overall[0] > threshold, modified[0] > threshold
@@ -310,11 +258,7 @@ def flag_reason(
     modified: tuple[float, tuple[float, float]],
     threshold: float,
 ) -> str:
-    """Why a set is flagged, in one line: its strongest reason (``""`` when it is not flagged).
-
-    The identifier rule first (it flags under the threshold), then the attack whose CI lies
-    highest, then the modified score.
-    """
+    """Why a set is flagged, in one line; ``""`` if it is not."""
     if flags.get("identifier"):
         return (
             f"an identifier-like column (most values unique) whose removal changes the membership "

@@ -1,11 +1,4 @@
-"""Columns an audit cannot use, found before any work is done.
-
-A column whose every value is missing, or that takes a single value, carries nothing to attack
-and nothing to retrain without: it is left out of the audit (and of every model), and the
-report says so. A categorical column with more values than the attackers learn apart
-(:data:`~attrpriv.assess.inference.MAX_ATTACK_CLASSES`) is kept, with a note on how it is
-attacked. Both are reported by name, never by value.
-"""
+"""Columns an audit cannot use (all missing, or one value), found first; named, never valued."""
 
 from __future__ import annotations
 
@@ -21,45 +14,18 @@ __all__ = ["Screening", "screen_columns"]
 
 @dataclass(frozen=True)
 class Screening:
-    """What :func:`screen_columns` found.
-
-    Parameters
-    ----------
-    left_out : dict of str to str
-        Columns the audit cannot use, each with the reason.
-    notes : tuple of str
-        One line per kept column that is attacked in a reduced form.
-    """
+    """What :func:`screen_columns` found: ``left_out`` columns with the reason, and ``notes``."""
 
     left_out: dict[str, str]
     notes: tuple[str, ...]
 
     def report_notes(self) -> tuple[str, ...]:
-        """Every finding as a line of the report.
-
-        Returns
-        -------
-        tuple of str
-            ``"left out 'c': why"`` per left-out column, then :attr:`notes`.
-        """
+        """Every finding as a line of the report: left-out columns, then :attr:`notes`."""
         return tuple(f"left out {c!r}: {why}" for c, why in self.left_out.items()) + self.notes
 
 
 def screen_columns(X: pd.DataFrame) -> Screening:
-    """Find the columns of ``X`` an audit cannot use, and those it attacks in a reduced form.
-
-    Parameters
-    ----------
-    X : pandas.DataFrame
-        The features of the audit.
-
-    Returns
-    -------
-    Screening
-        The columns to leave out (every value missing; a single value) with the reason, and
-        a note per categorical column with more than ``MAX_ATTACK_CLASSES`` values (but an
-        identifier-like one, which attribute inference skips with its own note).
-    """
+    """The columns of ``X`` to leave out, with the reason, and notes on reduced attacks."""
     left_out: dict[str, str] = {}
     notes: list[str] = []
     identifiers = identifier_like(X, list(X.columns), categorical_only=True)  # noted there

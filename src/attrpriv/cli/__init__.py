@@ -43,8 +43,11 @@ GROUP_MODULES: dict[str, tuple[str, ...]] = {
     ),
     "sanitize": (
         "attrpriv.cli.sanitize",
-        "attrpriv.cli.sanitize_resample",
-        "attrpriv.cli.sanitize_synthesize",
+        "attrpriv.cli.sanitize.fit",
+        "attrpriv.cli.sanitize.apply",
+        "attrpriv.cli.sanitize.evaluate",
+        "attrpriv.cli.sanitize.resample",
+        "attrpriv.cli.sanitize.synthesize",
     ),
     "budget": ("attrpriv.cli.budget",),
 }

@@ -1,8 +1,4 @@
-"""Data layer: schemas (roles + public domains, drafts), bundled datasets, reading, aggregation
-engines.
-
-The aggregation engines (:mod:`attrpriv.data.aggregate`) are imported on first use.
-"""
+"""Data layer: schemas, bundled datasets, reading, aggregation engines (loaded lazily)."""
 
 from __future__ import annotations
 

@@ -1,11 +1,6 @@
-"""Bundled offline datasets: ``load(name)`` parses the raw files shipped in ``data/files``.
-
-Every dataset comes with a :class:`Schema` whose domains are *public*: category lists and bounds
-written out from the dataset documentation (or the survey's published code lists), never read
-from the data at load time. Each schema is a data file beside the raw files,
-``data/files/<name>.schema.yaml`` (the format of ``docs/schema.md``); this module knows only how
-to parse the raw files. See ``data/files/SOURCES.md`` for attribution and licences.
-"""
+"""Bundled offline datasets: ``load(name)`` parses the raw files shipped in ``data/files``, with a
+schema of *public* domains from the dataset's documentation (``data/files/<name>.schema.yaml``);
+attribution and licences are in ``data/files/SOURCES.md``."""
 
 from __future__ import annotations
 

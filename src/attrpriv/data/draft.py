@@ -1,11 +1,6 @@
-"""A first schema for your own data: roles guessed, domains read off the data (and marked so).
-
-A drafted schema is a starting point, not a public schema: every domain in it was read from the
-data, which is itself a release (which values occur, the largest income). The draft says so in
-its ``inferred`` key and with a :class:`~attrpriv.data.schema.PrivateDomainWarning`; replace the
-domains with public ones (code books, documented ranges) and delete the key before protecting
-anything with it (``docs/schema.md``).
-"""
+"""A first schema for your own data: roles guessed, domains read off the data (and marked so). A
+draft's domains are a release of the data: replace them with public ones and delete the
+``inferred`` key before protecting anything with it (``docs/schema.md``)."""
 
 from __future__ import annotations
 
@@ -34,32 +29,30 @@ def draft_schema(
 ) -> Schema:
     """Draft a schema for ``frame``: roles guessed or given, every domain read off the data.
 
+    An identifier-like column (distinct integers or text, none missing) is ``ignore`` without a
+    domain; every other unnamed column is a ``feature``.
+
     Parameters
     ----------
     frame : pandas.DataFrame
         The data (at least one row).
     target : str, optional
         The column a model predicts (role ``target``).
-    sensitive : sequence of str
-        The columns to protect (role ``sensitive``).
-    ignore : sequence of str
-        Columns that are not attributes (role ``ignore``, no domain).
+    sensitive, ignore : sequence of str
+        The columns to protect (role ``sensitive``), and those that are not attributes (role
+        ``ignore``, no domain).
     name : str
         The schema's name.
 
     Returns
     -------
     Schema
-        Roles: as given; an identifier-like column (integers or text, every value distinct, at
-        least :data:`MIN_IDENTIFIER_ROWS` rows, none missing) is ``ignore`` without a domain, so
-        that its values are not written down; every other column is a ``feature``. Domains as
-        :meth:`Schema.infer` reads them, every such column listed in ``Schema.inferred``.
+        The draft, every column with a domain listed in ``Schema.inferred``.
 
     Raises
     ------
     SchemaError
-        A named column is not in the data, or is given two roles; the data has no rows; a
-        column to draft a domain for holds only missing values (ignore it, or declare it).
+        A named column is missing or given two roles, there are no rows, or a column is all missing.
 
     Warns
     -----

@@ -1,14 +1,6 @@
-"""Reading a job's data: a bundled dataset or a CSV/Parquet file, with its schema.
-
-:func:`read_data` is the one place attrpriv reads tabular data. A file that a job only
-aggregates stays a path (DuckDB aggregates it without loading it into pandas); jobs that need
-the rows (assess, sanitize, models learned from reference data) ask for a loaded frame. The
-schema comes from a schema file, from the bundled dataset, or, only when asked, is inferred from
-the data with a :class:`~attrpriv.data.schema.PrivateDomainWarning` (the inferred columns are
-recorded in :attr:`Schema.inferred`, and releases on them say so).
-
-pandas is imported only when a file is loaded, so that ``import attrpriv.data`` stays fast.
-"""
+"""Reading a job's data (a bundled dataset or a CSV/Parquet file) with its schema: the one place
+attrpriv reads tabular data. A file that a job only aggregates stays a path (DuckDB reads it);
+a schema is inferred from the data only when asked."""
 
 from __future__ import annotations
 
@@ -39,7 +31,7 @@ class JobData(Generic[SchemaT]):
     Parameters
     ----------
     data : pandas.DataFrame or pathlib.Path
-        A CSV/Parquet path (for aggregation: it is never loaded), or a loaded frame.
+        A CSV/Parquet path (for aggregation: never loaded), or a loaded frame.
     schema : Schema or None
         Its roles and domains; ``None`` only where the caller allowed a file without one.
     """
@@ -102,37 +94,23 @@ def read_data(
     Parameters
     ----------
     data : str or pathlib.Path
-        A bundled dataset name (see :func:`attrpriv.datasets.names`) or a file path; a ``str``
-        is looked up among the bundled names first, any other path is a file. Files ending in
-        ``.parquet``/``.pq`` are Parquet, any other file is CSV.
+        A bundled dataset name (looked up first) or a file (``.parquet``/``.pq``, else CSV).
     schema : str or pathlib.Path, optional
-        A schema file (``.yaml``, ``.yml`` or ``.json``); it replaces a bundled dataset's own
-        schema.
+        A schema file (``.yaml``, ``.yml`` or ``.json``); it replaces a bundled dataset's own.
     require_schema : bool, optional
-        Refuse a file without ``schema`` (and without ``infer_schema``); when False, such a
-        file comes with schema ``None``.
+        Refuse a file without a schema; when False, such a file comes with schema ``None``.
     infer_schema : bool, optional
-        For a file without ``schema``, read the domains off the data (:meth:`Schema.infer`:
-        warns with :class:`PrivateDomainWarning` and marks every column in
-        ``Schema.inferred``). The file is then loaded.
+        Read the domains off the data (warns :class:`PrivateDomainWarning`; loads the file).
     load : bool, optional
-        Load a file into a pandas frame (for jobs that need rows); otherwise a file stays a
-        path, which the aggregation engines read without loading it. Bundled data is a frame.
+        Load a file into a pandas frame; otherwise a file stays a path.
     as_text : bool, optional
-        Load every cell of a CSV file as text, as written (no type inference, empty cells stay
-        ``""``); implies ``load``.
+        Load every CSV cell as text, as written; implies ``load``.
     what : str, optional
-        The name of the parameter in error messages (``"aux"``, ``"sequence file"``, ...).
+        The name of the parameter in error messages.
     allow_empty : bool, optional
-        Accept a file with a header line and no rows (for releases under add/remove
-        neighbours, where the number of rows is private: refusing the empty table but
-        releasing a one-row one would be a decision outside the guarantee). A file of 0 bytes
-        is refused either way, as is an empty file that must be loaded to infer its schema.
+        Accept a header with no rows (under add/remove the row count is private); 0 bytes never.
     check : bool, optional
-        Check loaded rows against a declared schema (every schema column present, no missing
-        value where none is allowed, every value inside its domain); False only for a job that
-        handles values outside the domain itself and says so (``sanitize apply`` clips them).
-        Rows left as a path are checked by the engine that aggregates them.
+        Check loaded rows against a declared schema (False only where a job clips values itself).
 
     Returns
     -------
@@ -142,31 +120,16 @@ def read_data(
     Raises
     ------
     InputError
-        ``data`` is neither a bundled dataset nor an existing file, or a file needs a schema;
-        a file's header names a column twice (pandas would rename the second ``age.1``); a
-        loaded file has an infinite number in a column.
+        ``data`` is not found, needs a schema, repeats a header name, or holds an infinite number.
     SchemaError
         ``schema`` cannot be read, or (with ``check``) loaded rows do not fit it.
     """
     declared = Schema.load(schema) if schema is not None else None
     if isinstance(data, str) and data in bundled.names():
-        dataset = bundled.load(data)
-        if check and declared is not None:  # the bundled schema fits its data by construction
-            _check_fits(dataset.frame, declared, f"{what} {data!r}")
-        return JobData(dataset.frame, declared or dataset.schema)
-    path = Path(data)
-    if not path.is_file():
-        if isinstance(data, str):
-            raise InputError(
-                f"{what} {data!r} is neither a bundled dataset nor an existing file "
-                f"(bundled: {', '.join(bundled.names())})"
-            )
-        raise InputError(f"{what} {str(path)!r} is not an existing file")
+        return _read_bundled(data, declared, what, check)
+    path = _existing_file(data, what)
     where = f"{what}{'' if what.endswith('file') else ' file'} {str(path)!r}"
-    if not allow_empty or (declared is None and infer_schema):
-        _require_rows(path, where)  # an empty file is refused before anything is asked of it
-    elif path.stat().st_size == 0:
-        raise InputError(f"{where} is empty (0 bytes): expected a header line")
+    _check_not_empty(path, where, allow_empty and not (declared is None and infer_schema))
     _check_header(path, where)
     if declared is None and infer_schema:
         frame = _load(path, as_text, where)
@@ -177,16 +140,51 @@ def read_data(
             "(or --infer-schema, which reads the domains from the private data)"
         )
     if load or as_text:
-        frame = _load(path, as_text, where, allow_empty)
-        if check and declared is not None and not as_text and len(frame):  # no rows: all fit
-            _check_fits(frame, declared, where)
-        return JobData(frame, declared)
+        return JobData(_load_checked(path, declared, where, as_text, allow_empty, check), declared)
     return JobData(path, declared)
 
 
+def _read_bundled(name: str, declared: Schema | None, what: str, check: bool) -> JobData[Schema]:
+    """A bundled dataset's rows, with ``declared`` (checked against them) or its own schema."""
+    dataset = bundled.load(name)
+    if check and declared is not None:  # the bundled schema fits its data by construction
+        _check_fits(dataset.frame, declared, f"{what} {name!r}")
+    return JobData(dataset.frame, declared or dataset.schema)
+
+
+def _existing_file(data: str | Path, what: str) -> Path:
+    """``data`` as the path of an existing file; anything else is an :class:`InputError`."""
+    path = Path(data)
+    if path.is_file():
+        return path
+    if isinstance(data, str):
+        raise InputError(
+            f"{what} {data!r} is neither a bundled dataset nor an existing file "
+            f"(bundled: {', '.join(bundled.names())})"
+        )
+    raise InputError(f"{what} {str(path)!r} is not an existing file")
+
+
+def _check_not_empty(path: Path, where: str, allow_empty: bool) -> None:
+    """Refuse a file of 0 bytes, and (unless ``allow_empty``) a file without a row."""
+    if not allow_empty:
+        _require_rows(path, where)  # an empty file is refused before anything is asked of it
+    elif path.stat().st_size == 0:
+        raise InputError(f"{where} is empty (0 bytes): expected a header line")
+
+
+def _load_checked(
+    path: Path, declared: Schema | None, where: str, as_text: bool, allow_empty: bool, check: bool
+) -> pd.DataFrame:
+    """A file's rows, loaded and (with ``check``) checked against ``declared``."""
+    frame = _load(path, as_text, where, allow_empty)
+    if check and declared is not None and not as_text and len(frame):  # no rows: all fit
+        _check_fits(frame, declared, where)
+    return frame
+
+
 def _load(path: Path, as_text: bool, where: str, allow_empty: bool = False) -> pd.DataFrame:
-    """A Parquet or CSV file as a frame (CSV cells as written when ``as_text``); a file that
-    cannot be parsed, or holds no rows, is an :class:`InputError` naming it."""
+    """A Parquet or CSV file as a frame; an unparseable or empty file is an :class:`InputError`."""
     import pandas as pd
 
     try:
@@ -209,12 +207,7 @@ def _load(path: Path, as_text: bool, where: str, allow_empty: bool = False) -> p
 
 
 def _check_header(path: Path, where: str) -> None:
-    """Refuse a file whose header names a column twice (``age,age``): pandas and DuckDB would
-    rename the second one (``age.1``), and later errors would blame a column not in the file.
-
-    A CSV file's first non-blank line is parsed as CSV; a Parquet file's schema is read from
-    its footer. A file that cannot be read is left to the reader, which names the problem.
-    """
+    """Refuse a header naming a column twice (pandas and DuckDB would rename it ``age.1``)."""
     if path.suffix.lower() in PARQUET_SUFFIXES:
         import pyarrow.parquet as pq
 
@@ -249,9 +242,7 @@ def _csv_header(path: Path) -> list[str]:
 
 
 def _check_finite(frame: pd.DataFrame, where: str) -> None:
-    """Refuse an infinite number (``inf``, ``-inf``, or a value too large for a float, such as
-    ``1e400``) in a numeric column: no model, domain or mechanism can use it. The message
-    names the column and the first such row (0-based, after the header), never the value."""
+    """Refuse an infinite number in a numeric column (naming the column and row, not the value)."""
     import numpy as np
     import pandas as pd
 
@@ -269,10 +260,7 @@ def _check_finite(frame: pd.DataFrame, where: str) -> None:
 
 
 def _check_fits(frame: pd.DataFrame, schema: Schema, where: str) -> None:
-    """Refuse loaded rows that do not fit their declared schema (a missing schema column, a
-    missing value in a column that allows none, a value outside its domain): the one check that
-    every command's loaded data passes. The message names the file, the column and the first
-    such row, and the value only while private values are shown."""
+    """Refuse loaded rows that do not fit their declared schema (values shown only if allowed)."""
     try:
         schema.validate(frame, allow_extra=True)
     except SchemaError as exc:
@@ -284,11 +272,7 @@ def _kind(path: Path) -> str:
 
 
 def _require_rows(path: Path, where: str) -> None:
-    """Refuse a file without a single row, cheaply: no file is read beyond its first rows.
-
-    A CSV file must hold a header line and a non-blank line after it; a Parquet file's footer
-    says how many rows it has.
-    """
+    """Refuse a file without a single row, reading no more than its first rows."""
     if path.stat().st_size == 0:
         raise InputError(f"{where} is empty (0 bytes): expected a header line and rows")
     if path.suffix.lower() in PARQUET_SUFFIXES:

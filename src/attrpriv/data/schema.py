@@ -1,9 +1,6 @@
-"""Schema: the role and the *public* domain of every column.
-
-Privacy mechanisms read domains (category lists, bounds) from the schema only, never from the
-private data: a domain read off the data is itself a release. :meth:`Schema.infer` exists for
-convenience and warns about exactly that.
-"""
+"""Schema: the role and the *public* domain of every column (file format: ``docs/schema.md``).
+Mechanisms read domains from the schema only, never from the private data: a domain read off
+the data is itself a release (:meth:`Schema.infer` warns)."""
 
 from __future__ import annotations
 
@@ -33,36 +30,15 @@ class PrivateDomainWarning(UserWarning):
 
 
 class Role(StrEnum):
-    """What a column is for.
-
-    ``Role(value)`` looks a role up by its value (``Role("sensitive")`` is
-    ``Role.SENSITIVE``); a :class:`Role` is also a ``str`` equal to its value. The call's
-    parameters come from :class:`enum.Enum` (so they are listed as other parameters: the
-    class itself defines no constructor).
+    """What a column is for; a ``str`` equal to its value (``Role("sensitive")``).
 
     Other Parameters
     ----------------
     value : str or Role
-        The role's value: ``"sensitive"``, ``"quasi_identifier"``, ``"feature"``, ``"target"``
-        or ``"ignore"``.
-    names : optional
-        Part of :class:`enum.Enum`'s functional API for creating a new enumeration; ``Role``
-        has members, so passing it raises ``TypeError`` (it cannot be extended).
-    module : str, optional
-        Functional API only (see ``names``).
-    qualname : str, optional
-        Functional API only (see ``names``).
-    type : type, optional
-        Functional API only (see ``names``).
-    start : int, optional
-        Functional API only (see ``names``).
-    boundary : enum.FlagBoundary, optional
-        Functional API only (see ``names``).
-
-    Raises
-    ------
-    ValueError
-        ``value`` is not the value of a role.
+        ``"sensitive"``, ``"quasi_identifier"``, ``"feature"``, ``"target"`` or ``"ignore"``
+        (else ``ValueError``).
+    names, module, qualname, type, start, boundary : optional
+        :class:`enum.Enum`'s functional API; ``Role`` cannot be extended (``TypeError``).
     """
 
     SENSITIVE = "sensitive"
@@ -73,11 +49,7 @@ class Role(StrEnum):
 
 
 def _row(series: pd.Series, position: int) -> int:
-    """The row a message names: the index label when it is an integer, else the position.
-
-    A plain ``int`` (never ``np.int64(208)``); a non-integer label (a name, an id) could be
-    private itself, so it is never shown.
-    """
+    """The row a message names: an integer index label, else the position (never a name)."""
     import numbers
 
     label = plain(series.index[position])
@@ -103,13 +75,7 @@ class Categorical:
     Parameters
     ----------
     categories : tuple of hashable
-        The allowed values, in domain order (any iterable; it is stored as a tuple). Counts and
-        contingency tables follow this order.
-
-    Raises
-    ------
-    SchemaError
-        ``categories`` is empty or holds a value more than once.
+        The allowed values, distinct and non-empty, in domain order (counts follow it).
     """
 
     categories: tuple[Hashable, ...]
@@ -133,8 +99,7 @@ class Categorical:
         Returns
         -------
         str
-            ``"one of [...]"`` with the first 12 categories (and the total when there are
-            more).
+            ``"one of [...]"`` with the first 12 categories.
         """
         shown = list(self.categories[:12])
         more = f" ... ({self.size} in all)" if self.size > 12 else ""
@@ -151,20 +116,19 @@ class Categorical:
         Returns
         -------
         numpy.ndarray
-            A bool array of shape ``(len(values),)``: True where a value is present and is not
-            one of the categories; missing values are False.
+            True where a value is present and not a category.
         """
         import numpy as np
 
         return np.asarray(~values.isin(list(self.categories)) & values.notna())
 
     def to_dict(self) -> dict[str, Any]:
-        """The domain as a schema-file mapping (the inverse of ``domain_from_dict``).
+        """The domain as a schema-file mapping.
 
         Returns
         -------
         dict
-            ``{"type": "categorical", "categories": [...]}``, numpy scalars as Python scalars.
+            ``{"type": "categorical", "categories": [...]}``.
         """
         return {"type": "categorical", "categories": [_plain(c) for c in self.categories]}
 
@@ -175,15 +139,8 @@ class Numeric:
 
     Parameters
     ----------
-    lower : float
-        The smallest allowed value (a finite real number; not a bool).
-    upper : float
-        The largest allowed value (a finite real number, at least ``lower``).
-
-    Raises
-    ------
-    SchemaError
-        A bound is not a real number (or is a bool), is not finite, or ``lower > upper``.
+    lower, upper : float
+        The finite bounds, ``lower <= upper`` (not bools).
     """
 
     lower: float
@@ -208,13 +165,12 @@ class Numeric:
         Parameters
         ----------
         values : pandas.Series
-            The values of a numeric column (converted to float).
+            The values of a numeric column.
 
         Returns
         -------
         numpy.ndarray
-            A bool array of shape ``(len(values),)``: True where a value is below ``lower`` or
-            above ``upper``; missing values are False.
+            True where a value is present and out of bounds.
         """
         import numpy as np
 
@@ -223,7 +179,7 @@ class Numeric:
             return (numbers < self.lower) | (numbers > self.upper)
 
     def to_dict(self) -> dict[str, Any]:
-        """The domain as a schema-file mapping (the inverse of ``domain_from_dict``).
+        """The domain as a schema-file mapping.
 
         Returns
         -------
@@ -239,17 +195,8 @@ class Integer:
 
     Parameters
     ----------
-    lower : int
-        The smallest allowed value (a finite number with an integral value, e.g. ``0`` or
-        ``0.0``; stored as ``int``).
-    upper : int
-        The largest allowed value (integral, at least ``lower``; stored as ``int``).
-
-    Raises
-    ------
-    SchemaError
-        A bound is not a real number (or is a bool), is not finite or not integral, or
-        ``lower > upper``.
+    lower, upper : int
+        The finite integral bounds (``0.0`` accepted), ``lower <= upper``.
     """
 
     lower: int
@@ -287,13 +234,12 @@ class Integer:
         Parameters
         ----------
         values : pandas.Series
-            The values of a numeric column (converted to float, so ``3.0`` counts as ``3``).
+            The values of a numeric column (``3.0`` counts as ``3``).
 
         Returns
         -------
         numpy.ndarray
-            A bool array of shape ``(len(values),)``: True where a value is below ``lower``,
-            above ``upper`` or not integral; missing values are False.
+            True where a value is present and out of bounds or not integral.
         """
         import numpy as np
 
@@ -303,7 +249,7 @@ class Integer:
         return np.asarray(bad & ~np.isnan(numbers))
 
     def to_dict(self) -> dict[str, Any]:
-        """The domain as a schema-file mapping (the inverse of ``domain_from_dict``).
+        """The domain as a schema-file mapping.
 
         Returns
         -------
@@ -376,21 +322,13 @@ class Column:
     name : str
         The column's name in the data (non-empty).
     role : Role or str
-        What the column is for; a role's value (``"sensitive"``, ...) is converted to
-        :class:`Role`.
+        What the column is for.
     domain : Categorical, Numeric, Integer or None, optional
-        The column's public domain; ``None`` (the default) is allowed only for role
-        ``ignore``.
+        The column's public domain; ``None`` (the default) only for role ``ignore``.
     nullable : bool, optional
         Whether the column may hold missing values (default False).
     description : str, optional
-        Free text about the column (default ``""``).
-
-    Raises
-    ------
-    SchemaError
-        ``name`` is not a non-empty string, ``role`` is not a role, ``domain`` is ``None`` for
-        a column that is not ignored, or ``nullable`` is not a bool.
+        Free text about the column.
     """
 
     name: str
@@ -415,13 +353,12 @@ class Column:
             raise SchemaError(f"column {self.name!r}: nullable must be true or false")
 
     def to_dict(self) -> dict[str, Any]:
-        """The column's spec as in a schema file (its name is the key it is stored under).
+        """The column's spec as in a schema file (without its name, the key it is stored under).
 
         Returns
         -------
         dict
-            ``{"role": ...}`` with ``"domain"`` (when there is one), ``"nullable": True``
-            (only when nullable) and ``"description"`` (only when not empty).
+            ``{"role": ...}`` with ``"domain"``, ``"nullable"`` and ``"description"`` where set.
         """
         out: dict[str, Any] = {"role": self.role.value}
         if self.domain is not None:
@@ -435,8 +372,6 @@ class Column:
     def validate(self, values: pd.Series) -> None:
         """Raise :class:`SchemaError` naming this column and the first bad value.
 
-        A column without a domain (an ignored one) accepts anything.
-
         Parameters
         ----------
         values : pandas.Series
@@ -445,9 +380,7 @@ class Column:
         Raises
         ------
         SchemaError
-            ``values`` has missing values and the column is not nullable; the domain is
-            numeric or integer and ``values`` is not of a numeric dtype (bool is not numeric
-            here); or a value lies outside the domain.
+            A disallowed missing value, a non-numeric dtype, or a value outside the domain.
         """
         import numpy as np
         import pandas as pd
@@ -485,30 +418,14 @@ _META_KEYS = ("name", "description", "source", "licence")
 class Schema:
     """The columns of a dataset, in order, with their roles and public domains.
 
-    ``inferred`` names the columns whose domains were read off the data (:meth:`infer`):
-    releases on them say so in their records.
-
     Parameters
     ----------
     columns : tuple of Column
-        The columns, in order (any iterable; stored as a tuple); at least one, with distinct
-        names.
-    name : str, optional
-        The dataset's name.
-    description : str, optional
-        What the dataset is.
-    source : str, optional
-        Where the dataset comes from.
-    licence : str, optional
-        The dataset's licence.
+        The columns, in order: at least one, with distinct names.
+    name, description, source, licence : str, optional
+        The dataset's metadata.
     inferred : tuple of str, optional
-        Names of the columns whose domains were read off the data (default none).
-
-    Raises
-    ------
-    SchemaError
-        ``columns`` is empty, holds something that is not a :class:`Column` or two columns of
-        the same name, or ``inferred`` names a column not in the schema.
+        The columns whose domains were read off the data; releases on them say so.
     """
 
     columns: tuple[Column, ...]
@@ -586,7 +503,7 @@ class Schema:
             ) from None
 
     def domain(self, name: str) -> Domain:
-        """The public domain of ``name`` (an error for ignored columns without one).
+        """The public domain of column ``name``.
 
         Parameters
         ----------
@@ -614,17 +531,12 @@ class Schema:
         Parameters
         ----------
         role : Role or str
-            A role, or its value (``"sensitive"``, ...).
+            A role, or its value.
 
         Returns
         -------
         tuple of str
-            The names of the columns with that role (empty when there are none).
-
-        Raises
-        ------
-        ValueError
-            ``role`` is not a role (raised by :class:`Role`, not a :class:`SchemaError`).
+            The names of the columns with that role.
         """
         wanted = Role(role)
         return tuple(c.name for c in self.columns if c.role is wanted)
@@ -643,7 +555,7 @@ class Schema:
         return targets[0] if targets else None
 
     def select(self, names: Iterable[str]) -> Schema:
-        """A schema with only ``names`` (in the given order).
+        """A schema with only ``names`` (in the given order), keeping its metadata.
 
         Parameters
         ----------
@@ -653,13 +565,7 @@ class Schema:
         Returns
         -------
         Schema
-            The chosen columns in the order of ``names``, with this schema's name,
-            description, source and licence, and those of them that are in ``inferred``.
-
-        Raises
-        ------
-        SchemaError
-            A name is not in the schema or appears twice, or ``names`` is empty.
+            The chosen columns.
         """
         chosen = tuple(self[n] for n in names)
         kept = tuple(c.name for c in chosen if c.name in self.inferred)
@@ -676,8 +582,7 @@ class Schema:
         Returns
         -------
         tuple of str
-            The names of ``names`` that are in :attr:`inferred`, in the order of
-            :attr:`inferred` (the schema order for a schema made by :meth:`infer`).
+            The names of ``names`` that are in :attr:`inferred`.
         """
         wanted = set(names)
         return tuple(n for n in self.inferred if n in wanted)
@@ -686,22 +591,17 @@ class Schema:
     def validate(self, data: pd.DataFrame, *, allow_extra: bool = False) -> None:
         """Raise :class:`SchemaError` with a one-line message if ``data`` does not fit.
 
-        Column labels are compared as strings; each column is checked by
-        :meth:`Column.validate`.
-
         Parameters
         ----------
         data : pandas.DataFrame
-            The data, with every schema column (ignored ones included).
+            The data, with every schema column; labels are compared as strings.
         allow_extra : bool, optional
             Accept columns of ``data`` that are not in the schema (default False).
 
         Raises
         ------
         SchemaError
-            ``data`` is not a DataFrame or has no rows, two of its column labels are the same
-            as strings, a schema column is missing from it, it has a column not in the schema
-            (unless ``allow_extra``), or a column's values do not fit the column.
+            No rows, a missing or extra column, or a column's values do not fit it.
         """
         import pandas as pd
 
@@ -735,31 +635,17 @@ class Schema:
     ) -> Schema:
         """Read roles and domains off ``data``. This leaks the domain: declare public ones instead.
 
-        Integer columns (and float columns holding only whole numbers, as a whole-number column
-        with missing values is read) get their observed integer range, other float columns their
-        observed interval, other columns their sorted distinct values; roles default to
-        ``feature``.
-
         Parameters
         ----------
         data : pandas.DataFrame
-            The data to read the domains from (column labels become names with ``str``).
+            The data to read the domains from.
         roles : mapping of str to Role or str, optional
             The role of some columns, by name; the others are ``feature``.
 
         Returns
         -------
         Schema
-            A column per column of ``data``, in order, with the observed domains, nullable
-            where a value is missing, and every column named in :attr:`inferred`.
-
-        Raises
-        ------
-        SchemaError
-            ``roles`` names a column not in ``data``, ``data`` has no rows, or a column holds
-            only missing values.
-        ValueError
-            A value of ``roles`` is not a role.
+            The observed domains, every column named in :attr:`inferred`.
 
         Warns
         -----
@@ -793,9 +679,7 @@ class Schema:
         Returns
         -------
         dict
-            The non-empty ones of ``name``, ``description``, ``source`` and ``licence``,
-            ``"inferred"`` (when not empty) and ``"columns"``, a mapping from column name to
-            :meth:`Column.to_dict`, in schema order.
+            The metadata that is set, ``"inferred"`` and ``"columns"`` by name.
         """
         out: dict[str, Any] = {k: getattr(self, k) for k in _META_KEYS if getattr(self, k)}
         if self.inferred:
@@ -810,10 +694,7 @@ class Schema:
         Parameters
         ----------
         spec : mapping
-            ``"columns"`` (a non-empty mapping from column name to a mapping with ``"role"``
-            and optionally ``"domain"``, ``"nullable"`` and ``"description"``), optionally
-            ``"name"``, ``"description"``, ``"source"``, ``"licence"`` (strings) and
-            ``"inferred"`` (a list of column names).
+            The schema-file mapping (``docs/schema.md``).
 
         Returns
         -------
@@ -823,9 +704,7 @@ class Schema:
         Raises
         ------
         SchemaError
-            ``spec`` is not a mapping, has unknown keys, lacks ``"columns"``, has metadata
-            that is not a string or an ``"inferred"`` that is not a list, or a column spec or
-            domain is invalid.
+            ``spec`` is malformed, has unknown keys, or a column spec or domain is invalid.
         """
         if not isinstance(spec, Mapping):
             raise SchemaError(f"a schema must be a mapping, got {type(spec).__name__}")
@@ -864,7 +743,7 @@ class Schema:
         Returns
         -------
         str
-            :meth:`to_dict` as YAML, keys in their order, non-ASCII characters as written.
+            :meth:`to_dict` as YAML.
         """
         return str(yaml.safe_dump(self.to_dict(), sort_keys=False, allow_unicode=True))
 
@@ -874,40 +753,34 @@ class Schema:
         Parameters
         ----------
         path : str or pathlib.Path
-            The file to write (replaced if it exists); its suffix picks the format.
+            The file to write; its suffix picks the format.
 
         Returns
         -------
         pathlib.Path
             ``path``.
-
-        Raises
-        ------
-        SchemaError
-            ``path`` does not end in ``.yaml``, ``.yml`` or ``.json``.
         """
         text = self.to_json() if _format_of(path) == "json" else self.to_yaml()
         return atomic_write_text(path, text)
 
     @classmethod
     def load(cls, path: str | Path) -> Schema:
-        """Read a YAML or JSON schema file.
+        """Read a YAML (1.2 scalars) or JSON schema file.
 
         Parameters
         ----------
         path : str or pathlib.Path
-            A UTF-8 file ending in ``.yaml``, ``.yml`` (YAML 1.2 scalars) or ``.json``.
+            A UTF-8 file ending in ``.yaml``, ``.yml`` or ``.json``.
 
         Returns
         -------
         Schema
-            The schema the file describes (see :meth:`from_dict`).
+            The schema the file describes.
 
         Raises
         ------
         SchemaError
-            ``path`` has another suffix, cannot be read, is not UTF-8 or not valid YAML/JSON,
-            or does not describe a valid schema; the message names the file.
+            The file cannot be read or does not describe a valid schema; the message names it.
         """
         target = Path(path)
         fmt = _format_of(target)

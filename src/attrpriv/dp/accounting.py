@@ -1,20 +1,6 @@
-"""Composing privacy spend within one unit: basic composition, zCDP and privacy-loss distributions.
-
-Pure functions over :class:`Charge` (the accounting part of one release): convert charges into
-a unit by a proven :class:`~attrpriv.dp.units.Conversion`, compose them, and compare with a
-budget. Three accountants bound the same composed release, and the tightest one that fits is
-used:
-
-- basic sequential composition (always);
-- zCDP, for row-level DP where every charge has a zCDP bound, converted to (epsilon, delta) by
-  Google's ``dp_accounting`` RDP accountant (the tight conversion of Canonne, Kamath & Steinke
-  2020 and Balle et al. 2020, not ``rho + 2 sqrt(rho ln 1/delta)``);
-- privacy-loss distributions, for row-level DP: each charge's (epsilon, delta) as its dominating
-  pair, composed by ``dp_accounting``'s PLD library (optimal composition of the charges'
-  stated guarantees, Kairouz, Oh & Viswanath 2015).
-
-The ledger (:mod:`attrpriv.dp.ledger`) stores charges and budgets and calls these.
-"""
+"""Composing spend within one unit: basic composition, zCDP and privacy-loss distributions (PLD),
+which bound the same release; the tightest that fits is used, zCDP and PLD for row-level DP
+only (``docs/ledger-and-audit.md``, "Accounting within a unit")."""
 
 from __future__ import annotations
 
@@ -46,11 +32,8 @@ class Budget:
 
     Parameters
     ----------
-    epsilon : float
-        The privacy-loss parameter epsilon (not checked here: the ledger checks what it
-        stores).
-    delta : float
-        The failure probability delta.
+    epsilon, delta : float
+        The privacy-loss parameter and failure probability (the ledger checks what it stores).
     """
 
     epsilon: float
@@ -99,8 +82,7 @@ class Spend:
 
 
 def counted_in(target: PrivacyUnit, charges: Iterable[Charge]) -> list[tuple[Charge, Conversion]]:
-    """The charges that count in ``target`` (by a proven conversion, or by an overlap of their
-    columns), each converted into ``target``, with the conversion that counted it."""
+    """The charges that count in ``target``, each converted, with the conversion that counted it."""
     counted = []
     for charge in charges:
         conversion = units.charged(charge.unit, target)
@@ -117,14 +99,7 @@ def convert(charge: Charge, conversion: Conversion) -> Charge:
 
 
 def zcdp_to_epsilon(rho: float, delta: float) -> float:
-    """rho-zCDP as epsilon at ``delta`` > 0, by ``dp_accounting``'s RDP accountant.
-
-    rho-zCDP bounds the Renyi divergence of every order alpha by alpha rho; the accountant
-    turns that into (epsilon, delta)-DP by the conversion of Balle et al. 2020 (Theorem 21;
-    Canonne, Kamath & Steinke 2020), minimised over the orders of :data:`ORDERS` (within
-    1e-4 of the minimum over every order > 1, tested). It is never above Bun & Steinke's
-    ``rho + 2 sqrt(rho ln(1/delta))`` (Proposition 1.3), which it replaces.
-    """
+    """rho-zCDP as epsilon at ``delta`` > 0, the tight conversion (Balle et al. 2020, Thm 21)."""
     if rho == 0.0:
         return 0.0
     from dp_accounting import dp_event, rdp
@@ -149,27 +124,7 @@ def zcdp_to_epsilon_classic(rho: float, delta: float) -> float:
 
 
 def pld_epsilon(charges: Sequence[Charge], delta: float) -> float | None:
-    """The epsilon at ``delta`` of ``charges`` composed as privacy-loss distributions.
-
-    Each charge is (epsilon_i, delta_i)-DP; its pessimistic dominating pair (loss +-epsilon_i,
-    infinite with probability delta_i) bounds every mechanism with that guarantee, and the
-    convolution of the pairs bounds the adaptive composition of the releases (Kairouz, Oh &
-    Viswanath 2015; Zhu, Dong & Wang 2022). ``dp_accounting`` computes it on a pessimistic grid,
-    so the result is an upper bound. Equal charges are self-composed in one step.
-
-    Parameters
-    ----------
-    charges : sequence of Charge
-        The charges, already in one unit.
-    delta : float
-        The target delta, > 0.
-
-    Returns
-    -------
-    float or None
-        The epsilon, or None when ``delta`` does not exceed the charges' own combined delta
-        (then no finite epsilon exists at it).
-    """
+    """Epsilon at ``delta`` of ``charges`` as PLDs (upper bound); None if ``delta`` <= their own."""
     if not charges:
         return 0.0
     if 1.0 - math.prod(1.0 - c.delta for c in charges) >= delta:
@@ -207,22 +162,9 @@ def within(spend: Budget, budget: Budget) -> bool:
 def compose(
     unit: PrivacyUnit, charges: Sequence[Charge], budget: Budget | None, *, tightest: bool = True
 ) -> Spend:
-    """Compose ``charges`` (already converted into ``unit``) and compare with ``budget``.
-
-    Basic composition always applies. For row-level DP units with a budget delta > 0, two more
-    accountants apply: zCDP where every charge has a zCDP bound, and privacy-loss distributions
-    of the charges' (epsilon, delta), both as epsilon at the budget's delta. All are valid
-    bounds of the same composed release, so the spend fits if any fits; the one used is the
-    smallest epsilon among those that fit. With ``tightest=False`` the accountants are tried in
-    that order and the first that fits is used (the same ``fits``, at less cost: a charge only
-    needs to know whether it fits).
-    """
+    """Compose ``charges`` for ``budget``: least fitting epsilon (first fit if not ``tightest``)."""
     basic = Budget(math.fsum(c.epsilon for c in charges), math.fsum(c.delta for c in charges))
-    rho = None
-    if unit.definition == "dp":
-        bounds = [c.rho for c in charges]
-        if all(b is not None for b in bounds):
-            rho = math.fsum(b for b in bounds if b is not None)
+    rho = _total_rho(charges) if unit.definition == "dp" else None
     found: dict[str, float | None] = {ZCDP: None, PLD: None}
     candidates = [(BASIC, basic)]
     if unit.definition == "dp" and budget is not None and budget.delta > 0.0:
@@ -230,11 +172,7 @@ def compose(
         for name in (ZCDP, PLD):
             if not tightest and within(candidates[-1][1], budget):
                 break
-            if name == ZCDP:
-                value = None if rho is None else zcdp_to_epsilon(rho, delta)
-            else:
-                value = pld_epsilon(charges, delta) if len(charges) > 1 else None
-            found[name] = value
+            found[name] = value = _accountant_epsilon(name, rho, charges, delta)
             if value is not None:
                 candidates.append((name, Budget(value, delta)))
     fitting = [c for c in candidates if budget is None or within(c[1], budget)]
@@ -243,15 +181,27 @@ def compose(
     return Spend(basic, rho, found[ZCDP], found[PLD], accounting, used, bool(fitting))
 
 
+def _total_rho(charges: Sequence[Charge]) -> float | None:
+    """The zCDP bound of the charges together, or None if any of them has none."""
+    bounds = [c.rho for c in charges]
+    if all(b is not None for b in bounds):
+        return math.fsum(b for b in bounds if b is not None)
+    return None
+
+
+def _accountant_epsilon(
+    name: str, rho: float | None, charges: Sequence[Charge], delta: float
+) -> float | None:
+    """The epsilon at ``delta`` by accountant ``name`` (zCDP or PLD), None where it gives none."""
+    if name == ZCDP:
+        return None if rho is None else zcdp_to_epsilon(rho, delta)
+    return pld_epsilon(charges, delta) if len(charges) > 1 else None
+
+
 def running_spend(
     unit: PrivacyUnit, charges: Sequence[Charge], budgets: Sequence[Budget | None]
 ) -> list[Spend]:
-    """The spend of ``unit`` after each of ``charges`` in turn (oldest first).
-
-    ``budgets[i]`` is the unit's budget when charge ``i`` was made (``None``: none yet); the
-    spend after it composes every charge up to ``i`` that counts in ``unit``, as the ledger
-    did then. For a ledger's history of spend (its page plots it).
-    """
+    """The spend of ``unit`` after each of ``charges`` in turn, at the budget of its time."""
     if len(budgets) != len(charges):
         raise ValueError("running_spend needs one budget per charge")
     counted: list[Charge] = []

@@ -1,12 +1,6 @@
 """How accurate a release is: the noise on each released value, and an interval for it.
 
-Small pure functions (one per noise distribution) and one small result, :class:`Accuracy`,
-whose ``scale``, ``std`` and ``half_width`` have the shape of the release's values: a float,
-an array, a Series, or a mapping of them (one per histogram). With probability ``confidence``
-the noise on one value is at most ``half_width`` in absolute value, so
-``value +- half_width`` is a ``confidence`` interval for the true value (per value, not
-simultaneous over all of them).
-"""
+``value +- half_width`` holds with probability ``confidence`` per value (not simultaneously)."""
 
 from __future__ import annotations
 
@@ -24,43 +18,12 @@ DISTRIBUTIONS = ("laplace", "discrete laplace", "gaussian")
 
 
 def laplace_half_width(scale: float, confidence: float) -> float:
-    """t with P(|Z| <= t) = confidence for Z ~ Laplace(0, scale).
-
-    Parameters
-    ----------
-    scale : float
-        The Laplace scale b; <= 0 means no noise.
-    confidence : float
-        The probability, in (0, 1) (not checked).
-
-    Returns
-    -------
-    float
-        ``-scale * ln(1 - confidence)``, or 0.0 when ``scale`` <= 0.
-    """
+    """``-scale * ln(1 - confidence)``: P(|Z| <= t) = confidence for Laplace(0, scale)."""
     return -scale * math.log1p(-confidence) if scale > 0 else 0.0
 
 
 def discrete_laplace_half_width(scale: float, confidence: float) -> float:
-    """The smallest integer t with P(|Z| <= t) >= confidence, P(z) ~ exp(-|z| / scale).
-
-    With q = exp(-1 / scale), P(|Z| > t) = 2 q^(t+1) / (1 + q), so t = scale * ln(1 / tail)
-    - 1 with tail = (1 - confidence) (1 + q) / 2 (``ln q = -1 / scale`` is used as it is: ``q``
-    itself underflows to 0 for tiny scales, where the noise is 0 almost surely).
-
-    Parameters
-    ----------
-    scale : float
-        The scale of the noise; <= 0 means no noise.
-    confidence : float
-        The probability, in (0, 1) (not checked).
-
-    Returns
-    -------
-    float
-        The integer t as a float, >= 0; 0.0 when ``scale`` <= 0, infinite when the bound
-        overflows (a scale near the float maximum).
-    """
+    """Least integer t with P(|Z| <= t) >= confidence (discrete Laplace); 0.0 if ``scale`` <= 0."""
     if scale <= 0:
         return 0.0
     q = math.exp(-1.0 / scale)
@@ -72,42 +35,14 @@ def discrete_laplace_half_width(scale: float, confidence: float) -> float:
 
 
 def gaussian_half_width(scale: float, confidence: float) -> float:
-    """t with P(|Z| <= t) = confidence for Z ~ N(0, scale^2).
-
-    Parameters
-    ----------
-    scale : float
-        The standard deviation of the noise; <= 0 means no noise.
-    confidence : float
-        The probability, in (0, 1) (not checked).
-
-    Returns
-    -------
-    float
-        ``scale * Phi^-1((1 + confidence) / 2)``, or 0.0 when ``scale`` <= 0.
-    """
+    """``scale * Phi^-1((1 + confidence) / 2)``, or 0.0 when ``scale`` <= 0."""
     from scipy.special import ndtri
 
     return float(scale * ndtri(0.5 + confidence / 2.0)) if scale > 0 else 0.0
 
 
 def noise_std(distribution: str, scale: float) -> float:
-    """The standard deviation of the noise of ``distribution`` with ``scale``.
-
-    Parameters
-    ----------
-    distribution : str
-        ``"laplace"`` or ``"discrete laplace"``; any other name is taken as Gaussian noise
-        (not checked).
-    scale : float
-        The scale of the noise (the Gaussian standard deviation); <= 0 means no noise.
-
-    Returns
-    -------
-    float
-        ``sqrt(2) * scale`` for Laplace, ``sqrt(2 q) / (1 - q)`` with ``q = exp(-1 / scale)``
-        for discrete Laplace, ``scale`` otherwise; 0.0 when ``scale`` <= 0.
-    """
+    """The standard deviation of the noise of ``distribution`` with ``scale`` (0 if no noise)."""
     if scale <= 0:
         return 0.0
     if distribution == "laplace":
@@ -129,26 +64,17 @@ _HALF_WIDTH: dict[str, Callable[[float, float], float]] = {
 class Accuracy:
     """The noise on every released value: its scale, standard deviation and interval.
 
-    ``of`` says what the values are when they are not the released numbers themselves (for a
-    sampler, the noisy statistics that its samples are drawn from).
-
     Parameters
     ----------
     distribution : str
-        The noise distribution: one of ``DISTRIBUTIONS`` (``"laplace"``,
-        ``"discrete laplace"``, ``"gaussian"``).
+        The noise distribution, one of ``DISTRIBUTIONS``.
     confidence : float
-        The probability that the noise on one value is at most ``half_width`` in absolute
-        value.
-    scale : Any
-        The noise scale of every value (the Laplace scale b, or the Gaussian standard
-        deviation), shaped like the values: a float, an array, a Series, or a mapping of them.
-    std : Any
-        The standard deviation of the noise on every value, shaped like ``scale``.
-    half_width : Any
-        The half-width of the ``confidence`` interval of every value, shaped like ``scale``.
+        The probability that the noise on one value is at most ``half_width``.
+    scale, std, half_width : Any
+        The noise scale (Laplace b or Gaussian sigma), standard deviation and ``confidence``
+        interval half-width of every value, shaped like the values.
     of : str, default "released values"
-        What the values are.
+        What the values are, when they are not the released numbers themselves.
     """
 
     distribution: str
@@ -167,27 +93,18 @@ class Accuracy:
         Parameters
         ----------
         distribution : str
-            The noise distribution: one of ``DISTRIBUTIONS`` (``"laplace"``,
-            ``"discrete laplace"``, ``"gaussian"``).
+            The noise distribution, one of ``DISTRIBUTIONS``.
         scales : Any
-            The noise scale of every value: a float, a numpy array, a pandas Series, or a
-            mapping of them (one per histogram). A scale <= 0 means no noise (std and
-            half-width 0).
+            The noise scale of every value, in any container shape; <= 0 means no noise.
         confidence : float, default 0.95
-            The per-value confidence level of the half-widths, in (0, 1) (not checked here).
+            The per-value confidence level, in (0, 1).
         of : str, default ""
             What the values are; empty means ``"released values"``.
 
         Returns
         -------
         Accuracy
-            ``scales`` as given, with the standard deviation and half-width of every value in
-            the same container shape (floats).
-
-        Raises
-        ------
-        ValueError
-            If ``distribution`` is not one of ``DISTRIBUTIONS``.
+            The scales with the std and half-width of every value, in the same shape.
         """
         if distribution not in DISTRIBUTIONS:
             raise ValueError(f"distribution must be one of {list(DISTRIBUTIONS)}")
@@ -207,8 +124,7 @@ class Accuracy:
         Returns
         -------
         dict of str to Any
-            ``distribution``, ``confidence``, ``of``, and ``scale``, ``std`` and ``half_width``
-            converted to JSON-ready values (lists and dicts).
+            The fields by name, arrays and Series as lists and dicts.
         """
         return {
             "distribution": self.distribution,

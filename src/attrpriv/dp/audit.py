@@ -1,19 +1,6 @@
-"""Empirical privacy auditing: a statistical lower bound on a mechanism's epsilon.
-
-A mechanism M is (epsilon, delta)-private for neighbours (or secret pairs) a, b only if, for every
-set S of outputs, ``P[M(a) in S] <= exp(epsilon) P[M(b) in S] + delta``. Any set S therefore gives
-
-    epsilon >= ln((P[M(a) in S] - delta) / P[M(b) in S]).
-
-We sample M(a) and M(b), reduce each output to a score (itself, a user statistic, or its
-projection on the direction separating the two output means), and take threshold sets
-``S = {score >= t}`` or ``{score <= t}``. The set is chosen on one half of the samples and
-evaluated on the other half with one-sided Clopper-Pearson bounds (``P[M(a) in S]`` from below,
-``P[M(b) in S]`` from above, each at level ``1 - (1 - confidence) / 2``), so the reported bound
-holds with probability at least ``confidence`` whatever the mechanism (the manner of Jagielski
-et al. 2020 and Bichsel et al.'s DP-Sniper, 2021). A bound above the claimed epsilon is evidence
-of a bug; a bound below it is not a proof of privacy.
-"""
+"""Empirical privacy auditing: a statistical lower bound on a mechanism's epsilon, from a threshold
+set chosen on half the samples and bounded on the other half. A bound above the claimed epsilon
+is evidence of a bug; one below it is no proof of privacy (``docs/ledger-and-audit.md``)."""
 
 from __future__ import annotations
 
@@ -42,27 +29,19 @@ class AuditResult:
 
     Parameters
     ----------
-    epsilon_lower : float
-        The lower bound on epsilon that holds with probability at least ``confidence``:
-        ``ln((p_first.lower - delta) / p_second.upper)``, floored at 0.
-    epsilon_estimate : float
-        The same ratio from the point estimates ``p_first.value`` and ``p_second.value``
-        (floored at 0; infinite when ``p_second.value`` is 0 and ``p_first.value > delta``).
-    confidence : float
-        The confidence level of ``epsilon_lower``.
-    delta : float
-        The delta the mechanism is audited at.
+    epsilon_lower, epsilon_estimate : float
+        The bound that holds with probability ``confidence``, and the same ratio from the point
+        estimates (may be infinite); both floored at 0.
+    confidence, delta : float
+        The confidence level of ``epsilon_lower``, and the delta the mechanism is audited at.
     threshold : float
         The score threshold t of the chosen set S.
     direction : str
         ``">="`` for ``S = {score >= t}``, ``"<="`` for ``S = {score <= t}``.
     first : str
-        ``"a"`` or ``"b"``: the input whose probability of S is the numerator of the ratio.
-    p_first : Interval
-        ``P[M(first) in S]`` on the evaluation half, with one-sided Clopper-Pearson bounds at
-        level ``1 - (1 - confidence) / 2``.
-    p_second : Interval
-        ``P[M(other) in S]`` on the evaluation half, likewise.
+        ``"a"`` or ``"b"``: the input whose probability of S is the numerator.
+    p_first, p_second : Interval
+        ``P[M(first) in S]`` and ``P[M(other) in S]`` on the evaluation half (one-sided bounds).
     n_samples : int
         The smaller of the two numbers of samples given.
     """
@@ -84,9 +63,7 @@ class AuditResult:
         Returns
         -------
         dict of str to Any
-            The fields by name, except that ``threshold`` and ``direction`` are written as one
-            ``set`` string (``"score >= 0.5"``) and ``p_first`` / ``p_second`` as dicts of
-            ``value``, ``lower`` and ``upper``.
+            The fields by name; ``threshold`` and ``direction`` as one ``set`` string.
         """
         return {
             "epsilon_lower": self.epsilon_lower,
@@ -111,42 +88,27 @@ def audit(
     statistic: Statistic | None = None,
     seed: int | None = 0,
 ) -> AuditResult:
-    """Audit a mechanism: ``sample_a(n)`` / ``sample_b(n)`` return n outputs on the two inputs.
+    """Audit a mechanism by drawing ``n_samples`` outputs on each of two inputs.
 
     Parameters
     ----------
-    sample_a : callable
-        ``sample_a(n)`` returns ``n`` outputs of the mechanism on input a (first axis =
-        samples).
-    sample_b : callable
-        ``sample_b(n)`` returns ``n`` outputs of the mechanism on input b.
+    sample_a, sample_b : callable
+        ``sample_a(n)``, ``sample_b(n)``: ``n`` outputs on input a, b (first axis = samples).
     n_samples : int
-        The number of outputs drawn from each, an integer >= 20.
+        The number of outputs drawn from each, >= 20.
     delta : float, default 0.0
         The delta the mechanism claims, in [0, 1).
     confidence : float, default 0.95
-        The probability, in (0, 1), with which the reported lower bound holds.
+        The probability with which the reported lower bound holds.
     statistic : callable, optional
-        Maps an array of outputs, one flattened output per row, to one score per row. Without
-        it a scalar output is its own score, and a vector output is projected on the
-        difference of the two output means (estimated on the selection half).
+        Maps outputs (one per row) to scores; default the value, or a projection for vectors.
     seed : int or None, default 0
-        Seed of the :func:`numpy.random.default_rng` generator that splits the samples into
-        a selection half and an evaluation half.
+        Seed of the split into a selection half and an evaluation half.
 
     Returns
     -------
     AuditResult
         The audited lower bound on epsilon and the test that gave it.
-
-    Raises
-    ------
-    InputError
-        If ``n_samples`` is not an integer >= 20, or as :func:`audit_samples` raises.
-
-    See Also
-    --------
-    audit_samples : The same audit from outputs already drawn.
     """
     n = check_positive_int(n_samples, "n_samples", minimum=20)
     return audit_samples(
@@ -163,38 +125,25 @@ def audit_samples(
     statistic: Statistic | None = None,
     seed: int | None = 0,
 ) -> AuditResult:
-    """Audit from outputs already drawn (first axis = samples); see the module docstring.
+    """Audit from outputs already drawn (first axis = samples).
 
     Parameters
     ----------
-    outputs_a : array_like
-        Outputs of the mechanism on input a: at least 20 along the first axis, finite numbers.
-        Each output (the rest of the axes) is flattened to one row.
-    outputs_b : array_like
-        Outputs of the mechanism on input b, likewise (each output the same size as in
-        ``outputs_a``).
+    outputs_a, outputs_b : array_like
+        At least 20 finite outputs of the mechanism on inputs a and b; each is flattened to one row.
     delta : float, default 0.0
         The delta the mechanism claims, in [0, 1).
     confidence : float, default 0.95
-        The probability, in (0, 1), with which the reported lower bound holds.
+        The probability with which the reported lower bound holds.
     statistic : callable, optional
-        Maps an array of outputs, one flattened output per row, to one score per row. Without
-        it a scalar output is its own score, and a vector output is projected on the
-        difference of the two output means (estimated on the selection half).
+        Maps outputs (one per row) to scores; default the value, or a projection for vectors.
     seed : int or None, default 0
-        Seed of the :func:`numpy.random.default_rng` generator that splits each sample into a
-        selection half and an evaluation half.
+        Seed of the split into a selection half and an evaluation half.
 
     Returns
     -------
     AuditResult
         The audited lower bound on epsilon and the test that gave it.
-
-    Raises
-    ------
-    InputError
-        If ``delta`` is outside [0, 1), ``confidence`` is outside (0, 1), or either output
-        array has fewer than 20 samples or a NaN or infinite value.
     """
     delta = check_delta(delta)
     confidence = check_probability(confidence, "confidence")

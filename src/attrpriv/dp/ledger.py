@@ -1,17 +1,6 @@
-"""A privacy-budget ledger persisted in SQLite: one file per dataset or project.
-
-Every release is charged to the ledger *before* its noise is drawn. Each charge states its
-privacy unit (:mod:`attrpriv.dp.units`): whose secret, under which definition. Spend is composed
-only within a unit, by sequential composition (and, for row-level DP, zCDP where that is
-tighter); a charge also counts, converted, in every unit its guarantee provably implies
-(:func:`~attrpriv.dp.units.conversions`), and nothing is ever added across units that no
-theorem connects. A budget is set per unit, and a charge must fit every budget it counts
-against; a charge that no budget covers is refused unless it is explicitly allowed.
-
-Each charge is one ``BEGIN IMMEDIATE`` transaction: concurrent writers are serialised by
-SQLite's lock, and a crash mid-write rolls back to the last commit. Budgets are kept as an
-append-only history: the current budget of a unit is its latest row.
-"""
+"""A privacy-budget ledger in SQLite. A release is charged *before* its noise is drawn, to its unit,
+every unit its guarantee provably implies and every budget sharing its columns (never across
+unrelated units); it must fit every budget it counts against. See ``docs/ledger-and-audit.md``."""
 
 from __future__ import annotations
 
@@ -110,17 +99,11 @@ class BudgetChange:
     ----------
     id : int
         The row's id in the ledger (increasing with time).
-    created : str
-        When the budget was set: an ISO 8601 UTC timestamp, to the second.
-    unit : str
-        The privacy unit's key, ``definition/scope``.
-    epsilon : float
-        The unit's epsilon allowance from then on.
-    delta : float
-        The unit's delta allowance from then on.
-    note : str
-        What the change was: ``"set"``, ``"raised"``, ``"raised with allow_raise"``,
-        ``"lowered"`` or ``"set again (unchanged)"``.
+    created, unit, note : str
+        When the budget was set (ISO 8601 UTC, to the second), the unit's ``definition/scope`` key,
+        and what the change was, e.g. ``"set"``, ``"raised"`` or ``"lowered"``.
+    epsilon, delta : float
+        The unit's allowance from then on.
     """
 
     id: int
@@ -156,10 +139,8 @@ class LedgerEntry:
     ----------
     id : int
         The release's id in the ledger (increasing with time).
-    created : str
-        When it was charged: an ISO 8601 UTC timestamp, to the second.
-    label : str
-        The free-text name given when it was charged.
+    created, label : str
+        When it was charged (ISO 8601 UTC, to the second), and the free-text name it was given.
     record : PrivacyRecord
         The release's guarantee.
     budgeted : bool, default True
@@ -177,53 +158,28 @@ class LedgerEntry:
 class UnitSpend:
     """What one privacy unit has spent, how it was composed, and what is left.
 
-    ``spent`` is basic sequential composition of every charge that counts in the unit (its own
-    and converted ones); ``rho`` the zCDP total where every such charge has a zCDP bound (row
-    DP units only), and ``zcdp_epsilon`` that rho as epsilon at the budget's delta;
-    ``pld_epsilon`` the charges composed as privacy-loss distributions at that delta.
-    ``accounting`` is the one used (``"basic"``, ``"zcdp"`` or ``"pld"``: the smallest epsilon
-    that fits),
-    ``used`` its (epsilon, delta). ``converted_from`` lists the units whose charges count here
-    through a conversion; ``covered_by`` the budgeted units that this unit's own charges count
-    against. ``rule`` and ``proven`` say how the spend composes and whether that is a theorem.
+    ``used`` is the tightest accounting that applies (``docs/ledger-and-audit.md``).
 
     Parameters
     ----------
     unit : str
         The privacy unit's key, ``definition/scope``.
-    budget : Budget or None
-        The unit's current budget (None: it has none).
-    spent : Budget
-        Basic sequential composition of every charge that counts in the unit.
-    rho : float or None
-        The zCDP total, where every counted charge has a zCDP bound (row DP units only).
-    zcdp_epsilon : float or None
-        ``rho`` as epsilon at the budget's delta (None without a rho, a budget, or a budget
-        delta > 0).
-    pld_epsilon : float or None
-        The counted charges composed as privacy-loss distributions, as epsilon at the budget's
-        delta (row DP units with a budget delta > 0 and two charges or more; None otherwise).
+    budget, remaining : Budget or None
+        The unit's current budget, and ``budget - used`` floored at 0 (None without a budget).
+    spent, used : Budget
+        The basic sequential composition of every counted charge, and the (epsilon, delta) used.
+    rho, zcdp_epsilon, pld_epsilon : float or None
+        The zCDP total (row DP units, every counted charge with a zCDP bound), it as epsilon, and
+        the charges composed as privacy-loss distributions as epsilon, at the budget's delta.
     accounting : str
         The accounting used: ``"basic"``, ``"zcdp"`` or ``"pld"``.
-    used : Budget
-        The (epsilon, delta) of that accounting.
-    remaining : Budget or None
-        ``budget - used``, each floored at 0 (None without a budget).
-    n_direct : int
-        The number of charges made in this unit itself.
-    n_converted : int
-        The number of charges that count here through a conversion.
-    converted_from : tuple of str
-        The keys of the units whose charges count here through a conversion.
-    covered_by : tuple of str
-        The keys of the budgeted units that this unit's own charges count against (the unit
-        itself among them if it has a budget).
-    overlaps : tuple of str
-        The keys of the budgeted units that this unit's own charges also count against because
-        they protect columns in common (:func:`~attrpriv.dp.units.overlap`), with no implication.
+    n_direct, n_converted : int
+        The numbers of charges made in the unit itself and counting here through a conversion.
+    converted_from, covered_by, overlaps : tuple of str
+        The units whose charges count here through a conversion; the budgeted units its own charges
+        count against; those charged too because they protect columns in common (no implication).
     covers : tuple of str or None
-        None when the spend is a guarantee for all of the unit; else the only columns it is a
-        guarantee for (some charges counted here protect only the columns they share with it).
+        None for a guarantee on all of the unit; else the only columns it is a guarantee for.
     rule : str
         How spend in the unit composes, in words, with its reference.
     proven : bool
@@ -249,14 +205,12 @@ class UnitSpend:
     proven: bool
 
     def describe(self) -> str:
-        """The unit's state in a few words: ``dp/add-remove 1.5 of epsilon 3 used``.
+        """The unit's state in a few words: ``dp/add-remove epsilon 1.5 of epsilon 3 used``.
 
         Returns
         -------
         str
-            ``"<unit> epsilon <used> of epsilon <budget> used"``, or
-            ``"<unit> epsilon <used> spent, no budget"`` without a budget; the used delta
-            follows the used epsilon when it is not 0.
+            The used epsilon (and delta if not 0) against the budget, or ``"... spent, no budget"``.
         """
         used = f"epsilon {self.used.epsilon:.4g}"
         if self.used.delta:
@@ -307,19 +261,15 @@ class LedgerSummary:
     ----------
     path : str
         The ledger file.
-    units : tuple of UnitSpend
-        One row per unit that has a budget or charges of its own, row-level DP units first.
+    units, columns : tuple of UnitSpend
+        One row per unit with a budget or charges of its own (row-level DP units first), and one
+        per ``dp/substitute:<column>`` that a budget or release protects by name (default ()).
     unbudgeted : tuple of str
-        The keys of the units with charges of their own that no budget covers.
+        The units with charges of their own that no budget covers.
     history : tuple of BudgetChange
         Every budget ever set, oldest first.
     n_releases : int
         The number of charged releases.
-    columns : tuple of UnitSpend, default ()
-        One row per column that a budget or a release protects by name (``dp/substitute:`` units
-        of part of a row): the spend of ``dp/substitute:<column>``, every release whose
-        guarantee protects that column (the whole row, or a part holding it), whether or not
-        the column has a budget of its own. Sorted by column.
     """
 
     path: str
@@ -341,12 +291,6 @@ class LedgerSummary:
         -------
         UnitSpend
             The unit's row.
-
-        Raises
-        ------
-        InputError
-            If ``unit`` is not a valid unit, or the ledger has neither a budget nor charges of
-            its own for it.
         """
         key = PrivacyUnit.coerce(unit).key
         for row in self.units:
@@ -362,16 +306,12 @@ class LedgerSummary:
         return f"LedgerSummary({self.path!r}: {units}; {self.n_releases} releases)"
 
     def to_frame(self) -> pd.DataFrame:
-        """One row per privacy unit: its budget, the spend under each accounting, the one used,
-        what remains, the charges counted and whether its composition rule is proven.
+        """One row per privacy unit: budget, spend under each accounting, what remains, charges.
 
         Returns
         -------
         pandas.DataFrame
-            Indexed by ``unit``, with the columns ``budget_epsilon``, ``budget_delta``,
-            ``spent_epsilon``, ``spent_delta``, ``rho``, ``zcdp_epsilon``, ``accounting``,
-            ``used_epsilon``, ``used_delta``, ``remaining_epsilon``, ``remaining_delta``,
-            ``charges``, ``converted_charges`` and ``proven``.
+            Indexed by ``unit``; the columns mirror the fields of :class:`UnitSpend`.
         """
         import pandas as pd
 
@@ -427,9 +367,7 @@ class LedgerSummary:
         Returns
         -------
         dict of str to Any
-            ``path``, a ``composition`` sentence, ``units``, ``unbudgeted``, ``history`` (as
-            lists, each row its ``to_dict()``), ``n_releases`` and ``columns`` (a list, each
-            row its ``to_dict()``).
+            The fields by name plus a ``composition`` sentence; rows as their ``to_dict()``.
         """
         return {
             "path": self.path,
@@ -448,23 +386,22 @@ class LedgerSummary:
 class BudgetLedger:
     """Records releases against per-unit budgets in the SQLite file at ``path``.
 
+    Each charge is one ``BEGIN IMMEDIATE`` transaction, so concurrent writers are serialised. Every
+    method raises :class:`LedgerError` on a corrupt or unusable file.
+
     Parameters
     ----------
     path : str or pathlib.Path
         The ledger file.
     create : bool, optional
-        Make a new ledger if the file does not exist (else :class:`LedgerError`). An existing
-        file must be an intact attrpriv ledger of this version (checked on open).
+        Make a new ledger if the file does not exist (else :class:`LedgerError`).
     timeout : float, optional
         Seconds to wait for another writer's lock before giving up.
 
     Raises
     ------
     LedgerError
-        The file does not exist and ``create`` is False, or it is not an intact attrpriv ledger
-        of this version.
-    InputError
-        ``timeout`` is not a positive number.
+        The file is missing (and ``create`` is False) or is not an intact ledger of this version.
     """
 
     def __init__(self, path: str | Path, *, create: bool = True, timeout: float = 30.0) -> None:
@@ -493,17 +430,13 @@ class BudgetLedger:
         Parameters
         ----------
         epsilon : float
-            The unit's total privacy loss allowance (epsilon > 0).
+            The unit's total epsilon allowance (> 0).
         delta : float or None, optional
-            The unit's total delta allowance (in [0, 1)); None keeps the unit's current delta
-            (0 for a unit with no budget yet), so that changing epsilon never changes delta.
+            The unit's total delta allowance, in [0, 1); None keeps the current delta (0 if none).
         unit : PrivacyUnit or str, optional
-            The privacy unit (:class:`PrivacyUnit` or its ``definition/scope`` key); default
-            ``dp/add-remove``.
+            The privacy unit or its ``definition/scope`` key; default ``dp/add-remove``.
         allow_raise : bool, optional
-            Permit raising a budget that is partly spent. Raising after releases were made is a
-            decision to give away more than was planned, so it must be explicit; it is recorded
-            with its time in the history either way.
+            Permit raising a budget that is partly spent (recorded in the history either way).
 
         Returns
         -------
@@ -513,10 +446,7 @@ class BudgetLedger:
         Raises
         ------
         BudgetExceededError
-            The budget is below what the unit has already spent, or it raises a partly spent
-            budget without ``allow_raise``.
-        InputError
-            ``epsilon``, ``delta``, ``unit`` or ``allow_raise`` is invalid.
+            The budget is below the unit's spend, or raises a spent budget without ``allow_raise``.
         """
         checked_epsilon = check_epsilon(epsilon)
         checked_delta = None if delta is None else check_delta(delta)
@@ -558,16 +488,16 @@ class BudgetLedger:
     ) -> LedgerEntry:
         """Record ``record`` if it fits every budget it counts against.
 
+        It counts, converted, in every budgeted unit of ``conversions(record.unit)``.
+
         Parameters
         ----------
         record : PrivacyRecord
-            The release's guarantee; its ``unit`` says which budgets it counts against: every
-            budgeted unit in ``conversions(record.unit)``, at its converted (epsilon, delta).
+            The release's guarantee.
         label : str, optional
             A free-text name for the release.
         allow_unbudgeted : bool, optional
-            Record the release even if no budget covers its unit (it is then shown as
-            unbudgeted). Budgets that do cover it are enforced regardless.
+            Record it even if no budget covers its unit; budgets that do are enforced regardless.
 
         Returns
         -------
@@ -577,12 +507,9 @@ class BudgetLedger:
         Raises
         ------
         BudgetExceededError
-            No budget covers the unit (and ``allow_unbudgeted`` is False), or the release would
-            exceed one of the budgets that do.
+            No budget covers the unit (unless allowed), or the release would exceed one that does.
         LedgerError
             ``record`` is not a :class:`PrivacyRecord`.
-        InputError
-            ``label`` is not a string or ``allow_unbudgeted`` is not a bool.
         """
         if not isinstance(record, PrivacyRecord):
             raise LedgerError(f"can only charge a PrivacyRecord, got {type(record).__name__}")
@@ -624,17 +551,12 @@ class BudgetLedger:
         return LedgerEntry(entry_id, created, label, record, bool(covering))
 
     def budgets(self) -> dict[str, Budget]:
-        """The current budget of every unit that has one, by unit key.
+        """The current budget of every unit that has one.
 
         Returns
         -------
         dict of str to Budget
             The latest budget of each unit, by ``definition/scope`` key.
-
-        Raises
-        ------
-        LedgerError
-            If the ledger file is unusable or corrupt.
         """
         with self._transaction(write=False) as conn:
             return _budgets(conn, self.path)
@@ -645,12 +567,7 @@ class BudgetLedger:
         Returns
         -------
         list of BudgetChange
-            One row per budget set, oldest first.
-
-        Raises
-        ------
-        LedgerError
-            If the ledger file is unusable or corrupt.
+            One row per budget set.
         """
         with self._transaction(write=False) as conn:
             return _history(conn, self.path)
@@ -662,11 +579,6 @@ class BudgetLedger:
         -------
         LedgerSummary
             The ledger's state when it was read.
-
-        Raises
-        ------
-        LedgerError
-            If the ledger file is unusable or corrupt.
         """
         with self._transaction(write=False) as conn:
             history = _history(conn, self.path)
@@ -688,13 +600,7 @@ class BudgetLedger:
         Returns
         -------
         list of LedgerEntry
-            One entry per charge, oldest first.
-
-        Raises
-        ------
-        LedgerError
-            If the ledger file is unusable or corrupt (a stored record is unreadable or does
-            not match the unit it is stored under).
+            One entry per charge.
         """
         with self._transaction(write=False) as conn:
             rows = conn.execute(
@@ -771,12 +677,7 @@ class BudgetLedger:
             return _header_of(conn)
 
     def _create(self) -> None:
-        """Initialise a ledger in a temporary file, then link it into place.
-
-        The ledger file therefore only ever appears complete, so an empty or truncated file at
-        ``path`` is always an error, never mistaken for a new ledger. A concurrent creator that
-        links first wins; the other's link fails and it uses the winner's file.
-        """
+        """Build the ledger in a temporary file, then link it in place (the first link wins)."""
         self.path.parent.mkdir(parents=True, exist_ok=True)
         fd, name = tempfile.mkstemp(
             prefix=f".{self.path.name}.", suffix=".tmp", dir=self.path.parent
@@ -922,6 +823,36 @@ def _unit_order(unit: PrivacyUnit) -> tuple[int, int, str]:
     return DEFINITIONS.index(unit.definition), rank, unit.scope
 
 
+def _spend_rule(
+    unit: PrivacyUnit, counted: Sequence[tuple[Charge, Conversion]], accounting: str
+) -> tuple[str, bool, tuple[str, ...] | None]:
+    """The rule composing ``counted`` in ``unit``, whether it is proven, the columns it holds."""
+    rule, proven = composition_rule(
+        unit,
+        frozenset(conv.source for _, conv in counted),
+        frozenset(c.mechanism for c, _ in counted),
+    )
+    if accounting == ZCDP:
+        rule = ZCDP_RULE
+    elif accounting == PLD:
+        rule = PLD_RULE
+    partial = [conv for _, conv in counted if conv.covers is not None]
+    if not partial:
+        return rule, proven, None
+    covers = tuple(sorted(frozenset.intersection(*(c.covers or frozenset() for c in partial))))
+    held = ", ".join(covers) if covers else "no column"
+    rule += (
+        f"; a guarantee for changes to {held} only: {len(partial)} release(s) counted here "
+        "protect only the columns they share with this unit"
+    )
+    return rule, False, covers
+
+
+def _remaining(budget: Budget, used: Budget) -> Budget:
+    """What is left of ``budget`` after ``used``, never below zero."""
+    return Budget(max(budget.epsilon - used.epsilon, 0.0), max(budget.delta - used.delta, 0.0))
+
+
 def _unit_spend(
     unit: PrivacyUnit, budgets: dict[str, Budget], charges: Sequence[Charge]
 ) -> UnitSpend:
@@ -929,30 +860,8 @@ def _unit_spend(
     counted = counted_in(unit, charges)
     converted = [c for c, conv in counted if conv.source != unit]
     spend = compose(unit, [c for c, _ in counted], budget)
-    rule, proven = composition_rule(
-        unit,
-        frozenset(conv.source for _, conv in counted),
-        frozenset(c.mechanism for c, _ in counted),
-    )
-    if spend.accounting == ZCDP:
-        rule = ZCDP_RULE
-    elif spend.accounting == PLD:
-        rule = PLD_RULE
-    partial = [conv for _, conv in counted if conv.covers is not None]
-    covers = None
-    if partial:
-        covers = tuple(sorted(frozenset.intersection(*(c.covers or frozenset() for c in partial))))
-        held = ", ".join(covers) if covers else "no column"
-        rule += (
-            f"; a guarantee for changes to {held} only: {len(partial)} release(s) counted here "
-            "protect only the columns they share with this unit"
-        )
-        proven = False
-    remaining = None
-    if budget is not None:
-        remaining = Budget(
-            max(budget.epsilon - spend.used.epsilon, 0.0), max(budget.delta - spend.used.delta, 0.0)
-        )
+    rule, proven, covers = _spend_rule(unit, counted, spend.accounting)
+    remaining = None if budget is None else _remaining(budget, spend.used)
     sources = sorted({conv.source for _, conv in counted if conv.source != unit}, key=_unit_order)
     budgeted = [PrivacyUnit.parse(key) for key in budgets]
     covered = [c.target for c in conversions(unit, budgeted) if c.target.key in budgets]

@@ -1,30 +1,19 @@
-"""The mechanism contract: one template shared by every release and sampler.
-
-A mechanism is configured by the parameters of its ``__init__``, stored as given
-(scikit-learn's convention: ``get_params`` / ``set_params`` work, so ``sklearn.base.clone``
-does). Its parameter constraints are declared once, in ``_constraints``, and checked once, when
-a release starts; everything below that boundary trusts them. Every release then runs the same
-steps, written once in :meth:`Mechanism._release`::
-
-    validate -> measure (private) -> calibrate (public: a NoisePlan) -> record -> charge
-             -> noise -> post-process
-
-so a mechanism writes only what differs: what it measures (``_measure``), how it calibrates
-(``calibrate``, returning a small typed :class:`NoisePlan`), its guarantee (``record(plan)``,
-one shape everywhere), how the noise is drawn (``_noise``) and how accurate that makes each
-released value (``_accuracy``). The ledger is charged before any noise is drawn, and noise is
-drawn nowhere else: the drawing methods are private.
-"""
+"""The mechanism contract (``docs/architecture.md``): every release runs ``validate -> measure ->
+calibrate -> record -> charge -> noise -> post-process``, so the ledger is charged before any
+noise is drawn. Parameters are stored as given and checked once, at the entry point."""
 
 from __future__ import annotations
 
+import functools
 import inspect
 from abc import ABC, abstractmethod
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, ClassVar, Generic, TypeVar
+from typing import TYPE_CHECKING, Any, ClassVar, Generic, TypeVar, cast
 
-from attrpriv._checks import Check, check_flag, instance_of, optional
+from sklearn.base import BaseEstimator
+
+from attrpriv._checks import FLAG, Check, Rule, instance_of, optional
 from attrpriv.dp.accuracy import Accuracy
 from attrpriv.dp.noise import NoiseSampler, default_sampler, require_private
 from attrpriv.dp.record import Guarantee, PrivacyRecord, Release
@@ -35,100 +24,67 @@ if TYPE_CHECKING:
     from attrpriv.dp.ledger import BudgetLedger
 
 
-class Parameters:
-    """``get_params`` / ``set_params`` / ``repr`` from the ``__init__`` signature, and the
-    declared constraints, checked by :meth:`_validate_params`."""
+class Parameters(BaseEstimator):  # type: ignore[misc]
+    """scikit-learn's estimator contract (``get_params`` / ``set_params``, ``clone``, ``repr``).
 
-    _constraints: ClassVar[Mapping[str, Check]] = {}
+    Constraints are declared in ``_constraints`` and checked by :func:`validated` entry points.
+    """
+
+    _constraints: ClassVar[Mapping[str, Rule]] = {}
 
     @classmethod
     def _param_names(cls) -> list[str]:
-        signature = inspect.signature(cls.__init__)
-        return [
-            p.name
-            for p in signature.parameters.values()
-            if p.name != "self" and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)
-        ]
+        return list(cls._get_param_names())
 
-    def get_params(self, deep: bool = True) -> dict[str, Any]:
-        """The parameters of ``__init__`` and their current values (scikit-learn's API).
-
-        Parameters
-        ----------
-        deep : bool, default True
-            Also give the parameters of every parameter that has ``get_params`` (an estimator,
-            a sampler), as ``name__parameter``, as scikit-learn does.
+    @classmethod
+    def constraints(cls) -> dict[str, str]:
+        """What each parameter accepts, in words.
 
         Returns
         -------
-        dict of str to Any
-            Every named parameter of ``__init__`` (not ``*args`` / ``**kwargs``) and the
-            attribute of the same name; with ``deep``, the nested ones too.
+        dict of str to str
+            Every declared parameter and its rule's description, in declaration order.
         """
-        out = {name: getattr(self, name) for name in self._param_names()}
-        if deep:
-            for name, value in list(out.items()):
-                if hasattr(value, "get_params") and not isinstance(value, type):
-                    out |= {f"{name}__{k}": v for k, v in value.get_params(deep=True).items()}
-        return out
+        return {name: str(rule) for name, rule in cls._constraints.items()}
 
     def set_params(self, **params: Any) -> Parameters:
-        """Set parameters by name (``name__parameter`` for a nested one); an unknown name is
-        refused. Returns ``self``.
+        """Set parameters by name (``name__parameter`` for a nested one).
 
         Parameters
         ----------
         **params : Any
-            New values by parameter name (a name of ``__init__``, or ``name__parameter`` for a
-            parameter of the object in ``name``). They are stored as given and checked when
-            the object is used.
+            New values by parameter name, stored as given and checked when the object is used.
 
         Returns
         -------
         Parameters
             ``self``.
-
-        Raises
-        ------
-        InputError
-            If a name is not a parameter of ``__init__``, or a nested name's object has no
-            ``set_params`` (parameters set before it stay set).
         """
         names = self._param_names()
-        nested: dict[str, dict[str, Any]] = {}
-        for key, value in params.items():
+        for key in params:
             name, _, inner = key.partition("__")
             if name not in names:
                 raise InputError(
                     f"{type(self).__name__} has no parameter {name!r}; expected one of {names}"
                 )
-            if inner:
-                nested.setdefault(name, {})[inner] = value
-            else:
-                setattr(self, name, value)
-        for name, inner_params in nested.items():
-            owner = getattr(self, name)
-            if not hasattr(owner, "set_params"):
-                raise InputError(
-                    f"{type(self).__name__}'s {name!r} has no parameters to set "
-                    f"({', '.join(inner_params)})"
-                )
-            owner.set_params(**inner_params)
+            if inner and not hasattr(getattr(self, name), "set_params"):
+                raise InputError(f"{type(self).__name__}'s {name!r} has no parameters to set")
+        super().set_params(**params)
         return self
 
-    def _validate_params(self) -> None:
-        """Check every declared constraint once, at the boundary."""
-        for name, check in self._constraints.items():
-            check(getattr(self, name), name)
+    def _validate_params(self) -> dict[str, Any]:
+        """Check every declared constraint; return the cleaned values by name."""
+        return {name: rule(getattr(self, name), name) for name, rule in self._constraints.items()}
 
-    def __repr__(self) -> str:
-        defaults = {
-            p.name: p.default for p in inspect.signature(type(self).__init__).parameters.values()
-        }
+    def __repr__(self) -> str:  # one line, not scikit-learn's pretty print
+        """One line: the class and the parameters that differ from their defaults."""
+        signature = inspect.signature(type(self).__init__).parameters.values()
+        defaults = {p.name: p.default for p in signature}
+        params = self.get_params(deep=False)
         shown = [
-            self._repr_param(name, value)
-            for name, value in self.get_params(deep=False).items()
-            if not _is_default(value, defaults.get(name, inspect.Parameter.empty))
+            self._repr_param(name, params[name])
+            for name in defaults
+            if name in params and not _is_default(params[name], defaults[name])
         ]
         return f"{type(self).__name__}({', '.join(shown)})"
 
@@ -138,8 +94,7 @@ class Parameters:
 
 
 def _is_default(value: Any, default: Any) -> bool:
-    """``value`` is its parameter's default: the same object, or an equal one of its type (a
-    copy, as ``clone`` makes); arrays and other objects without a plain ``==`` never are."""
+    """``value`` is its parameter's default: the same object, or an equal one of its type."""
     if value is default:
         return True
     if type(value) is not type(default):
@@ -150,22 +105,31 @@ def _is_default(value: Any, default: Any) -> bool:
         return False
 
 
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def validated(method: F) -> F:
+    """Mark a public entry point: the declared constraints are checked when it starts."""
+
+    @functools.wraps(method)
+    def entry(self: Parameters, *args: Any, **kwargs: Any) -> Any:
+        self._validate_params()
+        return method(self, *args, **kwargs)
+
+    entry.validated = True  # type: ignore[attr-defined]
+    return cast(F, entry)
+
+
 @dataclass(frozen=True)
 class NoisePlan:
     """What a calibration decides, from public quantities only: the guarantee the noise gives.
 
-    Every mechanism's plan extends this with its scales; ``sampler`` is the noise sampler the
-    plan was made for (its float grid can widen the sensitivity); ``inferred`` names the
-    columns whose domains were read off the private data (the record says so).
-
     Parameters
     ----------
-    epsilon : float
-        The epsilon of the guarantee the noise gives.
-    delta : float
-        The delta of the guarantee the noise gives.
+    epsilon, delta : float
+        The guarantee the noise gives.
     sampler : NoiseSampler
-        The noise sampler the plan was made for.
+        The noise sampler the plan was made for (its float grid can widen the sensitivity).
     inferred : tuple of str, default ()
         Keyword-only: the columns whose domains were read off the private data.
     """
@@ -176,9 +140,9 @@ class NoisePlan:
     inferred: tuple[str, ...] = field(default=(), kw_only=True)
 
 
-SAMPLER_CONSTRAINTS: Mapping[str, Check] = {
+SAMPLER_CONSTRAINTS: Mapping[str, Rule] = {
     "noise": optional(instance_of(NoiseSampler, "a NoiseSampler")),
-    "allow_nonprivate": check_flag,
+    "allow_nonprivate": FLAG,
 }
 """The constraints of the two parameters every mechanism has."""
 
@@ -189,9 +153,8 @@ P = TypeVar("P", bound=NoisePlan)
 class Mechanism(Parameters, ABC, Generic[M, P]):
     """The template every mechanism follows (see the module docstring).
 
-    Subclasses take ``noise`` (a :class:`NoiseSampler`, default exact OpenDP) and
-    ``allow_nonprivate`` (accept a reproducible, non-private sampler for tests) among their
-    parameters, and implement the five small steps below.
+    Subclasses take ``noise`` (default exact OpenDP) and ``allow_nonprivate`` among their
+    parameters, and implement the small steps below.
     """
 
     noise: NoiseSampler | None
@@ -233,7 +196,7 @@ class Mechanism(Parameters, ABC, Generic[M, P]):
         Parameters
         ----------
         plan : NoisePlan
-            The noise plan of the release (the mechanism's own subclass).
+            The noise plan of the release.
 
         Returns
         -------
@@ -269,8 +232,7 @@ class Mechanism(Parameters, ABC, Generic[M, P]):
         assumptions: Sequence[str] = (),
         guarantees: Sequence[Guarantee] = (),
     ) -> PrivacyRecord:
-        """The one record shape: the plan's (epsilon, delta), the unit's definition, the
-        sampler's description after ``noise`` and the shared assumptions after the own ones."""
+        """The one record shape: the plan's (epsilon, delta), sampler and shared assumptions."""
         return PrivacyRecord(
             mechanism=mechanism,
             definition=unit.definition,
@@ -286,8 +248,7 @@ class Mechanism(Parameters, ABC, Generic[M, P]):
 
     @staticmethod
     def _assumptions(plan: NoisePlan, *own: str) -> tuple[str, ...]:
-        """A mechanism's own assumptions, then those every release shares: domains read off
-        the private data, and a sampler that is not private."""
+        """Own assumptions, then shared ones (inferred domains, a non-private sampler)."""
         found = list(own)
         if plan.inferred:
             found.append(
@@ -302,27 +263,7 @@ class Mechanism(Parameters, ABC, Generic[M, P]):
 def check_fitted(
     estimator: object, attribute: str, *, how: str = "fit(...)", unchanged: object = None
 ) -> None:
-    """Raise :class:`NotFittedError` unless ``estimator`` has the learned ``attribute`` (and,
-    with ``unchanged``, the parameters that shaped its fit still hold).
-
-    Parameters
-    ----------
-    estimator : object
-        The object whose method needs learned state.
-    attribute : str
-        The name of an attribute that ``fit`` sets.
-    how : str, default "fit(...)"
-        The call that learns it, as the message names it.
-    unchanged : object, optional
-        The current value of the parameters that shape the fit; ``fit`` stored the value it
-        was fitted for as ``fitted_for_``.
-
-    Raises
-    ------
-    NotFittedError
-        If ``estimator`` has no attribute ``attribute``, or ``unchanged`` differs from its
-        ``fitted_for_``.
-    """
+    """Raise ``NotFittedError`` unless ``attribute`` is set (and ``fitted_for_ == unchanged``)."""
     name = type(estimator).__name__
     if not hasattr(estimator, attribute):
         raise NotFittedError(f"this {name} is not fitted yet: call {how} first")
@@ -330,4 +271,12 @@ def check_fitted(
         raise NotFittedError(f"this {name}'s parameters changed since fit: call {how} again")
 
 
-__all__ = ["SAMPLER_CONSTRAINTS", "Check", "Mechanism", "NoisePlan", "Parameters", "check_fitted"]
+__all__ = [
+    "SAMPLER_CONSTRAINTS",
+    "Check",
+    "Mechanism",
+    "NoisePlan",
+    "Parameters",
+    "check_fitted",
+    "validated",
+]

@@ -1,14 +1,6 @@
-"""Privacy noise. Every private path draws from :class:`OpenDPNoise` (OpenDP's exact samplers).
-
-OpenDP samples Laplace and Gaussian noise exactly, with no floating-point attack surface: a float
-input is rounded to the grid ``2**k`` and discrete noise on that grid is added. ``k=None`` keeps
-OpenDP's default (``k = -1074``, exact in every float, slowest); a coarser grid such as ``k=-40``
-is about four times faster, and widens the sensitivity by at most ``2**k`` per value, which
-:meth:`NoiseSampler.rounding_slack` reports so that mechanisms can add it (see docs/noise.md).
-
-:class:`SeededNumpyNoise` is reproducible and fast, for tests only: it is *not* private, and a
-release refuses it unless asked explicitly (:func:`require_private`).
-"""
+"""Privacy noise: every private path draws from :class:`OpenDPNoise` (exact samplers); its grid
+``2**k`` widens the sensitivity by :meth:`NoiseSampler.rounding_slack`. :class:`SeededNumpyNoise`
+is for tests only: *not* private, and releases refuse it (:func:`require_private`)."""
 
 from __future__ import annotations
 
@@ -36,19 +28,12 @@ class NoiseSampler(ABC):
         values : array_like
             Finite numbers, of any shape.
         scale : float
-            The Laplace scale b (the standard deviation is ``sqrt(2) * b``), >= 0; 0 adds no
-            noise.
+            The Laplace scale b (standard deviation ``sqrt(2) * b``), >= 0; 0 adds no noise.
 
         Returns
         -------
         numpy.ndarray
             A new float64 array of the shape of ``values``.
-
-        Raises
-        ------
-        InputError
-            If ``values`` is not numeric or holds a NaN or infinite value, or ``scale`` is not
-            a finite number >= 0.
         """
         return self._add(_as_float(values), scale, "laplace", integer=False)
 
@@ -66,12 +51,6 @@ class NoiseSampler(ABC):
         -------
         numpy.ndarray
             A new float64 array of the shape of ``values``.
-
-        Raises
-        ------
-        InputError
-            If ``values`` is not numeric or holds a NaN or infinite value, or ``scale`` is not
-            a finite number >= 0.
         """
         return self._add(_as_float(values), scale, "gaussian", integer=False)
 
@@ -81,7 +60,7 @@ class NoiseSampler(ABC):
         Parameters
         ----------
         counts : array_like
-            Integers, of any shape.
+            Integers (integer-valued floats accepted), of any shape.
         scale : float
             The scale of the noise, >= 0; 0 adds no noise.
 
@@ -89,12 +68,6 @@ class NoiseSampler(ABC):
         -------
         numpy.ndarray
             A new int64 array of the shape of ``counts``.
-
-        Raises
-        ------
-        InputError
-            If ``counts`` holds anything but integers (integer-valued floats are accepted) or
-            does not fit in int64, or ``scale`` is not a finite number >= 0.
         """
         return self._add(_as_int(counts), scale, "laplace", integer=True)
 
@@ -104,7 +77,7 @@ class NoiseSampler(ABC):
         Parameters
         ----------
         counts : array_like
-            Integers, of any shape.
+            Integers (integer-valued floats accepted), of any shape.
         scale : float
             The scale (sigma) of the noise, >= 0; 0 adds no noise.
 
@@ -112,12 +85,6 @@ class NoiseSampler(ABC):
         -------
         numpy.ndarray
             A new int64 array of the shape of ``counts``.
-
-        Raises
-        ------
-        InputError
-            If ``counts`` holds anything but integers (integer-valued floats are accepted) or
-            does not fit in int64, or ``scale`` is not a finite number >= 0.
         """
         return self._add(_as_int(counts), scale, "gaussian", integer=True)
 
@@ -134,31 +101,25 @@ class NoiseSampler(ABC):
         Returns
         -------
         float
-            The amount to add to the l_norm sensitivity; 0.0 for a sampler without a grid.
+            The amount to add to the sensitivity; 0.0 for a sampler without a grid.
         """
         return 0.0
 
     def noisy_max(self, scores: ArrayLike, scale: float) -> int:
-        """The index of the largest of ``scores`` plus Gumbel noise of ``scale`` (report noisy
-        max: the exponential mechanism). For scores of l_inf sensitivity ``Delta`` (not
-        monotone), it is ``Delta^2 / (2 scale^2)``-zCDP (Cesar & Rogers 2021; OpenDP's map).
+        """The index of the largest of ``scores`` plus Gumbel noise of ``scale`` (report noisy max).
 
         Parameters
         ----------
         scores : array_like
             Finite floats, at least one.
         scale : float
-            The Gumbel scale, > 0.
+            The Gumbel scale, > 0: ``Delta^2 / (2 scale^2)``-zCDP for l_inf sensitivity ``Delta``
+            (Cesar & Rogers 2021).
 
         Returns
         -------
         int
             The chosen index.
-
-        Raises
-        ------
-        InputError
-            If ``scores`` is empty or not finite, or ``scale`` is not a finite number > 0.
         """
         values = np.asarray(scores, dtype=np.float64).ravel()
         if values.size == 0 or not np.isfinite(values).all():
@@ -177,8 +138,7 @@ class NoiseSampler(ABC):
         Returns
         -------
         dict of str to Any
-            ``sampler`` (the class name) and ``private`` (whether it is a private sampler);
-            subclasses add their own settings.
+            ``sampler`` (the class name), ``private`` and the subclass's settings.
         """
         return {"sampler": type(self).__name__, "private": self.private}
 
@@ -199,19 +159,10 @@ class NoiseSampler(ABC):
 class OpenDPNoise(NoiseSampler):
     """Exact Laplace / Gaussian noise from OpenDP (cryptographically seeded, not reproducible).
 
-    ``k`` is the float grid exponent: ``None`` for OpenDP's exact default, or an integer such
-    as ``-40`` for speed (inputs are rounded to multiples of ``2**k``).
-
     Parameters
     ----------
     k : int or None, default None
-        The float grid exponent, an integer in [-1074, 0], or None for OpenDP's default. It
-        applies to float inputs only; integer counts are not rounded.
-
-    Raises
-    ------
-    InputError
-        If ``k`` is neither None nor an integer in [-1074, 0].
+        The float grid exponent in [-1074, 0] (e.g. -40 for speed), None for OpenDP's default.
     """
 
     private = True
@@ -234,7 +185,7 @@ class OpenDPNoise(NoiseSampler):
         Returns
         -------
         float
-            ``size ** (1 / norm) * 2**k``: at most ``2**k`` per input; 0.0 when ``k`` is None.
+            ``size ** (1 / norm) * 2**k``; 0.0 when ``k`` is None.
         """
         if self.k is None:
             return 0.0
@@ -277,8 +228,6 @@ class OpenDPNoise(NoiseSampler):
 
 class SeededNumpyNoise(NoiseSampler):
     """Reproducible numpy noise for tests and examples. NOT PRIVATE: floating-point samplers leak.
-
-    Its discrete Gaussian is a rounded normal, an approximation.
 
     Parameters
     ----------
@@ -334,8 +283,7 @@ def require_private(sampler: NoiseSampler, *, allow_nonprivate: bool = False) ->
     Raises
     ------
     InputError
-        If ``sampler`` is not a :class:`NoiseSampler`, or it is not private and
-        ``allow_nonprivate`` is False.
+        If ``sampler`` is not a private :class:`NoiseSampler` and ``allow_nonprivate`` is False.
     """
     if not isinstance(sampler, NoiseSampler):
         raise InputError(f"noise must be a NoiseSampler, got {type(sampler).__name__}")

@@ -24,26 +24,14 @@ ANY_LAW = "any"
 
 @dataclass(frozen=True)
 class Guarantee:
-    """One guarantee of a release: (epsilon, delta) about the record's secret, for every
-    adversary whose belief about the data's law lies in ``laws``.
-
-    A record's own ``epsilon`` and ``delta`` are its main (conditional) guarantee; a mechanism
-    whose claim rests on an assumption about the data's law (a dependence model, independent
-    modules) also states what the same noise guarantees for every law (``laws == "any"``).
+    """One guarantee of a release: (epsilon, delta) for adversaries whose belief lies in ``laws``.
 
     Parameters
     ----------
-    epsilon : float
-        The privacy-loss bound, finite and > 0 (no cap: an unconditional bound may be large).
-    delta : float
-        The failure probability, in [0, 1).
+    epsilon, delta : float
+        The privacy-loss bound (finite, > 0) and the failure probability, in [0, 1).
     laws : str
         The class of laws it holds for, in plain words, or ``"any"``.
-
-    Raises
-    ------
-    InputError
-        If a field is invalid as described above.
     """
 
     epsilon: float
@@ -85,9 +73,7 @@ class Guarantee:
 class PrivacyRecord:
     """The guarantee a release carries: which definition, which parameters, what it protects.
 
-    ``unit`` is the privacy unit (:class:`PrivacyUnit`, or its ``definition/scope`` string):
-    the budget ledger composes spend only within one unit. ``rho`` is the release's zCDP
-    parameter where it has one (Gaussian noise), for tighter accounting.
+    The ledger composes spend only within ``unit`` (``docs/ledger-and-audit.md``).
 
     Parameters
     ----------
@@ -95,35 +81,22 @@ class PrivacyRecord:
         The mechanism's name, non-empty.
     definition : str
         The privacy definition, one of ``DEFINITIONS``.
-    epsilon : float
-        The privacy-loss parameter, finite and > 0.
-    delta : float
-        The failure probability, in [0, 1).
+    epsilon, delta : float
+        The privacy-loss parameter (finite, > 0) and the failure probability, in [0, 1).
     protects : str
         What an adversary cannot learn, non-empty.
     sensitivity : float or Mapping of str to float
-        The sensitivity (or one per named part), each finite and >= 0; a mapping is stored
-        as a dict.
+        The sensitivity (or one per named part), each finite and >= 0.
     noise : Mapping of str to Any
-        How the noise was drawn (distribution, scales, the sampler's description); stored as
-        a dict.
+        How the noise was drawn (distribution, scales, the sampler's description).
     unit : PrivacyUnit
-        The privacy unit, or its ``definition/scope`` string (parsed); it must be a unit of
-        ``definition``.
+        The privacy unit (or its ``definition/scope`` string), a unit of ``definition``.
     assumptions : tuple of str, default ()
-        What the guarantee assumes; any sequence of strings, stored as a tuple.
+        What the guarantee assumes.
     rho : float or None, default None
-        The zCDP parameter, >= 0 and, when ``delta > 0``, no weaker than
-        ``(epsilon, delta)``: ``rho + 2 sqrt(rho ln(1/delta)) >= epsilon``.
+        The zCDP parameter; it must imply the record's ``(epsilon, delta)``.
     guarantees : tuple of Guarantee, default ()
-        The release's guarantees for stated classes of laws, when its main one rests on an
-        assumption about the data's law: each a :class:`Guarantee` (or its dict), one of them
-        for ``laws == "any"``. Empty for a mechanism whose guarantee holds for every law.
-
-    Raises
-    ------
-    InputError
-        If a field is invalid as described above.
+        Guarantees per class of laws (one for ``"any"``) when the main one assumes a law.
     """
 
     mechanism: str
@@ -206,8 +179,7 @@ class PrivacyRecord:
         Returns
         -------
         dict of str to Any
-            The fields by name; ``unit`` as its key string, ``assumptions`` as a list, and
-            ``sensitivity`` and ``noise`` converted to JSON-ready values.
+            The fields by name; ``unit`` as its key string.
         """
         return {
             "mechanism": self.mechanism,
@@ -230,19 +202,12 @@ class PrivacyRecord:
         Parameters
         ----------
         spec : Mapping of str to Any
-            The record's fields by name; ``unit`` is required, ``assumptions``, ``rho`` and
-            ``guarantees`` may be left out.
+            The fields by name; ``assumptions``, ``rho`` and ``guarantees`` may be left out.
 
         Returns
         -------
         PrivacyRecord
             The record, validated as on construction.
-
-        Raises
-        ------
-        InputError
-            If ``spec`` is not a mapping, has no ``unit``, lacks a required field or has an
-            unknown one, or holds an invalid value.
         """
         if not isinstance(spec, Mapping):
             raise InputError(f"a privacy record must be a mapping, got {type(spec).__name__}")
@@ -278,9 +243,7 @@ def _guarantees(value: object) -> tuple[Guarantee, ...]:
 
 
 def _check_rho(rho: object, epsilon: float, delta: float) -> float:
-    """A zCDP parameter no weaker than the record's own (epsilon, delta): rho-zCDP implies
-    (rho + 2 sqrt(rho ln(1/delta)), delta)-DP (Bun & Steinke 2016, Proposition 1.3), and a
-    record whose epsilon exceeds that would let zCDP accounting admit more than it states."""
+    """A zCDP parameter implying the record's (epsilon, delta) (Bun & Steinke 2016, Prop. 1.3)."""
     value = check_non_negative(rho, "rho")
     if delta > 0.0:
         implied = value + 2.0 * math.sqrt(value * math.log(1.0 / delta))
@@ -296,19 +259,14 @@ def _check_rho(rho: object, epsilon: float, delta: float) -> float:
 class Release:
     """A mechanism's output: the noisy ``values`` together with their ``record``.
 
-    ``parts`` holds non-private diagnostics computed from public quantities only (noise scales,
-    per-chunk sensitivities), never from the private data. ``accuracy`` says how far each
-    released value can be from the true one through the noise (scale and interval per value).
-
     Parameters
     ----------
     values : Any
-        The noisy released values: a number, a numpy array, a pandas Series, or a mapping of
-        them (one per histogram).
+        The noisy values: a number, an array, a Series, or a mapping of them (one per histogram).
     record : PrivacyRecord
         The guarantee behind the values.
     parts : Mapping of str to Any, default {}
-        Non-private diagnostics, computed from public quantities only.
+        Diagnostics computed from public quantities only, never from the private data.
     accuracy : Accuracy or None, default None
         The noise scale and interval of every released value, where known.
     """
@@ -329,16 +287,12 @@ class Release:
         return f"Release({record.mechanism}, {record.unit.key}, {record.guarantee}: {shape})"
 
     def to_frame(self) -> pd.DataFrame:
-        """One row per released value: its ``name`` (the histogram or statistic), ``level``
-        (the histogram bin; empty for a statistic), the noisy ``value`` and, where the release
-        knows its accuracy, the ``half_width`` of its interval and that interval's ``lower`` and
-        ``upper`` ends (at ``accuracy.confidence``, per value).
+        """One row per released value, with its interval where the accuracy is known.
 
         Returns
         -------
         pandas.DataFrame
-            The columns ``name``, ``level``, ``value``, ``half_width``, ``lower`` and ``upper``,
-            in the order of the values; the last three are missing where no accuracy is known.
+            The columns ``name``, ``level``, ``value``, ``half_width``, ``lower`` and ``upper``.
         """
         import pandas as pd
 
@@ -382,8 +336,7 @@ class Release:
         Returns
         -------
         dict of str to Any
-            ``values`` and ``parts`` converted to JSON-ready values, ``record`` and
-            ``accuracy`` (None when unknown) as their own ``to_dict()``.
+            ``values``, ``parts``, and ``record`` and ``accuracy`` as their ``to_dict()``.
         """
         return {
             "values": to_jsonable(self.values),
@@ -394,8 +347,7 @@ class Release:
 
 
 def _flat(values: Any) -> dict[tuple[str, str], float]:
-    """Released values (a mapping of Series, a Series, an array or a number) as
-    ``{(name, level): value}``, in their order."""
+    """Released values as ``{(name, level): value}``, in their order."""
     import numpy as np
     import pandas as pd
 

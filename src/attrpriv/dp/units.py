@@ -1,20 +1,6 @@
-"""Privacy units: what one unit of protection is, and which guarantees imply which.
-
-A guarantee is a statement about a *secret*: whether one row is present (row-level DP under
-add/remove neighbours), what one row holds (row-level DP under substitution), one answer of one
-respondent with what depends on it (dependent DP), a property of a whole attribute (attribute
-privacy), or a named set of Pufferfish secrets. Two epsilons are comparable, and can be composed,
-only when they are about the same unit; a few conversions between units are theorems
-(:func:`conversions`), every other combination is not.
-
-A unit is written ``definition/scope``: ``dp/add-remove``, ``dp/substitute`` (a whole row),
-``dp/substitute:<columns>`` (the named part of each row, the rest released as it is),
-``dependent-dp/answer``, ``attribute-privacy/<the protected statistics>``,
-``pufferfish/<the secrets>``. A scope may end in ``@<model>``, a fingerprint of the data model
-the guarantee is relative to (``dependent-dp/answer@3f2a9c1d``): releases under one model compose
-as their definition allows; the scope without it collects all of them (see
-:func:`composition_rule`).
-"""
+"""Privacy units ``definition/scope`` and which guarantees imply which. Epsilons compose only within
+a unit; the few proven conversions between units are in :func:`conversions`
+(``docs/ledger-and-audit.md``, "Privacy units" and "Conversions")."""
 
 from __future__ import annotations
 
@@ -40,15 +26,8 @@ class PrivacyUnit:
     definition : str
         The privacy definition, one of ``DEFINITIONS``.
     scope : str
-        The secret, non-blank (see the module docstring), optionally ending in ``@<model>``.
-        A ``dp`` scope is ``add-remove``, ``substitute`` or ``substitute:<columns>``; a
-        ``dependent-dp`` scope is ``answer`` (or ``answer@<model>``).
-
-    Raises
-    ------
-    InputError
-        If ``definition`` is unknown, ``scope`` is blank or not a string, or ``scope`` is not
-        one of the scopes its definition allows.
+        The secret: ``add-remove``, ``substitute`` (a row), ``substitute:<columns>``, ``answer``,
+        ``<statistics>`` or ``<secrets>``, optionally ending in ``@<model>``.
     """
 
     definition: str
@@ -85,8 +64,7 @@ class PrivacyUnit:
 
     @property
     def parts(self) -> frozenset[str]:
-        """The named secrets of the scope: the columns of ``substitute:a,b``, the attributes of
-        ``record:a,b``, the statistics of an attribute-privacy unit (empty for a row)."""
+        """The named columns, attributes or statistics of the scope (empty for a row)."""
         base = self.base
         for prefix in (PART, RECORD):
             if base.startswith(prefix):
@@ -104,14 +82,12 @@ class PrivacyUnit:
 
     @classmethod
     def parse(cls, text: str, name: str = "privacy unit") -> PrivacyUnit:
-        """The unit written as ``definition/scope`` (see the module docstring).
-
-        ``name`` is how the value is called in the error message (the parameter or option).
+        """The unit written as ``definition/scope`` (split at the first ``/``).
 
         Parameters
         ----------
         text : str
-            The unit, ``definition/scope`` (split at the first ``/``; both parts stripped).
+            The unit, ``definition/scope``.
         name : str, default "privacy unit"
             How the value is called in the error message.
 
@@ -119,11 +95,6 @@ class PrivacyUnit:
         -------
         PrivacyUnit
             The unit.
-
-        Raises
-        ------
-        InputError
-            If ``text`` is not a string with a ``/``, or does not name a valid unit.
         """
         if not isinstance(text, str) or "/" not in text:
             raise InputError(
@@ -150,12 +121,7 @@ class PrivacyUnit:
         Returns
         -------
         PrivacyUnit
-            ``value`` itself if it is a unit, else ``PrivacyUnit.parse(value, name)``.
-
-        Raises
-        ------
-        InputError
-            If ``value`` is neither a unit nor a valid ``definition/scope`` string.
+            The unit.
         """
         return value if isinstance(value, PrivacyUnit) else cls.parse(value, name)
 
@@ -167,25 +133,8 @@ class PrivacyUnit:
 class Conversion:
     """A proven implication: a guarantee in ``source`` gives one in ``target``.
 
-    ``group`` is how many ``source`` steps one ``target`` step takes (a substitution is a
-    removal and an addition: 2); ``reference`` says where it is proven. An *overlap*
-    (:func:`overlap`) is no implication: ``covers`` then names the columns of ``target`` that
-    the charge protects, and it counts there because a neighbour changing only those columns is
-    a neighbour under both units.
-
-    Parameters
-    ----------
-    source : PrivacyUnit
-        The unit of the guarantee given.
-    target : PrivacyUnit
-        The unit of the guarantee it implies.
-    group : int
-        How many ``source`` steps one ``target`` step takes (1 or 2).
-    reference : str
-        Where (or why) the implication is proven.
-    covers : frozenset of str or None, default None
-        None for an implication (the charge guarantees all of ``target``); for an overlap, the
-        columns of ``target`` the charge protects (every other column of it, it does not).
+    ``group``: ``source`` steps per ``target`` step (a substitution is 2). For an overlap (no
+    implication) ``covers`` names the only columns of ``target`` the charge protects.
     """
 
     source: PrivacyUnit
@@ -196,30 +145,11 @@ class Conversion:
 
     @property
     def proven(self) -> bool:
-        """Whether the converted charge is a guarantee for the whole ``target`` (a theorem);
-        False for an overlap, which guarantees only the columns of ``covers``."""
+        """Whether the converted charge guarantees all of ``target`` (False for an overlap)."""
         return self.covers is None
 
     def convert(self, epsilon: float, delta: float) -> tuple[float, float]:
-        """(epsilon, delta) in ``source`` as a guarantee in ``target``: group privacy gives
-        ``(g epsilon, delta (1 + e^epsilon + ... + e^((g-1) epsilon)))``.
-
-        (Induction on the group: one more step multiplies the bound by e^epsilon and adds
-        delta.) A pure-epsilon guarantee stays pure for any epsilon; a delta term too large for
-        a float is infinite (the guarantee is vacuous anyway, and no budget admits it).
-
-        Parameters
-        ----------
-        epsilon : float
-            The epsilon of the guarantee in ``source``.
-        delta : float
-            The delta of the guarantee in ``source``.
-
-        Returns
-        -------
-        tuple of (float, float)
-            The ``(epsilon, delta)`` of the guarantee in ``target``.
-        """
+        """(epsilon, delta) as ``(g eps, delta (1 + e^eps + ... + e^((g-1) eps)))`` in target."""
         if delta == 0.0:
             return self.group * epsilon, 0.0
         try:
@@ -229,22 +159,7 @@ class Conversion:
         return self.group * epsilon, delta * spread
 
     def convert_rho(self, rho: float) -> float | None:
-        """A rho-zCDP guarantee in ``source`` as one in ``target``, where that is proven.
-
-        Between row-level DP units it is group privacy of zCDP: groups of size g get
-        ``g^2 rho`` (Bun & Steinke 2016, Proposition 1.9). Into any other definition the
-        ledger does not carry zCDP (``None``): it accounts there with epsilon and delta only.
-
-        Parameters
-        ----------
-        rho : float
-            The zCDP parameter in ``source``.
-
-        Returns
-        -------
-        float or None
-            ``group**2 * rho`` between row-level DP units, None otherwise.
-        """
+        """rho-zCDP as ``g^2 rho`` between row units (Bun & Steinke 2016, Prop. 1.9); else None."""
         if self.source.definition == "dp" and self.target.definition == "dp":
             return self.group**2 * rho
         return None
@@ -274,21 +189,7 @@ _OVERLAP = (
 
 
 def conversion(source: PrivacyUnit, target: PrivacyUnit) -> Conversion | None:
-    """The proven conversion from a guarantee in ``source`` to one in ``target``, if any.
-
-    Parameters
-    ----------
-    source : PrivacyUnit
-        The unit of the guarantee given.
-    target : PrivacyUnit
-        The unit to convert it into.
-
-    Returns
-    -------
-    Conversion or None
-        The conversion (group 1 when ``source == target``), or None when no theorem connects
-        the two units.
-    """
+    """The proven conversion from ``source`` to ``target`` (group 1 if equal), or None."""
     if source == target:
         return Conversion(source, target, 1, "the same unit")
     if source.definition == "dp":
@@ -327,31 +228,10 @@ def _from_row(source: PrivacyUnit, target: PrivacyUnit) -> Conversion | None:
 
 
 def overlap(source: PrivacyUnit, target: PrivacyUnit) -> Conversion | None:
-    """How a row-level DP charge in ``source`` counts in ``target`` when it implies no guarantee
-    there but the two protect columns in common.
+    """How a row-level DP charge in ``source`` counts in ``target`` when it implies nothing there.
 
-    A release protecting the columns U of each row (``dp/substitute:U``, the rest released as
-    it is) and a budget protecting P (a part, or the whole row) share the columns U ∩ P: a
-    neighbour that changes only those, in one row, is a neighbour under both units, so on such
-    neighbours the losses of every release that touches them add up. The charge is therefore
-    counted in ``target`` at its own (epsilon, delta), and the spend there is a guarantee for
-    changes to the shared columns only (``covers``); for P's other columns the release
-    guarantees nothing. Between two whole-row units, or across definitions, nothing overlaps:
-    :func:`conversion` is the only link there.
-
-    Parameters
-    ----------
-    source : PrivacyUnit
-        The unit of the charge.
-    target : PrivacyUnit
-        The unit of a budget.
-
-    Returns
-    -------
-    Conversion or None
-        The overlap (group 1, ``covers`` the shared columns), or None when ``conversion``
-        already links the two, one of them is not row-level DP, neither is part of a row, or
-        their columns are disjoint.
+    Columns U of a release and P of a budget share U ∩ P: the charge counts in ``target`` at its own
+    (epsilon, delta), as a guarantee for ``covers`` = U ∩ P only; None when nothing is shared.
     """
     if source.definition != "dp" or target.definition != "dp" or source == target:
         return None
@@ -366,41 +246,12 @@ def overlap(source: PrivacyUnit, target: PrivacyUnit) -> Conversion | None:
 
 
 def charged(source: PrivacyUnit, target: PrivacyUnit) -> Conversion | None:
-    """How a charge in ``source`` counts in ``target``: the implication (:func:`conversion`)
-    if one is proven, else the overlap of their columns (:func:`overlap`), else None.
-
-    Parameters
-    ----------
-    source : PrivacyUnit
-        The unit of the charge.
-    target : PrivacyUnit
-        The unit of a budget.
-
-    Returns
-    -------
-    Conversion or None
-        The conversion or overlap; None when the charge does not count in ``target``.
-    """
+    """How a charge in ``source`` counts in ``target``: :func:`conversion`, else :func:`overlap`."""
     return conversion(source, target) or overlap(source, target)
 
 
 def conversions(source: PrivacyUnit, among: Iterable[PrivacyUnit] = ()) -> tuple[Conversion, ...]:
-    """``source`` itself, then every unit among the fixed row and answer units and ``among``
-    (for example the units a ledger has budgets for) that a guarantee in ``source`` implies.
-
-    Parameters
-    ----------
-    source : PrivacyUnit
-        The unit of the guarantee given.
-    among : iterable of PrivacyUnit, default ()
-        Further units to try, after ``dp/substitute`` and ``dependent-dp/answer``.
-
-    Returns
-    -------
-    tuple of Conversion
-        The identity conversion of ``source`` first, then one conversion per implied unit, in
-        the order tried, each unit once.
-    """
+    """``source`` itself, then every fixed unit and unit of ``among`` that it implies."""
     found = [Conversion(source, source, 1, "the same unit")]
     seen = {source}
     for target in (SUBSTITUTE, ONE_ANSWER, *among):
@@ -428,25 +279,7 @@ PLD_RULE = (
 def composition_rule(
     unit: PrivacyUnit, sources: frozenset[PrivacyUnit], mechanisms: frozenset[str]
 ) -> tuple[str, bool]:
-    """How spend in ``unit`` composes, and whether that rule is a theorem.
-
-    Parameters
-    ----------
-    unit : PrivacyUnit
-        The privacy unit.
-    sources : frozenset of PrivacyUnit
-        The units of the charges that count in it (its own, and converted ones).
-    mechanisms : frozenset of str
-        The names of the mechanisms charged to the unit (directly or by conversion).
-
-    Returns
-    -------
-    rule : str
-        The rule in words, with its reference.
-    proven : bool
-        Whether the ledger's total for the unit is a privacy guarantee (True) or an accounting
-        convention (False).
-    """
+    """How spend in ``unit`` composes (in words, with its reference) and whether it is proven."""
     if unit.definition == "dp":
         return BASIC_RULE, True
     models = {s.model for s in sources if s.definition == unit.definition}

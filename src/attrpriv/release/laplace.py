@@ -1,13 +1,6 @@
-"""DP one-way histograms over public domains: the Laplace mechanism on whole rows.
+"""DP one-way histograms over public domains: discrete Laplace noise on whole rows.
 
-This is the row-level baseline that the attribute-privacy mechanisms must beat: it protects every
-answer of every respondent by hiding whether the respondent is in the data at all.
-
-Neighbouring datasets differ by adding or removing one row (``neighbours="add-remove"``), or by
-changing one row (``"substitute"``). A row adds one count to each of the m histograms, so the
-l1 sensitivity of all of them together is m (2m under substitution), and discrete Laplace noise
-of scale ``sensitivity / epsilon`` on every bin gives epsilon-DP (Laplace mechanism; the discrete
-version on integers is Ghosh, Roughgarden & Sundararajan 2009, sampled exactly by OpenDP).
+The row-level baseline. See docs/mechanisms/laplace-histograms.md.
 """
 
 from __future__ import annotations
@@ -16,30 +9,26 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
-import numpy as np
-import pandas as pd
-
-from attrpriv._checks import Check, check_epsilon, one_of
+from attrpriv._checks import EPSILON, Rule, names, one_of, optional
 from attrpriv.data.aggregate import aggregator_for
 from attrpriv.data.schema import Schema
 from attrpriv.dp.accuracy import Accuracy
 from attrpriv.dp.ledger import BudgetLedger
-from attrpriv.dp.mechanism import SAMPLER_CONSTRAINTS, Mechanism, NoisePlan
+from attrpriv.dp.mechanism import SAMPLER_CONSTRAINTS, Mechanism, NoisePlan, validated
 from attrpriv.dp.noise import NoiseSampler
 from attrpriv.dp.record import PrivacyRecord, Release
 from attrpriv.dp.units import ROW_NEIGHBOURS, PrivacyUnit
 from attrpriv.errors import InputError
+from attrpriv.release._histograms import (
+    Counts,
+    Histograms,
+    flat_bins,
+    histogram_accuracy,
+    histograms_sensitivity,
+    split_bins,
+)
 
 NEIGHBOURS = ROW_NEIGHBOURS
-Histograms = dict[str, pd.Series]
-
-
-@dataclass(frozen=True)
-class Counts:
-    """The exact histograms (private) and the columns' domain provenance (public)."""
-
-    histograms: Histograms
-    inferred: tuple[str, ...]
 
 
 @dataclass(frozen=True)
@@ -54,6 +43,9 @@ class LaplacePlan(NoisePlan):
 class LaplaceHistograms(Mechanism[Counts, LaplacePlan]):
     """epsilon-DP counts of every value of the chosen columns, over their declared domains.
 
+    Protects whole rows: discrete Laplace noise of scale ``m / epsilon`` (``2m`` under
+    substitution) on the m histograms. See docs/mechanisms/laplace-histograms.md.
+
     Parameters
     ----------
     epsilon : float
@@ -63,14 +55,15 @@ class LaplaceHistograms(Mechanism[Counts, LaplacePlan]):
     neighbours : str, optional
         ``"add-remove"`` (sensitivity m) or ``"substitute"`` (2m).
     noise : NoiseSampler or None, optional
-        A :class:`NoiseSampler`; default exact OpenDP noise.
+        The noise sampler; default exact OpenDP noise.
     allow_nonprivate : bool, optional
         Accept a non-private sampler (reproducible tests only).
     """
 
-    _constraints: ClassVar[Mapping[str, Check]] = {
-        "epsilon": check_epsilon,
+    _constraints: ClassVar[Mapping[str, Rule]] = {
+        "epsilon": EPSILON,
         "neighbours": one_of(NEIGHBOURS),
+        "columns": optional(names()),
         **SAMPLER_CONSTRAINTS,
     }
 
@@ -97,13 +90,12 @@ class LaplaceHistograms(Mechanism[Counts, LaplacePlan]):
         ledger: BudgetLedger | None = None,
         label: str = "",
     ) -> Release:
-        """Count, charge the ledger (before any noise is drawn), add noise, return values + record.
+        """Count, charge the ledger (before any noise is drawn), add noise.
 
         Parameters
         ----------
         data : pandas.DataFrame, str, pathlib.Path or dask.dataframe.DataFrame
-            The private data: a DataFrame, a CSV/Parquet path (counted by DuckDB) or a Dask
-            DataFrame.
+            The private data: a DataFrame, a CSV/Parquet path or a Dask DataFrame.
         schema : Schema
             The public domains of the columns.
         ledger : BudgetLedger or None, optional
@@ -125,8 +117,9 @@ class LaplaceHistograms(Mechanism[Counts, LaplacePlan]):
         """
         return self._release(data, schema, ledger=ledger, label=label)
 
+    @validated
     def calibrate(self, n_histograms: int, sampler: NoiseSampler | None = None) -> LaplacePlan:
-        """The noise of ``n_histograms`` histograms (public: no data is used).
+        """The noise of ``n_histograms`` histograms (no data is used).
 
         Parameters
         ----------
@@ -139,13 +132,7 @@ class LaplaceHistograms(Mechanism[Counts, LaplacePlan]):
         -------
         LaplacePlan
             The discrete Laplace scale of every bin.
-
-        Raises
-        ------
-        InputError
-            A parameter of the mechanism is invalid.
         """
-        self._validate_params()
         return self._plan(n_histograms, sampler or self._sampler(), ())
 
     def _plan(
@@ -184,8 +171,7 @@ class LaplaceHistograms(Mechanism[Counts, LaplacePlan]):
         Returns
         -------
         PrivacyRecord
-            ``(epsilon, 0)``-DP under the unit ``dp/<neighbours>`` (this mechanism's current
-            ``neighbours``), with the plan's l1 sensitivity and discrete Laplace scale.
+            ``(epsilon, 0)``-DP under ``dp/<neighbours>``.
         """
         return self._record(
             plan,
@@ -205,35 +191,11 @@ class LaplaceHistograms(Mechanism[Counts, LaplacePlan]):
         )
 
     def _noise(self, measured: Counts, plan: LaplacePlan) -> Histograms:
-        return _noisy_histograms(measured.histograms, plan.scale, plan.sampler)
+        flat = plan.sampler.discrete_laplace(flat_bins(measured.histograms), plan.scale)
+        return split_bins(flat, measured.histograms)
 
     def _accuracy(self, plan: LaplacePlan, values: Histograms) -> Accuracy:
         return histogram_accuracy(values, dict.fromkeys(values, plan.scale))
 
     def _parts(self, measured: Counts, plan: LaplacePlan, noisy: Any) -> dict[str, Any]:
         return {"n_bins": int(sum(c.size for c in measured.histograms.values()))}
-
-
-def _noisy_histograms(
-    histograms: Mapping[str, pd.Series], scale: float, sampler: NoiseSampler
-) -> Histograms:
-    """Every bin of every histogram plus discrete Laplace noise of ``scale``, in one draw."""
-    flat = np.concatenate([h.to_numpy() for h in histograms.values()])
-    noisy = sampler.discrete_laplace(flat, scale)
-    values, start = {}, 0
-    for name, true in histograms.items():
-        values[name] = pd.Series(noisy[start : start + true.size], index=true.index, name=name)
-        start += true.size
-    return values
-
-
-def histograms_sensitivity(n_histograms: int, neighbours: str) -> float:
-    """The l1 sensitivity of ``n_histograms`` histograms of whole rows: one row adds one count
-    to each (add/remove), or moves one count in each (substitution, twice that)."""
-    return float((1 if neighbours == "add-remove" else 2) * n_histograms)
-
-
-def histogram_accuracy(values: Histograms, scales: Mapping[str, float]) -> Accuracy:
-    """The accuracy of discrete Laplace noise of ``scales[name]`` on every bin of ``name``."""
-    shaped = {name: pd.Series(scales[name], index=v.index) for name, v in values.items()}
-    return Accuracy.of_scales("discrete laplace", shaped)

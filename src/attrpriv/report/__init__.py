@@ -1,9 +1,4 @@
-"""Reports: JSON result objects live with their job; this package renders them as HTML.
-
-One page per result: a feature risk assessment (:mod:`~attrpriv.report.risk`), a sanitizer's
-sweep (:mod:`~attrpriv.report.sanitize`), a release of any mechanism
-(:mod:`~attrpriv.report.release`) and a budget ledger (:mod:`~attrpriv.report.ledger`).
-"""
+"""Reports: HTML pages of a risk assessment, a sanitizer's sweep, a release and a budget ledger."""
 
 from attrpriv.report.ledger import render_ledger_html, write_ledger_html
 from attrpriv.report.release import render_release_html, write_release_html

@@ -1,9 +1,4 @@
-"""What the HTML reports share: figures inlined as PNG, number formats, one way to render.
-
-Every page is a jinja2 template in ``report/templates`` that extends ``page.html.j2`` (the head,
-the style sheet, the title, the page's "What this means" paragraph and its glossary, the first
-use of each term in its text linked there), autoescaped, with undefined names an error.
-"""
+"""What the HTML reports share: figures inlined as PNG, number formats, one jinja2 renderer."""
 
 from __future__ import annotations
 
@@ -36,8 +31,7 @@ def plain_axis(axis: Axis) -> None:
 
 
 def render(template: str, *, meaning: str, **context: Any) -> str:
-    """Render the template ``template`` of ``report/templates`` with ``context``; ``meaning``
-    is the page's "What this means" paragraph (plain text)."""
+    """Render ``template`` with ``context``; ``meaning`` is the page's summary."""
     page = _environment().get_template(template)
     return page.render(meaning=meaning, glossary=Glossary(), **context)
 

@@ -1,10 +1,4 @@
-"""Plain words the pages share: epsilon, delta and rho with a worked example, and settings.
-
-``epsilon_example(1.0, "one person's data", "this person's row in the data", "without it")``
-ends "at epsilon = 1, anything anyone concludes is at most e^1 ≈ 2.72 times more likely with
-this person's row in the data than without it."; the number is computed from the page's own
-epsilon.
-"""
+"""Plain words the pages share: epsilon, delta and rho with a worked example, and settings."""
 
 from __future__ import annotations
 
@@ -40,25 +34,7 @@ def plural(n: int, noun: str) -> str:
 
 
 def epsilon_example(epsilon: float, whose: str, secret: str, other: str) -> str:
-    """Epsilon in plain words, with the worked example of the page's own epsilon: how much
-    ``whose`` ("one person's data") can change what anyone learns, and how much more
-    likely any conclusion can be with the ``secret`` ("this person's row in the data") than
-    with the ``other`` ("without it").
-
-    Parameters
-    ----------
-    epsilon : float
-        The page's epsilon.
-    whose : str
-        What is protected, as a noun phrase.
-    secret, other : str
-        The two sides of the protected change, as noun phrases.
-
-    Returns
-    -------
-    str
-        One sentence.
-    """
+    """Epsilon in one plain sentence: ``whose`` data, ``secret`` versus ``other``."""
     text = f"{epsilon:g}"
     return (
         f"Epsilon is how much {whose} can change what anyone learns: at epsilon = {text}, "
@@ -99,8 +75,7 @@ _POOLED = re.compile(r"^(rubin-pooled|random-effects)\((\d+)\)$")
 
 
 def ci_method(method: str) -> str:
-    """How a confidence interval was computed, in words (``"rubin-pooled(3)"`` reads "pooled
-    over 3 repeats (Rubin's rules)"); an unknown name as it is, without its dashes."""
+    """How a CI was computed, in words; an unknown method name as it is, without dashes."""
     pooled = _POOLED.match(method)
     if pooled:
         rule = "Rubin's rules" if pooled.group(1) == "rubin-pooled" else "random effects"
@@ -109,19 +84,7 @@ def ci_method(method: str) -> str:
 
 
 def plain(value: Any) -> str:
-    """A setting's value in words: numbers as written, lists joined, yes or no, "not set".
-
-    Parameters
-    ----------
-    value : Any
-        A JSON-like value: None, a bool, a number, a string, a list or a mapping of them.
-
-    Returns
-    -------
-    str
-        No Python repr: ``None`` reads "not set", ``True`` "yes", ``[]`` "none", a mapping
-        "key value, key value", and a parameter in a text, ``max_iter=1000``, "max iter 1000".
-    """
+    """A JSON-like setting's value in words, never a repr: ``None`` "not set", ``True`` "yes"."""
     if value is None:
         return "not set"
     if isinstance(value, bool):

@@ -1,10 +1,4 @@
-"""The pages' glossary: one line per term, and the links from a page's text to it.
-
-Every page's body goes through :meth:`Glossary.link`, which links the first use of each term
-in the page's text to its line (``#term-<key>``); the page then lists the terms it used, and
-only those. Terms are found by their literal forms, whole words only, outside tags, links,
-headings and code.
-"""
+"""The pages' glossary: one line per term; :meth:`Glossary.link` links each term's first use."""
 
 from __future__ import annotations
 
@@ -18,8 +12,7 @@ __all__ = ["TERMS", "Glossary", "Term"]
 
 @dataclass(frozen=True)
 class Term:
-    """One glossary line: the term's ``name``, its ``definition`` and the ``forms`` it is
-    written in on the pages (literal, case-sensitive, as they appear in the page's HTML)."""
+    """One glossary line: ``name``, ``definition`` and the literal ``forms`` it is written in."""
 
     key: str
     name: str
@@ -179,8 +172,7 @@ _NAME = re.compile(r"</?([a-zA-Z0-9]+)")
 
 
 class Glossary:
-    """The terms one page uses: :meth:`link` links them in the page's HTML, :meth:`terms`
-    lists them afterwards (alphabetically)."""
+    """The terms one page uses: :meth:`link` links them, :meth:`terms` lists them."""
 
     def __init__(self, terms: tuple[Term, ...] = TERMS) -> None:
         self._by_form = {form: term for term in terms for form in term.forms}
@@ -190,18 +182,7 @@ class Glossary:
         self._used: dict[str, Term] = {}
 
     def link(self, html: str) -> Markup:
-        """``html`` with the first use of each term linked to its glossary line.
-
-        Parameters
-        ----------
-        html : str
-            Rendered (escaped) HTML.
-
-        Returns
-        -------
-        markupsafe.Markup
-            The same HTML, with ``<a class="term" href="#term-...">`` around each first use.
-        """
+        """``html`` (escaped) as ``Markup``, the first use of each term linked to its line."""
         out, skipped = [], 0
         for piece in _TAG.split(html):
             name = _NAME.match(piece)

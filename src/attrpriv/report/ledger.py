@@ -1,10 +1,6 @@
 """HTML page of a budget ledger: the spend per privacy unit, and how it grew over time.
 
-The page shows, per unit, the budget, what is used of it (under the accounting the ledger uses)
-and what remains; a chart of the share of each budget used; one chart per unit of the spend after
-each release, with the budget as it was set over time; and the releases and the budget history.
-It is rendered from the ledger's summary and entries (records of releases: no data), and never
-adds up units. Times read as real dates and times (UTC), never as an offset.
+Rendered from the ledger's summary and entries (no data); units are never added up.
 """
 
 from __future__ import annotations
@@ -37,8 +33,7 @@ MIN_SPAN = timedelta(minutes=1)  # releases closer in time are shown on a one-mi
 
 
 def spend_figure(summary: LedgerSummary) -> Figure:
-    """One bar per budgeted unit: the share of its budget's epsilon used (units side by side,
-    never summed); unbudgeted units are listed with their spend."""
+    """One bar per budgeted unit: the share of its epsilon used (never summed)."""
     units = list(summary.units)
     figure = Figure(figsize=(8, 1.2 + 0.5 * max(len(units), 1)))
     axes = figure.add_subplot()
@@ -73,9 +68,7 @@ def _charge(entry: LedgerEntry) -> Charge:
 
 
 def timeline_figure(summary: LedgerSummary, entries: Sequence[LedgerEntry]) -> Figure | None:
-    """One panel per unit: the epsilon used after each release (as the ledger composed it then)
-    and the unit's budget as it was set over time, against the date and time (UTC); ``None``
-    without releases or budgets."""
+    """Per unit, epsilon used and the budget over time (UTC); ``None`` if empty."""
     if not summary.units or not (entries or summary.history):
         return None
     charges = [_charge(e) for e in entries]
@@ -112,9 +105,7 @@ def timeline_figure(summary: LedgerSummary, entries: Sequence[LedgerEntry]) -> F
 
 
 def _time_axis(axes: Axes, times: Sequence[datetime]) -> str:
-    """Dates and times (UTC) as tick labels, no offset: seconds within an hour, minutes within
-    three days, days beyond; a span under :data:`MIN_SPAN` is widened to it. Returns the
-    axis label (with the day, where the ticks do not show it)."""
+    """UTC tick labels scaled to the span (widened to :data:`MIN_SPAN`); returns the axis label."""
     import matplotlib.dates as mdates
 
     start, end = min(times), max(times)
@@ -149,8 +140,7 @@ def _budget_at(changes: Sequence[BudgetChange], created: str) -> Budget | None:
 
 
 def _meaning(summary: LedgerSummary) -> str:
-    """The page's "What this means" paragraph: what the ledger is, how spend adds up, and
-    epsilon with the worked example of the largest proven spend (or budget)."""
+    """The page's "What this means" paragraph."""
     intro = (
         f"This ledger records {plural(summary.n_releases, 'release')} and, for each privacy "
         "unit, how much of its budget they spent. Spends add up within a unit (a release also "
@@ -178,7 +168,7 @@ def render_ledger_html(
     *,
     title: str = "Privacy budget ledger",
 ) -> str:
-    """The ledger as one self-contained HTML page.
+    """The ledger as one self-contained HTML page. See docs/ledger-and-audit.md.
 
     Parameters
     ----------
@@ -192,7 +182,7 @@ def render_ledger_html(
     Returns
     -------
     str
-        The page: the figures inlined as PNG.
+        The page, figures inlined as PNG.
     """
     figures = {"spend": png(spend_figure(summary), dpi=90)} if summary.units else {}
     timeline = timeline_figure(summary, entries)
@@ -217,7 +207,7 @@ def write_ledger_html(
     *,
     title: str = "Privacy budget ledger",
 ) -> Path:
-    """Render and write the page atomically.
+    """Render the page (:func:`render_ledger_html`) and write it atomically.
 
     Parameters
     ----------
@@ -226,18 +216,13 @@ def write_ledger_html(
     entries : sequence of LedgerEntry
         ``BudgetLedger.entries()``: every charged release, oldest first.
     path : str or pathlib.Path
-        The HTML file to write (UTF-8); missing parent directories are created and an
-        existing file is replaced only once the page is written in full.
+        The HTML file (UTF-8), replaced only once written in full; parents are created.
     title : str, optional
         The page's title.
 
     Returns
     -------
     pathlib.Path
-        The file written: ``path`` as a :class:`pathlib.Path`.
-
-    See Also
-    --------
-    render_ledger_html : The page as a string.
+        The file written.
     """
     return atomic_write_text(path, render_ledger_html(summary, entries, title=title))

@@ -1,14 +1,4 @@
-"""HTML page of one release: the noisy values with their noise intervals, and the guarantee.
-
-Any mechanism's :class:`~attrpriv.dp.record.Release` renders here (Laplace histograms,
-Tabular-DDP, the Markov quilt mechanism, the attribute-private Gaussian): what the release
-means in plain words (epsilon with a worked example), the noisy histograms (or statistics)
-with the 95% interval of the noise on each value, what is protected in one sentence, epsilon
-and delta, the privacy unit, the assumptions, and, when given, the ledger's state after the
-release. Counts can be shown non-negative and rounded (post-processing, see
-:mod:`attrpriv.release.nonnegative`), the raw ones beside them. The page is rendered from the
-release alone (noisy aggregates and public calibration facts), so no data row can reach it.
-"""
+"""HTML page of one release of any mechanism: noisy values, noise intervals, guarantee."""
 
 from __future__ import annotations
 
@@ -80,9 +70,7 @@ def unit_meaning(unit: PrivacyUnit) -> str:
 
 
 def unit_secret(unit: PrivacyUnit) -> tuple[str, str, str]:
-    """What a unit protects, as noun phrases for the epsilon example: whose data, and the two
-    sides of the change ("one person's data", "this person's row in the data", "without
-    it")."""
+    """What a unit protects, as noun phrases for the epsilon example (whose data, the two sides)."""
     if unit.definition == "dp":
         if unit.base == "add-remove":
             return "one person's data", "this person's row in the data", "without it"
@@ -116,10 +104,7 @@ def _figure_size(levels: int) -> tuple[float, float]:
 def release_figure(
     frame: pd.DataFrame, title: str, confidence: float, what: str = "noisy value"
 ) -> Figure:
-    """Horizontal bars of the values of one histogram (or statistics), each with the
-    ``confidence`` interval of its noise (``lower`` to ``upper``); the first
-    :data:`MAX_LEVELS` levels. ``what`` names the values (the legend and the axis); counts
-    have whole-number ticks."""
+    """Bars of one histogram's values with their noise intervals (first :data:`MAX_LEVELS`)."""
     shown = frame.head(MAX_LEVELS).iloc[::-1]  # first level at the top
     labels = [str(v) if v != "" else str(n) for n, v in zip(shown["name"], shown["level"],
                                                                strict=True)]  # fmt: skip
@@ -157,8 +142,7 @@ def release_figure(
 def _figures(
     frame: pd.DataFrame, confidence: float, what: str, heading: str
 ) -> list[tuple[str, str]]:
-    """(title, base64 PNG) per histogram (per name with levels), or one for the values without
-    levels (titled ``heading``)."""
+    """(title, base64 PNG) per histogram, or one for values without levels."""
     histograms = frame[frame["level"] != ""]
     statistics = frame[frame["level"] == ""]
     figures = []
@@ -198,8 +182,7 @@ MAX_LISTED = 25
 
 
 def _calibration(parts: Mapping[str, Any]) -> list[tuple[str, str]]:
-    """What a Tabular-DDP tier's noise came from, its expected error and its gain over
-    substitution Laplace (empty for other mechanisms)."""
+    """A Tabular-DDP tier's noise source, expected error and gain (empty for others)."""
     if "gain" not in parts or "laplace_error" not in parts:
         return []
     rows: list[tuple[str, str]] = []
@@ -255,9 +238,7 @@ def _listed(names: Any) -> str:
 
 
 def _meaning(release: Release, frame: pd.DataFrame, counts: str | None) -> str:
-    """The page's "What this means" paragraph: what was released, epsilon with a worked
-    example, delta and rho where there are any, the assumptions, the negative counts and
-    post-processing."""
+    """The page's "What this means" paragraph."""
     record = release.record
     histograms = frame[frame["level"] != ""]["name"].unique()
     confidence = 0.95 if release.accuracy is None else float(release.accuracy.confidence)
@@ -310,25 +291,23 @@ def render_release_html(
     title: str = "Release",
     counts: str | None = None,
 ) -> str:
-    """The release as one self-contained HTML page.
+    """The release as one self-contained HTML page (aggregates only). See docs/noise.md.
 
     Parameters
     ----------
     release : Release
         What any mechanism's ``release`` returned.
     ledger_summary : LedgerSummary, optional
-        The ledger's state after the release was charged (``BudgetLedger.summary()``).
+        The ledger's state after the release was charged.
     title : str, optional
         The page's title.
     counts : {None, "raw", "non-negative"}, optional
-        For a release of counts: show them raw (noisy, unbiased, possibly below 0, which the
-        page explains), or non-negative and rounded (post-processing at no privacy cost), the
-        raw ones beside them. ``None`` (the default): the values are not counts.
+        Counts shown raw, or non-negative and rounded beside the raw ones; ``None``: not counts.
 
     Returns
     -------
     str
-        The page: the figures inlined as PNG, aggregates only.
+        The page, figures inlined as PNG.
 
     Raises
     ------
@@ -373,31 +352,25 @@ def write_release_html(
     title: str = "Release",
     counts: str | None = None,
 ) -> Path:
-    """Render and write the page atomically.
+    """Render the page (:func:`render_release_html`) and write it atomically.
 
     Parameters
     ----------
     release : Release
         What any mechanism's ``release`` returned.
     path : str or pathlib.Path
-        The HTML file to write (UTF-8); missing parent directories are created and an
-        existing file is replaced only once the page is written in full.
+        The HTML file (UTF-8), replaced only once written in full; parents are created.
     ledger_summary : LedgerSummary, optional
-        The ledger's state after the release was charged (``BudgetLedger.summary()``).
+        The ledger's state after the release was charged.
     title : str, optional
         The page's title.
     counts : {None, "raw", "non-negative"}, optional
-        For a release of counts: show them raw, or non-negative and rounded, the raw ones
-        beside them; ``None``: the values are not counts.
+        Counts shown raw, or non-negative and rounded beside the raw ones; ``None``: not counts.
 
     Returns
     -------
     pathlib.Path
-        The file written: ``path`` as a :class:`pathlib.Path`.
-
-    See Also
-    --------
-    render_release_html : The page as a string.
+        The file written.
     """
     page = render_release_html(release, ledger_summary=ledger_summary, title=title,
                                counts=counts)  # fmt: skip

@@ -1,10 +1,6 @@
 """HTML report of a feature risk assessment: one self-contained file, figures inlined as PNG.
 
-The page shows the ranked table, each set's risk with error bars, the ROC curves of the
-membership attack with and without the riskiest sets, and the mitigation loop's utility-vs-risk
-path, after a "What this means" paragraph, with the settings in words. It is rendered from the
-:class:`~attrpriv.assess.report.RiskReport` alone, which holds aggregates only, so no data row
-can reach it.
+Rendered from the :class:`~attrpriv.assess.report.RiskReport` alone (aggregates only).
 """
 
 from __future__ import annotations
@@ -179,8 +175,7 @@ def _settings(settings: Mapping[str, Any]) -> list[tuple[str, str]]:
 
 
 def _meaning(report: RiskReport) -> str:
-    """The page's "What this means" paragraph: what was measured, how to read a score, and
-    why it is no guarantee (no epsilon)."""
+    """The page's "What this means" paragraph (no epsilon: not a guarantee)."""
     flagged = sum(risk.flagged for risk in report.feature_sets)
     membership = report.model.membership
     attack = (
@@ -202,12 +197,12 @@ def _meaning(report: RiskReport) -> str:
 
 
 def render_html(report: RiskReport, *, title: str = "Feature privacy risk") -> str:
-    """The report as one self-contained HTML page.
+    """The report as one self-contained HTML page. See docs/assess/risk-scores.md.
 
     Parameters
     ----------
     report : RiskReport
-        What the feature risk assessment returned (aggregates only).
+        What the feature risk assessment returned.
     title : str, optional
         The page's title.
 
@@ -232,25 +227,20 @@ def render_html(report: RiskReport, *, title: str = "Feature privacy risk") -> s
 def write_html(
     report: RiskReport, path: str | Path, *, title: str = "Feature privacy risk"
 ) -> Path:
-    """Render and write the page atomically.
+    """Render the page (:func:`render_html`) and write it atomically.
 
     Parameters
     ----------
     report : RiskReport
-        What the feature risk assessment returned (aggregates only).
+        What the feature risk assessment returned.
     path : str or pathlib.Path
-        The HTML file to write (UTF-8); missing parent directories are created and an
-        existing file is replaced only once the page is written in full.
+        The HTML file (UTF-8), replaced only once written in full; parents are created.
     title : str, optional
         The page's title.
 
     Returns
     -------
     pathlib.Path
-        The file written: ``path`` as a :class:`pathlib.Path`.
-
-    See Also
-    --------
-    render_html : The page as a string.
+        The file written.
     """
     return atomic_write_text(path, render_html(report, title=title))

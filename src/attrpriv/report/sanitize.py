@@ -1,11 +1,6 @@
-"""HTML page of a sanitizer's privacy-utility sweep: one self-contained file, the plot inlined.
+"""HTML page of a sanitizer's privacy-utility sweep: leakage AUC against utility AUC, and tables.
 
-The page names the sensitive column and the utility task, defines every term it shows (leakage
-by the strongest of two boosted adversaries, utility on real held-out rows, the Pareto area,
-each family and each simple baseline), plots leakage AUC against utility AUC with every point
-labelled by its epsilon or setting and the baselines marked apart, and tables every method's
-scores with their confidence intervals, the rows each score used and the models. It is rendered
-from the :class:`~attrpriv.sanitize.tradeoff.SweepResult` alone, which holds aggregates only.
+Rendered from the :class:`~attrpriv.sanitize.tradeoff.SweepResult` alone (aggregates only).
 """
 
 from __future__ import annotations
@@ -90,8 +85,7 @@ def setting(point: SweepPoint) -> str:
 
 
 def sweep_figure(result: SweepResult) -> Figure:
-    """Leakage AUC (x) against utility AUC (y), both with their CIs: one line per family, the
-    reference rows as squares and each simple baseline as its own marker, every point labelled."""
+    """Leakage AUC (x) against utility AUC (y) with CIs: a line per family, baselines apart."""
     figure = Figure(figsize=(9, 5.5))
     axes = figure.add_subplot()
     for family in sorted({p.family for p in result.points}):
@@ -135,8 +129,7 @@ def _ci(point: SweepPoint, key: str) -> tuple[float, float] | None:
 
 
 def _meaning(result: SweepResult, sensitive: str | None, target: str | None) -> str:
-    """The page's "What this means" paragraph: what was compared, how to read the plot, and
-    epsilon with the worked example of the smallest epsilon of the sweep."""
+    """The page's "What this means" paragraph."""
     secret = sensitive if sensitive is not None else "the sensitive attribute"
     task = target if target is not None else "the task column"
     found = (_EPSILON.search(p.name) for p in (*result.points, *result.baselines))
@@ -168,8 +161,7 @@ def _meaning(result: SweepResult, sensitive: str | None, target: str | None) -> 
 def render_sweep_html(
     result: SweepResult, *, title: str, sensitive: str | None = None, target: str | None = None
 ) -> str:
-    """The sweep as one self-contained HTML page; ``sensitive`` and ``target`` name y_S and the
-    utility task's column (or label array) when the caller knows them.
+    """The sweep as one self-contained HTML page. See docs/sanitize/evaluation.md.
 
     Parameters
     ----------
@@ -178,17 +170,14 @@ def render_sweep_html(
     title : str
         The page's title.
     sensitive : str or None, optional
-        The name of the sensitive attribute y_S, shown on the page; ``None``: "not named by
-        the caller".
+        The name of the sensitive attribute y_S, shown on the page.
     target : str or None, optional
-        The name of the utility task's column (or label array); ``None``: "the task column".
+        The name of the utility task's column (or label array).
 
     Returns
     -------
     str
-        The page: the terms defined, the leakage-utility plot inlined as PNG, and each
-        method's scores (samplers, simple baselines, reference rows) with their confidence
-        intervals.
+        The page: the terms, the plot inlined as PNG, and each method's scores with CIs.
     """
     everything = (*result.points, *result.baselines)
     rows = [_row(p) for p in everything]
@@ -223,15 +212,14 @@ def write_sweep_html(
     sensitive: str | None = None,
     target: str | None = None,
 ) -> Path:
-    """Render and write the page atomically.
+    """Render the page (:func:`render_sweep_html`) and write it atomically.
 
     Parameters
     ----------
     result : SweepResult
         What :func:`attrpriv.sanitize.tradeoff.sweep` or ``sweep_images`` returned.
     path : str or pathlib.Path
-        The HTML file to write (UTF-8); missing parent directories are created and an
-        existing file is replaced only once the page is written in full.
+        The HTML file (UTF-8), replaced only once written in full; parents are created.
     title : str
         The page's title.
     sensitive : str or None, optional
@@ -242,11 +230,7 @@ def write_sweep_html(
     Returns
     -------
     pathlib.Path
-        The file written: ``path`` as a :class:`pathlib.Path`.
-
-    See Also
-    --------
-    render_sweep_html : The page as a string.
+        The file written.
     """
     page = render_sweep_html(result, title=title, sensitive=sensitive, target=target)
     return atomic_write_text(path, page)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from attrpriv._checks import Rule
 from attrpriv.errors import InputError
 
 
@@ -33,4 +34,15 @@ def proxies_choice(value: object, name: str) -> object:
     return column_names(value, name)
 
 
-__all__ = ["column_name", "column_names", "proxies_choice"]
+COLUMN_NAME = Rule("a column name (a non-empty string without ',' or '@')", column_name)
+COLUMN_NAMES = Rule("a list of distinct column names", column_names)
+PROXIES = Rule("'auto' or a list of distinct column names", proxies_choice)
+
+__all__ = [
+    "COLUMN_NAME",
+    "COLUMN_NAMES",
+    "PROXIES",
+    "column_name",
+    "column_names",
+    "proxies_choice",
+]

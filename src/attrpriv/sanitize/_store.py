@@ -1,8 +1,6 @@
 """Saving and loading a fitted GlobalDecoupler: JSON config + torch state dicts, never pickle.
 
-It also holds the fingerprint of the training rows (:class:`RowFingerprint`) that ``fit``
-stores and ``sanitize apply`` checks private rows against: a keyed hash of each training row,
-never its values.
+Also the keyed-hash fingerprint of the training rows (never their values).
 """
 
 from __future__ import annotations
@@ -12,21 +10,16 @@ import json
 import math
 import secrets
 import warnings
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any, TypeVar
 
 import numpy as np
 import pandas as pd
 import torch
 
-from attrpriv.data.schema import Schema
 from attrpriv.errors import InputError
-from attrpriv.sanitize.tabular import TabularCodec
-
-if TYPE_CHECKING:
-    from attrpriv.sanitize.decoupler import GlobalDecoupler
 
 CONFIG_FILE, WEIGHTS_FILE, FORMAT = "decoupler.json", "weights.pt", "attrpriv-decoupler/1"
 FINGERPRINT_FILE = "fingerprint.npz"
@@ -41,17 +34,8 @@ _MISSING = "\x00"  # a missing value (NaN, None, pd.NA, NaT): never the text of 
 class RowFingerprint:
     """Keyed hashes of the rows a decoupler was trained on: which rows, never their values.
 
-    ``rows`` holds, sorted and without repeats, the 64-bit keyed BLAKE2b digest of each
-    training row's canonical values over ``columns`` (a table: every column of the training
-    frame that its schema declares but the sensitive one, ignored ones included, in schema
-    order; images: the pixels quantised to 8 bits). ``core`` holds the same over
-    ``core_columns`` only (the modelled columns), for data that lacks some of ``columns``. The
-    sensitive column is left out so that a row's protected value never decides whether it is
-    refused (two neighbours that differ in it get the same decision).
-    The key is random per fit, so the same row gets unrelated digests in two decouplers.
-    ``repeated`` / ``repeated_core``: the share of the training rows equal to another training
-    row over ``columns`` / ``core_columns``, the share chance gives a fresh row of the same
-    population (:func:`~attrpriv.sanitize.overlap.overlap_verdict`).
+    The sensitive column is left out, so neighbours get the same decision; the key is random
+    per fit. ``repeated``: the share of training rows equal to another (the chance share).
     """
 
     key: bytes
@@ -92,11 +76,7 @@ class RowFingerprint:
         )
 
     def match_table(self, frame: pd.DataFrame) -> tuple[np.ndarray, tuple[str, ...]]:
-        """Which rows of ``frame`` are training rows, and the columns they were compared on.
-
-        On ``columns`` when ``frame`` has them all, else on ``core_columns`` (then a row that
-        equals a training row on those columns matches, whatever its other columns).
-        """
+        """Which rows of ``frame`` are training rows, and the columns they were compared on."""
         present = set(map(str, frame.columns))
         missing = [c for c in self.core_columns if c not in present]
         if missing:
@@ -149,14 +129,7 @@ def table_hashes(
     columns: Sequence[str],
     cells: dict[str, np.ndarray] | None = None,
 ) -> np.ndarray:
-    """One keyed digest per row of ``frame`` over ``columns`` (by name), canonical values.
-
-    A value is canonical whatever file it was read from: a missing value is one marker; a
-    number that is an integer is its digits (``3``, ``3.0`` and ``np.int64(3)`` agree, as in a
-    CSV column that gained a NaN); another number is its 15 significant digits; anything else
-    is its ``str`` (a category as written). Cells are length-prefixed, so no two rows join to
-    the same text. ``cells``: canonical cells already computed, by column (filled in).
-    """
+    """One keyed digest per row of ``frame`` over ``columns``, on canonical values."""
     cells = {} if cells is None else cells
     labels = {str(c): c for c in frame.columns}
     for name in columns:
@@ -205,32 +178,17 @@ def _number(value: float) -> str:
 
 
 # -- files -----------------------------------------------------------------------------------
-def _plain(value: Any) -> Any:
+def plain(value: Any) -> Any:
     return value.item() if isinstance(value, np.generic) else value
 
 
-def save_decoupler(model: GlobalDecoupler, directory: Path) -> Path:
-    """Write ``decoupler.json``, ``weights.pt`` (a dict of state dicts) and, for a decoupler
-    with a fingerprint of its training rows, ``fingerprint.npz`` into ``directory``."""
+def write_files(
+    directory: Path, config: dict[str, Any], weights: dict[str, Any], fingerprint: Any
+) -> Path:
+    """Write ``decoupler.json`` (``config``, with the fingerprint's entry), ``weights.pt`` (a
+    dict of state dicts) and, with a ``RowFingerprint``, ``fingerprint.npz``; each atomically."""
     directory.mkdir(parents=True, exist_ok=True)
-    # the settings training used, defaults filled in: a later change of the defaults cannot
-    # rebuild these weights into networks of another size
-    params = model.settings() | {"alphas": [float(a) for a in model.alphas]}
-    config: dict[str, Any] = {
-        "format": FORMAT,
-        "params": params,
-        "classes": [_plain(c) for c in model.classes_],
-        "in_dim": model.in_dim_,
-        "side": model.side_,
-        "sensitive_column": model.sensitive_column_,
-        "history": model.history_,
-    }
-    if model.kind == "tabular":
-        config["schema"] = model.codec_.schema.to_dict()
-        config["columns"] = list(model.codec_.columns)
-        config["fill"] = {name: _plain(v) for name, v in model.codec_.fill.items()}
-        config["fit_schema"] = model.schema_.to_dict()
-    fingerprint: RowFingerprint | None = getattr(model, "fingerprint_", None)
+    config = {"format": FORMAT} | config
     if fingerprint is not None:
         config["fingerprint"] = fingerprint.to_config()
         tmp = directory / (FINGERPRINT_FILE + ".tmp")
@@ -239,7 +197,6 @@ def save_decoupler(model: GlobalDecoupler, directory: Path) -> Path:
         tmp.replace(directory / FINGERPRINT_FILE)
     else:  # a refit without one must not leave the earlier fit's file behind
         (directory / FINGERPRINT_FILE).unlink(missing_ok=True)
-    weights = {name: module.state_dict() for name, module in model._modules().items()}
     tmp = directory / (WEIGHTS_FILE + ".tmp")
     torch.save(weights, tmp)
     tmp.replace(directory / WEIGHTS_FILE)
@@ -249,8 +206,12 @@ def save_decoupler(model: GlobalDecoupler, directory: Path) -> Path:
     return directory
 
 
-def load_decoupler(cls: type[GlobalDecoupler], directory: Path) -> GlobalDecoupler:
-    """Rebuild the networks from the config and load the weights with ``weights_only=True``."""
+T = TypeVar("T")
+
+
+def read_saved(directory: Path, build: Callable[[dict[str, Any]], T]) -> T:
+    """``build(config)`` on the config of a saved decoupler; a directory that is not one, or
+    that ``build`` fails on (other than with an InputError), is refused in one line."""
     config_path, weights_path = directory / CONFIG_FILE, directory / WEIGHTS_FILE
     if not config_path.is_file() or not weights_path.is_file():
         raise InputError(
@@ -263,7 +224,7 @@ def load_decoupler(cls: type[GlobalDecoupler], directory: Path) -> GlobalDecoupl
     if not isinstance(config, dict) or config.get("format") != FORMAT:
         raise InputError(f"{str(config_path)!r} is not an attrpriv decoupler config ({FORMAT})")
     try:
-        return _rebuild(cls, config, directory)
+        return build(config)
     except InputError:
         raise
     except Exception as exc:  # any failure to rebuild from disk means a damaged directory
@@ -274,52 +235,7 @@ def load_decoupler(cls: type[GlobalDecoupler], directory: Path) -> GlobalDecoupl
         ) from None
 
 
-# parameters newer than the first saved decouplers (issue 12: the defaults that work)
-ADDED_PARAMS = ("validation_share", "patience", "on_collapse")
-
-
-def _rebuild(
-    cls: type[GlobalDecoupler], config: dict[str, Any], directory: Path
-) -> GlobalDecoupler:
-    """The model the config describes, with its weights; strict about missing or extra keys.
-
-    Only the parameters added after decouplers were first saved (``ADDED_PARAMS``) may be
-    missing: a folder saved before them gets their defaults.
-    """
-    params = dict(config["params"])
-    defaults = cls().get_params(deep=False)
-    params = {k: defaults[k] for k in ADDED_PARAMS if k in defaults and k not in params} | params
-    expected = set(defaults)
-    if set(params) != expected:
-        raise InputError(
-            f"decoupler config params {sorted(params)} are not the parameters "
-            f"{sorted(expected)} of GlobalDecoupler (another version?)"
-        )
-    params["alphas"] = tuple(params["alphas"])
-    model = cls(**params)
-    model._check_params()
-    model.classes_ = np.asarray(config["classes"], dtype=object)
-    column = config["sensitive_column"]
-    model.sensitive_column_ = None if column is None else str(column)
-    if model.kind == "tabular":
-        codec = TabularCodec(
-            Schema.from_dict(config["schema"]), tuple(config["columns"]), config.get("fill")
-        )
-        model.codec_ = codec
-        # saved before the fit schema was kept: the modelled columns' schema is all there is
-        fit_schema = config.get("fit_schema")
-        model.schema_ = codec.schema if fit_schema is None else Schema.from_dict(fit_schema)
-    model._build(int(config["in_dim"]), len(model.classes_), int(config["side"]))
-    state = _weights(directory / WEIGHTS_FILE)
-    for name, module in model._modules().items():
-        module.load_state_dict(state[name])
-        module.eval()
-    model.history_ = list(config["history"])
-    model.fingerprint_ = _load_fingerprint(config.get("fingerprint"), directory)
-    return model
-
-
-def _weights(path: Path) -> Any:
+def read_weights(path: Path) -> Any:
     """The tensors of a weights file, loaded with ``weights_only=True``; a file that holds any
     other Python object (a pickle that could run code) is refused in one line, never run."""
     import pickle
@@ -353,7 +269,7 @@ def _is_pickle(path: Path) -> bool:
     return True
 
 
-def _load_fingerprint(spec: Any, directory: Path) -> RowFingerprint | None:
+def read_fingerprint(spec: Any, directory: Path) -> RowFingerprint | None:
     """The stored fingerprint, or None for a decoupler saved without one (an older version)."""
     if spec is None:
         return None

@@ -1,39 +1,33 @@
 """Baseline sanitizers to read the decouple-and-sample trade-off against.
 
-The simple ones, which every tabular sweep scores next to the sanitizers (issue 12: a sanitizer
-that does not beat them is not worth its complexity):
-
-- :class:`DropSensitive` -- the data with the sensitive column removed.
-- :class:`DropProxies` -- the sensitive column and its ``k`` strongest proxies removed, the
-  proxies ranked on *auxiliary* data only (:func:`rank_proxies`).
-- :class:`MarginalDraw` -- the sensitive column replaced by independent draws from its marginal
-  on the auxiliary data.
-
-And those of the seed (sections 4-5):
-
-- :class:`InputNoise` -- the "Noise" baseline (iv of section 4): Gaussian noise in the input
-  space (pixels; or the public domain of each table column), no decoupler.
-- :class:`LatentInterpolation` -- the beta-VAE baseline of section 5: move a record's *full*
-  latent ``z`` from its sensitive class mean to the mean of a class drawn uniformly at random,
-  ``z~ = z - z_{S_i} + z_{S_j}``, and decode.
-
-All are duck-typed like :class:`attrpriv.sanitize.sanitizer.Sanitizer` (a ``sanitize`` method
-returning :class:`SanitizedData`), so :func:`attrpriv.sanitize.tradeoff.sweep` takes them as they
-are. None gives a formal privacy guarantee: their record is None, nothing is charged to a
-ledger, and their randomness is a seeded numpy generator, not a DP noise sampler.
+Drop the sensitive column (and proxies), draw it from its marginal, add input noise, or
+interpolate latents. Same ``sanitize`` signature as the Sanitizer; none gives a formal
+guarantee (no record, nothing charged). See docs/sanitize/evaluation.md.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-from typing import Any
+from collections.abc import Iterable, Mapping
+from typing import Any, ClassVar
 
 import numpy as np
 import pandas as pd
 
-from attrpriv._checks import check_non_negative, check_positive_int
+from attrpriv._checks import (
+    FLAG,
+    NON_NEGATIVE,
+    SEED,
+    Rule,
+    check_non_negative,
+    check_positive_int,
+    instance_of,
+    integer,
+    names,
+    optional,
+)
 from attrpriv.data.schema import Categorical, Integer, Role, Schema
 from attrpriv.dp.ledger import BudgetLedger
+from attrpriv.dp.mechanism import Parameters, validated
 from attrpriv.errors import InputError, offending
 from attrpriv.sanitize.decoupler import GlobalDecoupler
 from attrpriv.sanitize.evaluate import auc_score
@@ -43,35 +37,31 @@ from attrpriv.sanitize.sanitizer import SanitizedData, sensitive_labels
 NO_GUARANTEE = "none: an empirical baseline, not a DP mechanism (seeded numpy randomness)"
 
 
-class InputNoise:
+class InputNoise(Parameters):
     """Gaussian noise in input space; ``scale`` is the trade-off knob (0 = the data as given).
 
-    Images (anything :func:`attrpriv.sanitize.images.as_images` accepts): noise of std ``scale``
-    per pixel, clipped to [0, 1], returned in the shape given. Tables (needs ``schema``): numeric
-    and integer columns get noise of std ``scale * (upper - lower)`` of their public domain,
-    clipped to it (integers rounded); each categorical value is replaced with probability
-    ``min(1, scale)`` by a uniform draw from the public categories. Columns outside the schema,
-    with role target or ignore, and the sensitive column (``y_s`` as a column name, else the
-    schema's sensitive columns) are left as they are.
-
-    No formal guarantee: the noise comes from ``numpy.random.default_rng(seed)``, fresh on every
-    call (the same input and seed give the same output).
+    Images: per-pixel noise, clipped to [0, 1]. Tables: numbers get noise scaled to their public
+    range; categories are redrawn uniformly with probability ``min(1, scale)``; the sensitive
+    and target/ignored columns are left alone. No formal guarantee (seeded numpy noise).
 
     Parameters
     ----------
     scale : float
-        The noise level, >= 0: the pixel noise's std for images; for tables the share of each
-        numeric column's public range used as the noise std, and (capped at 1) the probability
-        of replacing a categorical value. Checked by :meth:`sanitize`.
+        Noise level >= 0: pixel std, or the share of a column's public range used as std.
     schema : Schema or None, optional
-        Roles and public domains; required to perturb a DataFrame, unused for images.
+        Roles and public domains; required for a DataFrame.
     seed : int, optional
-        Seeds the numpy generator (an integer >= 0, checked by :meth:`sanitize`).
+        Seeds the numpy generator (an integer >= 0).
     drop_sensitive : bool, optional
-        Tables: leave the sensitive column(s) out of the output instead of as they are (a
-        release that keeps the true sensitive column protects nothing; the sweep's input-noise
-        baseline drops it).
+        Tables: leave the sensitive column(s) out of the output.
     """
+
+    _constraints: ClassVar[Mapping[str, Rule]] = {
+        "scale": NON_NEGATIVE,
+        "schema": optional(instance_of(Schema, "an attrpriv Schema")),
+        "seed": SEED,
+        "drop_sensitive": FLAG,
+    }
 
     def __init__(
         self,
@@ -86,6 +76,7 @@ class InputNoise:
         self.seed = seed
         self.drop_sensitive = drop_sensitive
 
+    @validated
     def sanitize(
         self, X: Any, y_s: Any = None, *, ledger: BudgetLedger | None = None, label: str = ""
     ) -> SanitizedData:
@@ -94,31 +85,16 @@ class InputNoise:
         Parameters
         ----------
         X : pandas.DataFrame or array-like
-            A table (needs ``schema``) or images (anything
-            :func:`attrpriv.sanitize.images.as_images` accepts).
+            A table (needs ``schema``) or images.
         y_s : str or array-like or None, optional
-            The name of a table's sensitive column, left as it is; labels (one per row) or
-            ``None`` leave the schema's sensitive columns as they are instead.
-        ledger : BudgetLedger or None, optional
-            Ignored (nothing is charged: no DP output); there for the signature of
-            :class:`~attrpriv.sanitize.sanitizer.Sanitizer`.
-        label : str, optional
-            Ignored, like ``ledger``.
+            A table's sensitive column; labels or ``None``: the schema's sensitive columns.
+        ledger, label : optional
+            Ignored (no DP output).
 
         Returns
         -------
         SanitizedData
-            The noisy copy (a DataFrame of the columns of ``X``, less the sensitive ones with
-            ``drop_sensitive``, or float32 images of the shape given), with no labels and no
-            record; its parts name the baseline, the scale, the rows, the perturbed (and
-            dropped) columns of a table and the absent guarantee.
-
-        Raises
-        ------
-        InputError
-            ``scale`` is negative or ``seed`` is not an integer >= 0; ``y_s`` names a column
-            ``X`` lacks or does not have one label per row; a DataFrame comes without
-            ``schema``; images are not a valid (n, h, w) or (n, 1, h, w) array in [0, 1].
+            The noisy copy, with no labels and no record.
         """
         scale = check_non_negative(self.scale, "scale")
         rng = np.random.default_rng(check_positive_int(self.seed, "seed", minimum=0))
@@ -188,61 +164,48 @@ def _replace_categories(
     return pd.Series(values, index=series.index, name=series.name).astype(dtype)
 
 
-class LatentInterpolation:
+class LatentInterpolation(Parameters):
     """Latent interpolation of a fitted decoupler: ``z~ = z + strength * (mean_j - mean_i)``.
 
-    ``fit`` stores the per-class means of the full latent ``z = (z_S, z_NS)`` (posterior means
-    from ``decoupler.encode``) over the auxiliary (public) data as ``class_means_``. ``sanitize``
-    moves each record of class i towards class j, drawn uniformly from all classes (i included),
-    and decodes. ``strength`` 1 is the paper's baseline (with a plain beta-VAE: alphas
-    (1, 0, 0, 0)), 0 the plain reconstruction; it is the knob of a trade-off sweep. Tables come
-    back as the decoder returns them (the modelled columns, without the sensitive one), as from
-    :class:`Sanitizer` with a sampler that draws no labels.
-
-    No formal guarantee: the class of j comes from ``numpy.random.default_rng(seed)`` (fresh on
-    every call), and the record's own latent is released shifted, not replaced.
+    Moves each record's full latent from its class mean towards that of a class j drawn
+    uniformly, then decodes. No formal guarantee: the record's own latent is released shifted.
 
     Parameters
     ----------
     decoupler : GlobalDecoupler
-        A fitted (or loaded) decoupler whose ``encode`` and ``decode`` are used.
+        A fitted (or loaded) decoupler.
     strength : float, optional
-        How far to move towards the drawn class's mean, >= 0 (checked when used): 1 the
-        paper's baseline, 0 the plain reconstruction.
+        How far to move, >= 0: 1 the paper's baseline, 0 the plain reconstruction.
     seed : int, optional
-        Seeds the numpy generator drawing each record's class j (an integer >= 0, checked
-        when used).
+        Seeds the numpy generator drawing each record's class j (an integer >= 0).
     """
+
+    _constraints: ClassVar[Mapping[str, Rule]] = {
+        "decoupler": instance_of(GlobalDecoupler, "a GlobalDecoupler"),
+        "strength": NON_NEGATIVE,
+        "seed": SEED,
+    }
 
     def __init__(self, decoupler: GlobalDecoupler, strength: float = 1.0, *, seed: int = 0) -> None:
         self.decoupler = decoupler
         self.strength = strength
         self.seed = seed
 
+    @validated
     def fit(self, X_aux: Any, y_aux: Any = None) -> LatentInterpolation:
-        """Per-class latent means over auxiliary data; ``y_aux``: labels or a column of X_aux.
+        """Per-class means of the full latent over auxiliary data (``class_means_``).
 
         Parameters
         ----------
         X_aux : pandas.DataFrame or numpy.ndarray
             The auxiliary (public) data, as ``decoupler.encode`` takes it.
         y_aux : array-like or str or None, optional
-            The sensitive labels (one per row), or the name of their column of ``X_aux``;
-            ``None``: the decoupler's sensitive column of ``X_aux``.
+            Labels, or their column of ``X_aux``; ``None``: the decoupler's sensitive column.
 
         Returns
         -------
         LatentInterpolation
-            The interpolation itself, with ``classes_`` (sorted) and ``class_means_``
-            (one row per class) set.
-
-        Raises
-        ------
-        InputError
-            No labels are given or found, a label is missing, there are fewer than 2 classes,
-            or ``X_aux`` does not fit the decoupler.
-        NotFittedError
-            The decoupler is neither fitted nor loaded.
+            The interpolation itself, fitted (at least 2 classes are needed).
         """
         labels = self._labels(X_aux, y_aux, "y_aux")
         if pd.isna(labels).any():
@@ -263,23 +226,16 @@ class LatentInterpolation:
         Parameters
         ----------
         z : array-like
-            Full latents (z_S then z_NS), of shape (n, m) with m the width of ``class_means_``.
+            Full latents (z_S then z_NS), of shape (n, m).
         y_s : array-like
-            The sensitive class of each row of ``z``, shape (n,), among the fitted classes.
+            The fitted class of each row, shape (n,).
 
         Returns
         -------
         moved : numpy.ndarray
-            ``z + strength * (class_means_[j] - class_means_[i])``, float64 of shape (n, m).
+            The moved latents, float64 of shape (n, m).
         classes : numpy.ndarray
-            The class j each row was moved to, drawn uniformly from the fitted classes, shape
-            (n,).
-
-        Raises
-        ------
-        InputError
-            ``strength`` is negative or ``seed`` is not an integer >= 0, the interpolation is
-            not fitted, ``z`` or ``y_s`` have the wrong shape, or a label was not fitted.
+            The class j each row was moved to, shape (n,).
         """
         strength = check_non_negative(self.strength, "strength")
         rng = np.random.default_rng(check_positive_int(self.seed, "seed", minimum=0))
@@ -295,6 +251,7 @@ class LatentInterpolation:
         moved = latents + strength * (means[target] - means[source])
         return moved, self.classes_[target]
 
+    @validated
     def sanitize(
         self, X: Any, y_s: Any = None, *, ledger: BudgetLedger | None = None, label: str = ""
     ) -> SanitizedData:
@@ -303,30 +260,16 @@ class LatentInterpolation:
         Parameters
         ----------
         X : pandas.DataFrame or numpy.ndarray
-            The data to sanitize, as ``decoupler.encode`` takes it.
+            The data, as ``decoupler.encode`` takes it.
         y_s : array-like or str or None, optional
-            The sensitive labels (one per row), or the name of their column of ``X``; ``None``:
-            the decoupler's sensitive column of ``X``.
-        ledger : BudgetLedger or None, optional
-            Ignored (nothing is charged: no DP output); there for the signature of
-            :class:`~attrpriv.sanitize.sanitizer.Sanitizer`.
-        label : str, optional
-            Ignored, like ``ledger``.
+            Labels, or their column of ``X``; ``None``: the decoupler's sensitive column.
+        ledger, label : optional
+            Ignored (no DP output).
 
         Returns
         -------
         SanitizedData
-            The decoded moved latents, with no labels and no record; its parts hold the rows,
-            the strength, the classes, the share of rows moved to another class and the absent
-            guarantee.
-
-        Raises
-        ------
-        InputError
-            No labels are given or found, the interpolation is not fitted, a label was not
-            fitted, ``strength`` or ``seed`` is invalid, or ``X`` does not fit the decoupler.
-        NotFittedError
-            The decoupler is neither fitted nor loaded.
+            The decoded moved latents, with no labels and no record.
         """
         labels = self._labels(X, y_s, "y_s")
         self._means()
@@ -377,41 +320,10 @@ def rank_proxies(
     bins: int = 10,
     seed: int = 0,
 ) -> pd.Series:
-    """How well each column alone predicts the sensitive one on auxiliary data: its AUC.
+    """Cross-fitted AUC of each column alone for ``sensitive``, on auxiliary data, strongest first.
 
-    Each column is cut into cells (its categories, or ``bins`` quantile bins of a numeric
-    column computed on ``X_aux``; a missing value is a cell of its own). Over ``folds``
-    seeded folds, a row's score for each class is that class's add-one smoothed share in its
-    cell on the *other* folds (cross-fitted, so a column with many cells is not rewarded for
-    memorising rows), and the column's power is the AUC of those scores
-    (:func:`attrpriv.sanitize.evaluate.auc_score`: binary, or one-vs-rest macro). Only
-    auxiliary (public) data is read.
-
-    Parameters
-    ----------
-    X_aux : pandas.DataFrame
-        The auxiliary data, with the sensitive column.
-    sensitive : str
-        The sensitive column.
-    exclude : iterable of str, optional
-        Columns not to rank (e.g. the task's target, which a release must keep).
-    folds : int, optional
-        The number of cross-fitting folds, >= 2.
-    bins : int, optional
-        Quantile bins of a numeric column, >= 2.
-    seed : int, optional
-        Seeds the fold assignment.
-
-    Returns
-    -------
-    pandas.Series
-        Column name -> AUC, strongest proxy first.
-
-    Raises
-    ------
-    InputError
-        ``sensitive`` is not a column of ``X_aux``, its labels are missing or of one class,
-        ``folds`` or ``bins`` is below 2, or there are fewer rows than folds.
+    ``exclude`` columns are not ranked; ``folds`` and ``bins`` (quantile bins of a numeric
+    column) are >= 2; ``seed`` seeds the folds. Returns a Series column -> AUC.
     """
     if sensitive not in X_aux.columns:
         raise InputError(f"sensitive column {sensitive!r} is not a column of the data")
@@ -465,48 +377,21 @@ def _sensitive_column(X: Any, y_s: Any, what: str) -> str:
     return y_s
 
 
-class DropSensitive:
-    """Baseline: the data as given, less the sensitive column (and ``columns``, if named).
+class DropSensitive(Parameters):
+    """Baseline: the data less the sensitive column ``y_s`` and the further ``columns``."""
 
-    The first thing anyone would try. It leaks whatever the other columns say about the
-    sensitive one; any sanitizer should leak less, or keep more utility.
-
-    Parameters
-    ----------
-    columns : iterable of str, optional
-        Further columns to drop.
-    """
+    _constraints: ClassVar[Mapping[str, Rule]] = {
+        "columns": names(),
+    }
 
     def __init__(self, columns: Iterable[str] = ()) -> None:
         self.columns = columns
 
+    @validated
     def sanitize(
         self, X: Any, y_s: Any = None, *, ledger: BudgetLedger | None = None, label: str = ""
     ) -> SanitizedData:
-        """``X`` without its sensitive column ``y_s`` (and ``columns``); nothing is charged.
-
-        Parameters
-        ----------
-        X : pandas.DataFrame
-            The table.
-        y_s : str
-            The name of its sensitive column.
-        ledger : BudgetLedger or None, optional
-            Ignored (no DP output).
-        label : str, optional
-            Ignored.
-
-        Returns
-        -------
-        SanitizedData
-            The remaining columns, in their order, no labels and no record; its parts name the
-            dropped columns.
-
-        Raises
-        ------
-        InputError
-            ``X`` is not a DataFrame, or ``y_s`` is not the name of one of its columns.
-        """
+        """``X`` without its sensitive column ``y_s`` (and ``columns``); ``ledger`` is ignored."""
         column = _sensitive_column(X, y_s, "DropSensitive")
         dropped = [column, *(c for c in self.columns if c in X.columns and c != column)]
         parts = {"baseline": "drop-sensitive", "dropped": dropped, "rows": len(X),
@@ -514,49 +399,26 @@ class DropSensitive:
         return SanitizedData(X.drop(columns=dropped), None, None, parts)
 
 
-class DropProxies:
-    """Baseline: drop the sensitive column and its ``k`` strongest proxies.
+class DropProxies(Parameters):
+    """Baseline: drop the sensitive column and its ``k`` strongest auxiliary-data proxies.
 
-    ``fit`` ranks the other columns of the *auxiliary* data with :func:`rank_proxies` (each
-    column's own cross-fitted AUC for the sensitive attribute); the private data are never
-    read to choose what to drop.
-
-    Parameters
-    ----------
-    k : int, optional
-        How many proxies to drop (>= 0).
-    keep : iterable of str, optional
-        Columns never dropped (the task's target).
-    seed : int, optional
-        Seeds the ranking's folds.
+    ``keep`` columns (the task's target) are never dropped; ``seed`` seeds the ranking's folds.
     """
+
+    _constraints: ClassVar[Mapping[str, Rule]] = {
+        "k": integer(0),
+        "keep": names(),
+        "seed": SEED,
+    }
 
     def __init__(self, k: int = 3, *, keep: Iterable[str] = (), seed: int = 0) -> None:
         self.k = k
         self.keep = keep
         self.seed = seed
 
+    @validated
     def fit(self, X_aux: pd.DataFrame, y_s: str) -> DropProxies:
-        """Rank the proxies of ``y_s`` on the auxiliary data and pick the top ``k``.
-
-        Parameters
-        ----------
-        X_aux : pandas.DataFrame
-            The auxiliary (public) data.
-        y_s : str
-            The sensitive column.
-
-        Returns
-        -------
-        DropProxies
-            Itself, with ``sensitive_column_``, ``ranking_`` (column -> AUC, strongest
-            first) and ``proxies_`` (the ``k`` dropped) set.
-
-        Raises
-        ------
-        InputError
-            ``k`` is not an integer >= 0, or :func:`rank_proxies` refuses the data.
-        """
+        """Rank the proxies of column ``y_s`` on ``X_aux``; keep the top ``k`` (``proxies_``)."""
         k = check_positive_int(self.k, "k", minimum=0)
         column = _sensitive_column(X_aux, y_s, "DropProxies")
         ranking = rank_proxies(X_aux, column, exclude=tuple(self.keep), seed=self.seed)
@@ -568,30 +430,7 @@ class DropProxies:
     def sanitize(
         self, X: Any, y_s: Any = None, *, ledger: BudgetLedger | None = None, label: str = ""
     ) -> SanitizedData:
-        """``X`` without the sensitive column and the fitted proxies; nothing is charged.
-
-        Parameters
-        ----------
-        X : pandas.DataFrame
-            The table.
-        y_s : str or None, optional
-            The sensitive column; ``None``: the one ``fit`` saw.
-        ledger : BudgetLedger or None, optional
-            Ignored (no DP output).
-        label : str, optional
-            Ignored.
-
-        Returns
-        -------
-        SanitizedData
-            The remaining columns, no labels and no record; its parts name the dropped columns
-            and the proxies' AUCs on the auxiliary data.
-
-        Raises
-        ------
-        InputError
-            Not fitted, ``X`` is not a DataFrame, or the sensitive column is not in ``X``.
-        """
+        """``X`` without the sensitive column (default: the fitted one) and proxies."""
         if not hasattr(self, "proxies_"):
             raise InputError("this DropProxies is not fitted: call fit(X_aux, y_s)")
         column = _sensitive_column(X, self.sensitive_column_ if y_s is None else y_s,
@@ -603,44 +442,19 @@ class DropProxies:
         return SanitizedData(X.drop(columns=dropped), None, None, parts)
 
 
-class MarginalDraw:
-    """Baseline: the sensitive column replaced by independent draws from its marginal.
+class MarginalDraw(Parameters):
+    """Baseline: the sensitive column redrawn from its auxiliary marginal."""
 
-    ``fit`` reads the class shares on the *auxiliary* data; ``sanitize`` draws every row's
-    value from them, independently of the row, and leaves the other columns as they are. The
-    released column then says nothing about the row's true value, but the other columns still
-    say what they say.
-
-    Parameters
-    ----------
-    seed : int, optional
-        Seeds the numpy generator of the draws (fresh on every call).
-    """
+    _constraints: ClassVar[Mapping[str, Rule]] = {
+        "seed": SEED,
+    }
 
     def __init__(self, *, seed: int = 0) -> None:
         self.seed = seed
 
+    @validated
     def fit(self, X_aux: pd.DataFrame, y_s: str) -> MarginalDraw:
-        """The class shares of ``y_s`` on the auxiliary data.
-
-        Parameters
-        ----------
-        X_aux : pandas.DataFrame
-            The auxiliary (public) data.
-        y_s : str
-            The sensitive column.
-
-        Returns
-        -------
-        MarginalDraw
-            Itself, with ``sensitive_column_``, ``classes_`` and ``shares_`` set.
-
-        Raises
-        ------
-        InputError
-            ``X_aux`` is not a DataFrame, ``y_s`` is not one of its columns, or the column
-            has no value.
-        """
+        """The class shares of column ``y_s`` on the auxiliary data ``X_aux``."""
         column = _sensitive_column(X_aux, y_s, "MarginalDraw")
         shares = X_aux[column].astype(object).value_counts(normalize=True, dropna=True)
         if shares.empty:
@@ -654,31 +468,7 @@ class MarginalDraw:
     def sanitize(
         self, X: Any, y_s: Any = None, *, ledger: BudgetLedger | None = None, label: str = ""
     ) -> SanitizedData:
-        """``X`` with its sensitive column drawn from the fitted marginal; nothing is charged.
-
-        Parameters
-        ----------
-        X : pandas.DataFrame
-            The table.
-        y_s : str or None, optional
-            The sensitive column; ``None``: the one ``fit`` saw.
-        ledger : BudgetLedger or None, optional
-            Ignored (no DP output).
-        label : str, optional
-            Ignored.
-
-        Returns
-        -------
-        SanitizedData
-            The table with the drawn column (its dtype kept) and the drawn labels as ``y_s``;
-            no record.
-
-        Raises
-        ------
-        InputError
-            Not fitted, ``seed`` is invalid, ``X`` is not a DataFrame, or the sensitive column
-            is not in ``X``.
-        """
+        """``X`` with its sensitive column drawn from the fitted marginal (labels as ``y_s``)."""
         if not hasattr(self, "shares_"):
             raise InputError("this MarginalDraw is not fitted: call fit(X_aux, y_s)")
         column = _sensitive_column(X, self.sensitive_column_ if y_s is None else y_s,

@@ -1,27 +1,17 @@
 """The global decoupler: a beta-VAE whose latent splits into sensitive and non-sensitive parts.
 
-Equation 5 of Decouple-and-Sample (the seed): minimise over encoder, decoder and aligner
-
-    alpha1 * L1 + alpha2 * L2 + alpha3 * L3 - alpha4 * min_v L4
-
-with L1 the negative beta-ELBO, L2 the aligner's cross-entropy predicting y_S from z_S,
-L3 the distance correlation between z_S and z_NS over the batch, and L4 the adversary's
-cross-entropy predicting y_S from z_NS. The min-max is done by alternating updates: on each
-batch the adversary takes one step minimising L4 on the detached z_NS, then the encoder,
-decoder and aligner take one step on the objective, in which -alpha4 * L4 pushes z_NS to
-defeat the updated adversary.
 Trained on auxiliary (public) data only; it gives no formal guarantee by itself.
+The objective (equation 5 of Decouple-and-Sample) is on docs/sanitize/decoupler.md.
 """
 
 from __future__ import annotations
 
 import copy
-import json
 import warnings
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 import pandas as pd
@@ -29,18 +19,30 @@ import torch
 from torch import nn
 
 from attrpriv._checks import (
-    check_choice,
-    check_non_negative,
-    check_positive,
-    check_positive_int,
-    check_probability,
+    FLAG,
+    NON_NEGATIVE,
+    POSITIVE,
+    SEED,
+    Rule,
+    check_delta,
+    integer,
+    one_of,
+    optional,
 )
 from attrpriv._progress import progress
 from attrpriv.data.schema import Schema
-from attrpriv.dp.mechanism import Parameters, check_fitted
+from attrpriv.dp.mechanism import Parameters, check_fitted, validated
 from attrpriv.errors import InputError, SchemaError, offending
 from attrpriv.sanitize import networks as nets
-from attrpriv.sanitize._store import RowFingerprint
+from attrpriv.sanitize._store import (
+    WEIGHTS_FILE,
+    RowFingerprint,
+    plain,
+    read_fingerprint,
+    read_saved,
+    read_weights,
+    write_files,
+)
 from attrpriv.sanitize.defaults import (
     ALPHAS,
     BOUND_QUANTILE,
@@ -75,97 +77,76 @@ def _deterministic(seed: int) -> Iterator[None]:
         torch.set_num_threads(threads)
 
 
+ADDED_PARAMS = ("validation_share", "patience", "on_collapse")
+"""Parameters newer than the first saved decouplers: a config without them gets the defaults."""
+
+
+def _alphas(value: object, name: str) -> tuple[float, ...]:
+    """Four weights >= 0, alpha1..alpha4."""
+    if not isinstance(value, (list, tuple, np.ndarray)) or len(value) != 4:
+        raise InputError(f"{name} must be 4 numbers (alpha1..alpha4), got {value!r}")
+    return tuple(NON_NEGATIVE(a, f"{name}[{i}]") for i, a in enumerate(value, start=1))
+
+
 class GlobalDecoupler(Parameters):
-    """beta-VAE + aligner + adversary + distance correlation (equation 5 of the seed).
+    """beta-VAE with an aligner, an adversary and a distance-correlation term.
+
+    Splits the latent into z_S (carries y_S) and z_NS (does not). No formal guarantee: train it
+    on public auxiliary data only. ``beta``, ``hidden``, ``epochs``, ``batch_size`` and ``lr``
+    left at ``None`` take the data kind's value in
+    :data:`~attrpriv.sanitize.defaults.KIND_DEFAULTS`. See docs/sanitize/decoupler.md.
 
     Parameters
     ----------
     kind : str, optional
         ``"tabular"`` (a DataFrame and its schema) or ``"image"`` (an (n, h, w) array).
-    latent_dim : int, optional
-        m of the paper (32): the dimension of the whole latent.
-    sensitive_dim : int, optional
-        k of the paper (8): z_S is the first k of the m latent dimensions.
+    latent_dim, sensitive_dim : int, optional
+        m, the whole latent's dimension, and k: z_S is its first k dimensions.
     beta : float or None, optional
         beta of the beta-VAE.
     alphas : tuple of four float, optional
-        (alpha1, alpha2, alpha3, alpha4) of equation 5; an alpha of 0 removes that component
-        (the paper's ablation).
+        (alpha1, ..., alpha4) of the objective, default (1, 10, 100, 1); 0 removes a term.
     hidden : int or None, optional
         Hidden width of the networks.
-    epochs : int or None, optional
-        Adam training: the number of epochs.
-    batch_size : int or None, optional
-        Adam training: the batch size.
+    epochs, batch_size : int or None, optional
+        Maximum number of training epochs; training batch size.
     lr : float or None, optional
-        Adam training: the learning rate.
+        Adam learning rate.
     seed : int, optional
-        Seeds the weights, the batch order, the reparameterisation noise and the validation
-        split.
+        Seeds the weights, batch order, reparameterisation noise and validation split.
     progress : bool, optional
         Report each epoch's losses on stderr.
     validation_share : float, optional
-        Share of the auxiliary rows held out (seeded) from training, for early stopping, the
-        collapse check and the fidelity table (default 0.2; 0: train on every row, check
-        nothing). No split below 50 rows. Once the checks are done, the networks are trained
-        again on every row for the best epoch count (``refit_``).
+        Share of rows held out for early stopping and the collapse check (0.2; 0: none).
     patience : int or None, optional
-        Early stopping: stop after this many epochs without a better validation objective;
-        the best epoch (``best_epoch_``, default patience 3) is the epoch count of the final
-        training on every row, and ``epochs`` is the maximum. ``None``: the validated run
-        trains every epoch.
+        Epochs without a better validation objective before stopping (``None``: no stopping).
     on_collapse : {"retune", "raise", "warn"}, optional
-        What ``fit`` does when z_S has collapsed (the aligner predicts y_S on the validation
-        split no better than the prior, while the modelled columns do): ``"retune"``
-        (default) tries a few settings of beta and the alphas on the auxiliary data and keeps
-        the best that does not collapse; ``"raise"`` refuses with an :class:`InputError`;
-        ``"warn"`` keeps the collapsed model with a ``UserWarning``.
+        What ``fit`` does when z_S carries nothing about y_S: retune, raise, or warn.
 
     Attributes
     ----------
-    history_ : list of dict
-        Per epoch run: the mean training losses and, with a validation split, the validation
-        objective (``validation``).
-    best_epoch_ : int
-        The epoch with the best validation objective (the last one without a validation
-        split).
-    refit_ : dict or None
-        With a validation split: the final networks are trained again from fresh weights on
-        every auxiliary row for ``best_epoch_`` epochs with the kept settings (``rows``,
-        ``epochs``, ``beta``, ``alphas`` and the ``last`` epoch's training losses); the other
-        diagnostics are those of the validated run. ``None`` without a split.
-    validation_ : dict
-        The collapse check on the validation split: its ``rows``, the aligner's, the prior's
-        and a logistic regression on the modelled columns' (``features_``) log-loss and
-        accuracy, ``status`` (``"ok"``, ``"collapsed"``, ``"uninformative"``: the columns do
-        not predict y_S either, so z_S has nothing to carry; ``"unchecked"``, with a
-        ``reason``).
+    latent_bound_ : LatentBound
+        Public bound of z_S from the auxiliary data; the DP samplers' default ``bound``.
     collapsed_ : bool or None
         Whether the kept z_S is collapsed (``None``: not checked).
-    retuned_ : dict or None
-        The retuning search when it ran: the settings tried with their validation numbers,
-        and the ``beta`` / ``alphas`` kept (``None`` there if none worked).
-    latent_bound_ : LatentBound
-        The public bound of the sensitive latents, from the auxiliary data (see
-        :class:`~attrpriv.sanitize.samplers.LatentBound`); DP-obfuscation and DP-sampling use
-        it when their ``bound`` is left at ``None``.
-    fidelity_ : pandas.DataFrame or None
-        Tables: one row per modelled column, its reconstruction on the validation split
-        (numbers: correlation; categories: agreement, against the majority share) and
-        ``flag`` (``"constant"``: the decoded column is constant where its source is not).
-
-    Notes
-    -----
-    ``beta``, ``hidden``, ``epochs``, ``batch_size`` and ``lr`` left at ``None`` take the value
-    of their data kind in :data:`~attrpriv.sanitize.defaults.KIND_DEFAULTS` (tables: 15 epochs,
-    beta 0.5, hidden 64, lr 3e-3, batch 128; images: 30, 1, 128, 1e-3, 64), the command line's
-    defaults too; ``alphas`` defaults to (1, 10, 100, 1). They are the tuned settings, not the
-    paper's (beta 5, alphas 1, 1, 100, 1), which collapse z_S on tables (``defaults``).
-
-    Parameters are stored as given (``get_params`` / ``set_params``, so
-    ``sklearn.base.clone`` works); ``fit`` returns the decoupler; learned state ends in ``_``
-    and using it before ``fit`` (or :meth:`load`) raises :class:`NotFittedError`.
     """
+
+    _constraints: ClassVar[Mapping[str, Rule]] = {
+        "kind": one_of(KINDS),
+        "latent_dim": integer(2),
+        "sensitive_dim": integer(),
+        "beta": optional(NON_NEGATIVE),
+        "alphas": Rule("4 numbers >= 0 (alpha1..alpha4)", _alphas),
+        "hidden": optional(integer()),
+        "epochs": optional(integer()),
+        "batch_size": optional(integer(2)),
+        "lr": optional(POSITIVE),
+        "seed": SEED,
+        "progress": FLAG,
+        "validation_share": Rule("a number in [0, 1)", check_delta),
+        "patience": optional(integer()),
+        "on_collapse": one_of(ON_COLLAPSE),
+    }
 
     def __init__(
         self,
@@ -206,46 +187,26 @@ class GlobalDecoupler(Parameters):
         Returns
         -------
         dict of str to object
-            Every parameter of ``get_params()``; ``beta``, ``hidden``, ``epochs``,
-            ``batch_size`` and ``lr`` left at ``None`` take the value of
-            :data:`~attrpriv.sanitize.defaults.KIND_DEFAULTS` for ``kind`` (the tabular values
-            for a ``kind`` that is not one of the known kinds). Nothing is checked here.
+            Every parameter of ``get_params()``, with the defaults filled in; nothing is checked.
         """
         params = self.get_params(deep=False)
         kind = params["kind"] if params["kind"] in KIND_DEFAULTS else "tabular"
         defaults = KIND_DEFAULTS[kind]
         return {k: defaults[k] if v is None and k in defaults else v for k, v in params.items()}
 
-    def _check_params(self) -> None:
-        check_choice(self.kind, "kind", KINDS)
-        settings = self.settings()
-        m = check_positive_int(self.latent_dim, "latent_dim", minimum=2)
-        k = check_positive_int(self.sensitive_dim, "sensitive_dim")
-        if k >= m:
-            raise InputError(f"sensitive_dim must be < latent_dim ({m}), got {k}")
-        check_non_negative(settings["beta"], "beta")
-        if len(tuple(self.alphas)) != 4:
-            raise InputError(f"alphas must be 4 numbers (alpha1..alpha4), got {self.alphas!r}")
-        for i, a in enumerate(self.alphas, start=1):
-            check_non_negative(a, f"alphas[{i}]")
-        check_positive_int(settings["hidden"], "hidden")
-        check_positive_int(settings["epochs"], "epochs")
-        check_positive_int(settings["batch_size"], "batch_size", minimum=2)
-        check_positive(settings["lr"], "lr")
-        check_positive_int(self.seed, "seed", minimum=0)
-        if check_probability(self.validation_share, "validation_share", open_interval=False) == 1:
-            raise InputError(f"validation_share must be < 1, got {self.validation_share!r}")
-        if self.patience is not None:
-            check_positive_int(self.patience, "patience")
-        check_choice(self.on_collapse, "on_collapse", ON_COLLAPSE)
+    def _validate_params(self) -> dict[str, Any]:
+        """The declared constraints, then the one between two of them."""
+        cleaned = super()._validate_params()
+        if cleaned["sensitive_dim"] >= cleaned["latent_dim"]:
+            raise InputError(
+                f"sensitive_dim must be < latent_dim ({cleaned['latent_dim']}), "
+                f"got {cleaned['sensitive_dim']}"
+            )
+        return cleaned
 
     # ----------------------------------------------------------------- data
     def _labels(self, X: Any, y_s: Any) -> tuple[np.ndarray, tuple[str, ...], np.ndarray]:
-        """Codes of y_S, the excluded column name (if y_s names one) and the sorted classes.
-
-        A Series named after a column of ``X`` counts as that column: it is not modelled.
-        Sets nothing: a fit that fails leaves a fitted decoupler as it was.
-        """
+        """Codes of y_S, the excluded column name (if y_s names one) and the sorted classes."""
         if isinstance(y_s, pd.Series) and isinstance(X, pd.DataFrame) and y_s.name in X.columns:
             if not y_s.equals(X[y_s.name]):
                 raise InputError(f"y_s is named {y_s.name!r} but differs from that column of X")
@@ -269,14 +230,7 @@ class GlobalDecoupler(Parameters):
     def _to_matrix(
         self, X: Any, *, trained: bool = False, codec: TabularCodec | None = None
     ) -> np.ndarray:
-        """Data -> network input, refusing data the decoupler was not built for.
-
-        The checks live here, at the boundary: the wrong kind of data (images for a tabular
-        decoupler, a table for an image one), images of another size than the trained one
-        (``trained``), and frames that do not fit the decoupler's schema (a missing modelled
-        column, a value outside its public domain: a decoupler trained on another schema).
-        ``codec``: the one being fitted (default: the fitted ``codec_``).
-        """
+        """Data -> network input; refuses data of the wrong kind, image size or schema."""
         if self.kind == "image":
             if isinstance(X, (pd.DataFrame, pd.Series)):
                 raise InputError(
@@ -334,14 +288,14 @@ class GlobalDecoupler(Parameters):
         return self.codec_.reconstruction_loss(out, target)
 
     # ----------------------------------------------------------------- training
+    @validated
     def fit(self, X: Any, y_s: Any, *, schema: Schema | None = None) -> GlobalDecoupler:
         """Train on auxiliary (public) data.
 
         Parameters
         ----------
         X : pandas.DataFrame or numpy.ndarray
-            The auxiliary data: a DataFrame (``kind="tabular"``) or an (n, h, w) array
-            (``kind="image"``).
+            A DataFrame (``kind="tabular"``) or an (n, h, w) array (``kind="image"``).
         y_s : array-like or str
             The sensitive labels, or the name of a column of ``X``.
         schema : Schema or None, optional
@@ -350,24 +304,8 @@ class GlobalDecoupler(Parameters):
         Returns
         -------
         GlobalDecoupler
-            The decoupler itself, fitted.
-
-        Raises
-        ------
-        InputError
-            A parameter or the labels are invalid, a tabular decoupler has no ``schema``, or
-            there are fewer than 2 rows.
-
-        Notes
-        -----
-        Besides the networks, ``fit`` keeps what the decoupler needs to take new tables and
-        to tell its training rows apart: ``schema_`` (the schema given), the codec's
-        ``fill`` statistics of ``X`` (the median of each nullable numeric column, which
-        stands in for its missing values next to a missingness indicator the networks see;
-        the most frequent category of each categorical column) and ``fingerprint_``, a keyed
-        hash of every training row (see :meth:`training_rows`), never the rows themselves.
+            The decoupler itself, fitted (at least 2 rows needed).
         """
-        self._check_params()
         codes, exclude, classes = self._labels(X, y_s)
         codec = None
         if self.kind == "tabular":
@@ -477,13 +415,7 @@ class GlobalDecoupler(Parameters):
         alphas: tuple[float, ...],
         epochs: int,
     ) -> None:
-        """Search (beta, alphas) on the auxiliary data; keep the best non-collapsed z_S.
-
-        Each candidate trains from fresh weights (the same seed) for at most
-        ``RETUNE_EPOCHS`` epochs with early stopping; the winner (lowest validation aligner
-        log-loss) is then trained with the decoupler's own ``epochs`` when they are more,
-        and the better of the two runs is kept. Nothing changes if no candidate works.
-        """
+        """Search (beta, alphas) on the auxiliary data; keep the best non-collapsed z_S."""
         side = int(self.side_)
         original = (self._state(), self.history_, self.best_epoch_, self.validation_)
         search = min(epochs, RETUNE_EPOCHS)
@@ -534,13 +466,7 @@ class GlobalDecoupler(Parameters):
         return float(self.settings()["beta"]), tuple(float(a) for a in self.alphas)
 
     def _refit(self, x: torch.Tensor, y: torch.Tensor) -> None:
-        """Train again from fresh weights on every row, for the validated ``best_epoch_``.
-
-        The validation split chose the settings and the number of epochs; the rows it held
-        out then join the training, so that the kept networks have seen all the auxiliary
-        data. The diagnostics (``history_``, ``validation_``, ``fidelity_``) stay those of
-        the validated run.
-        """
+        """Train again from fresh weights on every row, for the validated ``best_epoch_``."""
         beta, alphas = self._kept_settings()
         epochs = max(1, int(self.best_epoch_))
         torch.manual_seed(int(self.seed))
@@ -701,12 +627,7 @@ class GlobalDecoupler(Parameters):
     def _validation_objective(
         self, x: torch.Tensor, y: torch.Tensor, beta: float, alphas: tuple[float, ...]
     ) -> float:
-        """alpha1 L1 + alpha2 L2 on held-out rows, at the posterior means.
-
-        The adversary's term is left out (it measures the adversary as much as the encoder),
-        and so is the distance correlation: a z_S squeezed to a constant minimises it, so an
-        objective with it would stop early at a collapsed z_S.
-        """
+        """alpha1 L1 + alpha2 L2 on held-out rows (no adversary or distance-correlation term)."""
         k = self.sensitive_dim
         with torch.no_grad():
             mu, logvar = self.encoder_(x)
@@ -725,11 +646,7 @@ class GlobalDecoupler(Parameters):
         beta: float,
         alphas: tuple[float, ...],
     ) -> dict[str, torch.Tensor]:
-        """The four losses of equation 5 on one batch, and their weighted sum.
-
-        The inner min_v L4 is an adversary step on the detached z_NS first (alternating
-        updates); the encoder then gets -alpha4 * L4 against the updated adversary.
-        """
+        """One alternating update: an adversary step, then the weighted objective on one batch."""
         k = self.sensitive_dim
         ce = nn.functional.cross_entropy
         mu, logvar = self.encoder_(x)
@@ -758,10 +675,8 @@ class GlobalDecoupler(Parameters):
         Parameters
         ----------
         X : pandas.DataFrame or numpy.ndarray
-            Data of the kind the decoupler was trained on: a DataFrame with every modelled
-            column, its values in the schema's public domains (other columns are ignored), or
-            images of shape (n, h, w) or (n, 1, h, w) with the trained (h, w) and pixel values
-            in [0, 1].
+            Data of the trained kind: a DataFrame with every modelled column, or images of the
+            trained (h, w), shape (n, h, w) or (n, 1, h, w), pixels in [0, 1].
 
         Returns
         -------
@@ -772,12 +687,6 @@ class GlobalDecoupler(Parameters):
 
         Raises
         ------
-        NotFittedError
-            The decoupler is neither fitted nor loaded.
-        InputError
-            ``X`` is not the decoupler's kind of data, lacks a modelled column, has missing
-            values in a column that is not nullable or non-finite numbers, or holds images of
-            another shape or outside [0, 1].
         SchemaError
             A value lies outside its column's public domain.
         """
@@ -794,30 +703,15 @@ class GlobalDecoupler(Parameters):
 
         Parameters
         ----------
-        z_s : array-like
-            Sensitive latents of shape (n, ``sensitive_dim``), finite.
-        z_ns : array-like
-            Non-sensitive latents of shape (n, ``latent_dim - sensitive_dim``), finite, row for
-            row with ``z_s``.
+        z_s, z_ns : array-like
+            Finite latents, (n, k) and (n, m - k), row for row.
         rng : numpy.random.Generator or None, optional
-            Tabular: draw each categorical value (and each missing-value flag) from the
-            decoder's law; None: take the most likely one.
+            Tabular: draw categories from the decoder's law; None: take the most likely one.
 
         Returns
         -------
         pandas.DataFrame or numpy.ndarray
-            Tabular: a DataFrame of the modelled columns (not the sensitive column the
-            decoupler was fitted on), numbers clipped to their public bounds, integers
-            rounded, categories as a pandas Categorical (missing where the missing-value slot
-            of a nullable column wins). Image: float32 pixel probabilities of shape
-            (n, 1, h, w), in [0, 1].
-
-        Raises
-        ------
-        NotFittedError
-            The decoupler is neither fitted nor loaded.
-        InputError
-            The latents have the wrong shapes, different numbers of rows, or non-finite values.
+            The modelled columns (not the sensitive one), or float32 images (n, 1, h, w).
         """
         self._require_fitted()
         zs, zn = np.asarray(z_s, dtype=np.float32), np.asarray(z_ns, dtype=np.float32)
@@ -852,15 +746,7 @@ class GlobalDecoupler(Parameters):
         Returns
         -------
         numpy.ndarray
-            One predicted sensitive class per row, of shape (n,): one of the classes seen by
-            ``fit`` (``classes_``, object dtype).
-
-        Raises
-        ------
-        NotFittedError
-            The decoupler is neither fitted nor loaded.
-        InputError
-            ``X`` does not fit the decoupler (see :meth:`encode`).
+            One class of ``classes_`` per row, shape (n,).
         """
         z_s, _ = self.encode(X)
         with torch.no_grad():
@@ -868,37 +754,20 @@ class GlobalDecoupler(Parameters):
         return np.asarray(self.classes_[logits.argmax(-1).numpy()])
 
     def training_rows(self, X: Any) -> np.ndarray:
-        """Which rows of ``X`` (or images) were among the rows this decoupler was trained on.
+        """Which rows of ``X`` were among this decoupler's training rows (by keyed hashes).
 
-        The decoupler must be trained on public auxiliary data only: private rows it was
-        trained on should not be sanitized with it (``attrpriv sanitize apply`` refuses them).
-        The check compares keyed hashes (``fingerprint_``), never stored values.
+        Private rows it was trained on must not be sanitized with it. Tables are compared on every
+        declared column when present, else on the modelled and sensitive columns only.
 
         Parameters
         ----------
         X : pandas.DataFrame or numpy.ndarray
-            Data as :meth:`encode` takes it. A table is compared on every column of the
-            training rows that their schema declares (ignored ones too) when it has them all;
-            otherwise on the modelled columns and the sensitive column only, and then a row
-            equal to a training row on those columns counts, whatever its other columns
-            (identical records of two sources cannot be told apart without them). Values are
-            compared as written (``3`` and ``3.0`` agree, a category by its text); images
-            by their pixels quantised to 8 bits.
+            Data as :meth:`encode` takes it, with the sensitive column for a table.
 
         Returns
         -------
         numpy.ndarray
-            Bool of shape (n,): True where the row (image) is one of the training rows.
-
-        Raises
-        ------
-        NotFittedError
-            The decoupler is neither fitted nor loaded.
-        InputError
-            The decoupler was saved without a fingerprint (by an earlier attrpriv: refit it),
-            ``X`` is not the decoupler's kind of data, a table lacks one of the modelled
-            columns or the sensitive column, or images have another shape than the trained
-            ones.
+            Bool of shape (n,): True where the row is a training row.
         """
         self._require_fitted()
         fingerprint: RowFingerprint | None = getattr(self, "fingerprint_", None)
@@ -923,9 +792,7 @@ class GlobalDecoupler(Parameters):
         return fingerprint.match_table(X)[0]
 
     def training_overlap(self, X: pd.DataFrame | np.ndarray) -> Verdict:
-        """Whether ``X`` is the training rows again, judged on the share of its rows that equal
-        a training row (:meth:`training_rows`) against the share chance gives: that of the
-        training rows equal to another (natural duplicates of a coarse table).
+        """Whether ``X`` is the training rows again, against the duplicate share chance gives.
 
         Parameters
         ----------
@@ -935,13 +802,7 @@ class GlobalDecoupler(Parameters):
         Returns
         -------
         str
-            :func:`~attrpriv.sanitize.overlap.overlap_verdict`'s: ``"disjoint"``,
-            ``"more than chance"``, ``"training rows"`` or ``"cannot tell"``.
-
-        Raises
-        ------
-        NotFittedError, InputError
-            As :meth:`training_rows` raises them.
+            ``"disjoint"``, ``"more than chance"``, ``"training rows"`` or ``"cannot tell"``.
         """
         matched = self.training_rows(X)  # raises without a fingerprint
         fingerprint = self.fingerprint_
@@ -959,34 +820,35 @@ class GlobalDecoupler(Parameters):
         Parameters
         ----------
         directory : str or pathlib.Path
-            Where to write ``decoupler.json`` (the settings training used, with the defaults
-            filled in, the classes, a table's schema and fill statistics, the training
-            history and the fingerprint's key and columns), ``weights.pt`` and
-            ``fingerprint.npz`` (the keyed hashes of the training rows, see
-            :meth:`training_rows`); created with its parents if needed, and files of an
-            earlier save replaced.
+            Created if needed; ``decoupler.json``, ``weights.pt`` and ``fingerprint.npz`` replaced.
 
         Returns
         -------
         pathlib.Path
             The directory written to.
-
-        Raises
-        ------
-        NotFittedError
-            The decoupler is neither fitted nor loaded.
         """
         self._require_fitted()
-        from attrpriv.sanitize._store import CONFIG_FILE, save_decoupler
+        weights = {name: module.state_dict() for name, module in self._modules().items()}
+        fingerprint = getattr(self, "fingerprint_", None)
+        return write_files(Path(directory), self._config(), weights, fingerprint)
 
-        path = save_decoupler(self, Path(directory))
-        config_file = path / CONFIG_FILE  # the diagnostics of fit join the config
-        config = json.loads(config_file.read_text())
-        config["diagnostics"] = self._diagnostics()
-        tmp = path / (CONFIG_FILE + ".tmp")
-        tmp.write_text(json.dumps(config, indent=2))
-        tmp.replace(config_file)
-        return path
+    def _config(self) -> dict[str, Any]:
+        """What ``decoupler.json`` holds: the settings training used (defaults filled in, so a
+        later change of the defaults cannot rebuild other networks), the codec, the diagnostics."""
+        config: dict[str, Any] = {
+            "params": self.settings() | {"alphas": [float(a) for a in self.alphas]},
+            "classes": [plain(c) for c in self.classes_],
+            "in_dim": self.in_dim_,
+            "side": self.side_,
+            "sensitive_column": self.sensitive_column_,
+            "history": self.history_,
+        }
+        if self.kind == "tabular":
+            config["schema"] = self.codec_.schema.to_dict()
+            config["columns"] = list(self.codec_.columns)
+            config["fill"] = {name: plain(v) for name, v in self.codec_.fill.items()}
+            config["fit_schema"] = self.schema_.to_dict()
+        return config | {"diagnostics": self._diagnostics()}
 
     def _diagnostics(self) -> dict[str, Any]:
         """What ``fit`` found (validation, collapse, retuning, bound, fidelity), JSON-ready."""
@@ -1033,29 +895,49 @@ class GlobalDecoupler(Parameters):
         Returns
         -------
         GlobalDecoupler
-            A fitted decoupler with the saved settings, classes, schema, history, weights and
-            training-row fingerprint (none for a directory saved by an earlier attrpriv:
-            :meth:`training_rows` then refuses).
-
-        Raises
-        ------
-        InputError
-            ``decoupler.json`` or ``weights.pt`` is missing, the config is not valid JSON or
-            not an attrpriv decoupler config, its parameters are not this version's or are
-            invalid, or the weights do not match the config (a damaged directory).
+            A fitted decoupler.
         """
-        from attrpriv.sanitize._store import CONFIG_FILE, load_decoupler
+        path = Path(directory)
+        return read_saved(path, lambda config: cls._from_config(config, path))
 
-        model = load_decoupler(cls, Path(directory))
-        config = json.loads((Path(directory) / CONFIG_FILE).read_text())
+    @classmethod
+    def _from_config(cls, config: dict[str, Any], directory: Path) -> GlobalDecoupler:
+        """The model a saved config describes, with its weights; only :data:`ADDED_PARAMS`
+        may be missing from it."""
+        defaults = cls().get_params(deep=False)
+        params = {k: defaults[k] for k in ADDED_PARAMS if k not in config["params"]}
+        params |= config["params"]
+        if set(params) != set(defaults):
+            raise InputError(
+                f"decoupler config params {sorted(params)} are not the parameters "
+                f"{sorted(defaults)} of GlobalDecoupler (another version?)"
+            )
+        model = cls(**params | {"alphas": tuple(params["alphas"])})
+        model._validate_params()
+        model.classes_ = np.asarray(config["classes"], dtype=object)
+        column = config["sensitive_column"]
+        model.sensitive_column_ = None if column is None else str(column)
+        if model.kind == "tabular":
+            codec = TabularCodec(
+                Schema.from_dict(config["schema"]), tuple(config["columns"]), config.get("fill")
+            )
+            model.codec_ = codec
+            fit_schema = config.get("fit_schema")  # absent: saved before it was kept
+            model.schema_ = codec.schema if fit_schema is None else Schema.from_dict(fit_schema)
+        model._build(int(config["in_dim"]), len(model.classes_), int(config["side"]))
+        state = read_weights(directory / WEIGHTS_FILE)
+        for name, module in model._modules().items():
+            module.load_state_dict(state[name])
+            module.eval()
+        model.history_ = list(config["history"])
+        model.fingerprint_ = read_fingerprint(config.get("fingerprint"), directory)
         model._restore_diagnostics(config.get("diagnostics"))
         return model
 
 
 @contextmanager
 def _progress(enabled: bool, total: int) -> Iterator[Any]:
-    """Per-epoch progress with the epoch's losses, on stderr (a bar on a terminal, a line per
-    epoch in a log), or a no-op."""
+    """Per-epoch progress with the epoch's losses on stderr, or a no-op."""
     with progress("decoupler", total, enabled=enabled) as step:
 
         def advance(row: dict[str, float]) -> None:
@@ -1073,11 +955,7 @@ def _log_loss(proba: np.ndarray, labels: np.ndarray) -> float:
 def _features_probabilities(
     xt: np.ndarray, yt: np.ndarray, xv: np.ndarray, n_classes: int
 ) -> np.ndarray:
-    """A logistic regression on the network inputs: what the columns alone say about y_S.
-
-    The reference that tells a collapsed z_S (the columns predict y_S, z_S does not) from a
-    sensitive attribute the columns do not predict. At most 4000 training rows.
-    """
+    """A logistic regression on the network inputs: what the columns alone say about y_S."""
     from sklearn.exceptions import ConvergenceWarning
     from sklearn.linear_model import LogisticRegression
 

@@ -1,14 +1,7 @@
 """The global decoupler's default training settings, shared by Python and the command line.
 
-One table, read by :class:`~attrpriv.sanitize.decoupler.GlobalDecoupler` (a setting left at
-``None`` takes its data kind's value here when ``fit`` runs) and by ``attrpriv sanitize fit``
-(its help shows these numbers). No torch here, so the CLI's help stays fast.
-
-The values are the tuned ones of ``benchmarks/decoupler.py`` (docs/sanitize/decoupler.md), not
-the paper's (beta 5, alphas 1, 1, 100, 1, hidden 128, lr 1e-3): on Adult the paper's settings
-collapse ``z_S`` to the prior (a probe on it scores the majority share), because a table's
-reconstruction term (~14 nats a row against 200+ for an image) makes beta = 5 price the
-sensitive information out of ``z_S``; alpha2 = 10 makes the aligner pull it back in.
+Tuned values, not the paper's (which collapse z_S on tables); see docs/sanitize/decoupler.md.
+No torch here, so the CLI's help stays fast.
 """
 
 from __future__ import annotations
@@ -68,8 +61,7 @@ RETUNE_GRID: Final[tuple[tuple[float, tuple[float, float, float, float]], ...]] 
     (0.1, (1.0, 100.0, 10.0, 1.0)),
 )
 """(beta, alphas) tried, on the auxiliary data only, when z_S collapses: smaller beta (KL
-prices sensitive information out of z_S less) and larger alpha2 (the aligner pulls it back);
-the first is issue 12's hand-tuned setting."""
+prices sensitive information out of z_S less) and larger alpha2 (the aligner pulls it back)."""
 BOUND_QUANTILE: Final = 0.95
 """The latent bound learned at ``fit``: this quantile of |z_S| (per dimension; the box is their
 largest) and of ||z_S||_2 over the auxiliary rows."""

@@ -1,20 +1,8 @@
 """Evaluate a sanitizer so that it cannot flatter: strong adversaries, utility on real rows.
 
-- :func:`leakage` -- gradient-boosting adversaries predict the true sensitive attribute of the
-  released rows: one trained on the *raw* auxiliary (public) data, one trained on the
-  *sanitized* auxiliary data (the attacker runs the public sanitizer on data it holds). The
-  stronger one (higher AUC) is the leakage. AUC is the headline (an attribute with a 90%
-  majority gives every accuracy-based leakage ~0); accuracy against the prior is kept beside it.
-- :func:`utility` -- a task model trained on the release (sanitized rows) and tested on *real*
-  held-out rows that nothing else used: AUC and accuracy against the majority class.
-- :func:`auc_score` -- AUC against 0.5 with DeLong's interval: binary, or the one-vs-rest macro
-  average for more than two classes.
-- :func:`pareto_front` / :func:`pareto_auc` -- the non-dominated (leakage, utility) points of a
-  sweep and the area under their attainable-utility step function.
-
-Every score is fitted with several seeds (the boosted model's early-stopping split and its
-randomness) and pooled with :func:`attrpriv.stats.pool_scores` (Rubin's rules): the interval holds
-both the sampling error over the test rows (DeLong, Newcombe) and the spread over seeds.
+Leakage (the stronger of a raw-aux and a sanitized-aux adversary), utility on real held-out
+rows, AUC with DeLong's interval and Pareto fronts; scores are pooled over seeds. See
+docs/sanitize/evaluation.md.
 """
 
 from __future__ import annotations
@@ -54,19 +42,10 @@ MIN_CLASS_ROWS = 10  # fewer rows of a class: no early-stopping split (100 round
 
 
 def strong_classifier(seed: int = 0) -> HistGradientBoostingClassifier:
-    """The default adversary and task model: histogram gradient boosting, early stopping.
+    """The default adversary and task model: histogram gradient boosting with early stopping.
 
-    Parameters
-    ----------
-    seed : int, optional
-        Its ``random_state`` (the early-stopping validation split).
-
-    Returns
-    -------
-    sklearn.ensemble.HistGradientBoostingClassifier
-        Up to 300 boosting rounds of learning rate 0.1, stopped after 10 rounds without
-        improvement of the loss on a 20% validation split of the training rows; categorical
-        columns are split on natively (the evaluation passes which ones they are).
+    Up to 300 rounds, stopped after 10 without improvement on a 20% split; ``seed`` is its
+    ``random_state``.
     """
     return HistGradientBoostingClassifier(
         max_iter=300,
@@ -80,25 +59,10 @@ def strong_classifier(seed: int = 0) -> HistGradientBoostingClassifier:
 
 @dataclass(frozen=True)
 class AdversaryScore:
-    """One adversary's success on the released rows, pooled over seeds.
+    """One adversary's pooled AUC and accuracy on the released rows.
 
-    Parameters
-    ----------
-    name : str
-        ``"raw-aux"`` (trained on the raw auxiliary data) or ``"sanitized-aux"`` (trained on
-        the sanitized auxiliary data).
-    auc : Score
-        AUC (binary, or one-vs-rest macro) against 0.5, with its interval.
-    accuracy : Score
-        Accuracy against the prior: always guessing the training data's majority class.
-    prior_class : object
-        That majority class.
-    n_train : int
-        The rows it was trained on.
-    features : int
-        The number of columns it saw.
-    model : str
-        The classifier's name.
+    ``name`` is ``"raw-aux"`` or ``"sanitized-aux"``; ``accuracy`` is against always guessing
+    ``prior_class``, the training majority.
     """
 
     name: str
@@ -110,13 +74,7 @@ class AdversaryScore:
     model: str
 
     def to_dict(self) -> dict[str, Any]:
-        """JSON-ready.
-
-        Returns
-        -------
-        dict of str to object
-            The fields, the scores as their ``to_dict()``.
-        """
+        """JSON-ready: the fields, the scores as their ``to_dict()``."""
         return {"name": self.name, "auc": self.auc.to_dict(), "accuracy": self.accuracy.to_dict(),
                 "prior_class": _plain(self.prior_class), "n_train": self.n_train,
                 "features": self.features, "model": self.model}  # fmt: skip
@@ -124,17 +82,7 @@ class AdversaryScore:
 
 @dataclass(frozen=True)
 class LeakageResult:
-    """What the strongest adversary learns of the sensitive attribute from the release.
-
-    Parameters
-    ----------
-    adversaries : tuple of AdversaryScore
-        Every adversary that was run (raw-aux first).
-    auc_form : str
-        ``"binary"`` or ``"one-vs-rest macro"`` (more than two classes).
-    seeds : int
-        The number of seeds each score was pooled over.
-    """
+    """Every adversary run (raw-aux first); the strongest, by AUC, is the leakage."""
 
     adversaries: tuple[AdversaryScore, ...]
     auc_form: str
@@ -166,14 +114,7 @@ class LeakageResult:
         return self.strongest.accuracy
 
     def to_dict(self) -> dict[str, Any]:
-        """JSON-ready.
-
-        Returns
-        -------
-        dict of str to object
-            ``auc``, ``auc_ci``, ``advantage``, ``accuracy`` and ``prior`` of the strongest
-            adversary, its ``strongest`` name, ``auc_form``, ``seeds`` and every adversary.
-        """
+        """JSON-ready: the strongest adversary's scores, the settings, every adversary."""
         return {"auc": self.auc, "auc_ci": list(self.auc_ci), "advantage": self.advantage,
                 "accuracy": self.accuracy.attack, "prior": self.accuracy.baseline,
                 "strongest": self.strongest.name, "auc_form": self.auc_form, "seeds": self.seeds,
@@ -182,27 +123,9 @@ class LeakageResult:
 
 @dataclass(frozen=True)
 class UtilityResult:
-    """A task model trained on the release, tested on real held-out rows, pooled over seeds.
+    """A task model trained on the release, scored on real held-out rows, pooled over seeds.
 
-    Parameters
-    ----------
-    auc : Score
-        Its AUC (binary, or one-vs-rest macro) on the real rows against 0.5.
-    accuracy : Score
-        Its accuracy on the real rows against always predicting the release's majority class
-        (the classification accuracy score, CAS).
-    majority_class : object
-        That majority class.
-    n_train : int
-        Released rows it was trained on.
-    n_test : int
-        Real rows it was tested on.
-    auc_form : str
-        ``"binary"`` or ``"one-vs-rest macro"``.
-    seeds : int
-        The number of seeds pooled.
-    model : str
-        The classifier's name.
+    ``accuracy`` (CAS) is against the release's ``majority_class``; ``auc`` against 0.5.
     """
 
     auc: Score
@@ -220,14 +143,7 @@ class UtilityResult:
         return _value_ci(self.auc)
 
     def to_dict(self) -> dict[str, Any]:
-        """JSON-ready.
-
-        Returns
-        -------
-        dict of str to object
-            ``auc`` (the value), ``auc_ci``, ``accuracy`` (the CAS), ``majority``, the two
-            scores in full, the row counts, ``auc_form``, ``seeds`` and ``model``.
-        """
+        """JSON-ready: ``auc``, ``auc_ci``, ``accuracy``, ``majority``, the scores and settings."""
         return {"auc": self.auc.attack, "auc_ci": list(self.auc_ci),
                 "accuracy": self.accuracy.attack, "majority": self.accuracy.baseline,
                 "auc_score": self.auc.to_dict(), "accuracy_score": self.accuracy.to_dict(),
@@ -244,7 +160,7 @@ def auc_score(
     Parameters
     ----------
     y_true : array-like
-        The true labels, shape (n,).
+        The true labels, shape (n,); at least two classes.
     proba : array-like
         Predicted probabilities, shape (n, len(classes)), column j for ``classes[j]``.
     classes : array-like
@@ -255,16 +171,7 @@ def auc_score(
     Returns
     -------
     Score
-        Two classes: :func:`attrpriv.stats.delong_auc` of the second class's column. More: the
-        mean over the classes present in ``y_true`` of each class-vs-rest AUC (a class the
-        model never saw scores 0 everywhere, AUC 0.5), with half the interval width the mean of
-        the classes' half widths (conservative: the standard deviation of a mean is at most
-        the mean of the standard deviations); ``method`` ``"delong-ovr-macro(K)"``.
-
-    Raises
-    ------
-    InputError
-        Fewer than two classes occur in ``y_true``, or the shapes do not match.
+        The AUC; for more classes the mean, with the mean half width (conservative).
     """
     level = check_probability(confidence, "confidence")
     labels = np.asarray(y_true, dtype=object)
@@ -303,39 +210,23 @@ def leakage(
 
     Parameters
     ----------
-    x_aux : pandas.DataFrame or numpy.ndarray
-        The raw auxiliary (public) data the first adversary is trained on. A DataFrame's
-        columns are taken from ``x_release`` to attack it: they must all be released.
-    y_aux : array-like
-        The auxiliary rows' true sensitive labels.
-    x_release : pandas.DataFrame or numpy.ndarray
-        The released (sanitized) private rows.
-    y_release : array-like
-        Their true sensitive labels (what the adversaries try to recover).
+    x_aux, y_aux : array-like
+        Raw auxiliary (public) rows and labels; every column of ``x_aux`` must be released.
+    x_release, y_release : array-like
+        The released rows and their true sensitive labels.
     x_aux_sanitized : pandas.DataFrame or numpy.ndarray or None, optional
-        The auxiliary data run through the same sanitizer, with the columns of ``x_release``:
-        the second adversary is trained on it and sees every released column. ``None``: the
-        raw-aux adversary only (e.g. for the real data).
+        The auxiliary data run through the same sanitizer; ``None``: raw-aux adversary only.
     model : sklearn classifier or None, optional
-        The adversary (cloned, seeded through ``random_state``); ``None``:
-        :func:`strong_classifier`.
-    seeds : int, optional
-        Fit each adversary with seeds ``seed, ..., seed + seeds - 1`` and pool the scores.
-    seed : int, optional
-        The first seed (an integer >= 0).
+        The adversary (cloned and seeded); ``None``: :func:`strong_classifier`.
+    seeds, seed : int, optional
+        Pool fits with seeds ``seed, ..., seed + seeds - 1``.
     confidence : float, optional
         Two-sided confidence level of the intervals, in (0, 1).
 
     Returns
     -------
     LeakageResult
-        Each adversary's pooled AUC and accuracy; ``strongest`` is the one with the higher AUC.
-
-    Raises
-    ------
-    InputError
-        Labels do not match the rows, the training labels hold one class, the test labels
-        fewer than two, the release lacks a column of ``x_aux``, or features are unusable.
+        Each adversary's pooled AUC and accuracy.
     """
     runs = _seeds(seeds, seed)
     level = check_probability(confidence, "confidence")
@@ -361,22 +252,18 @@ def utility(
 ) -> UtilityResult:
     """Train the task on the release, test it on real held-out rows: AUC and accuracy.
 
+    A release whose labels hold one class gets a constant predictor (AUC 0.5).
+
     Parameters
     ----------
-    x_release : pandas.DataFrame or numpy.ndarray
-        The released rows' features (the task's target left out).
-    y_release : array-like
-        The released task labels (passed through unchanged by default in a sweep).
-    x_test : pandas.DataFrame or numpy.ndarray
-        Real rows, never used for anything else, with the columns of ``x_release``.
-    y_test : array-like
-        Their true task labels.
+    x_release, y_release : array-like
+        The released rows (target left out) and their task labels.
+    x_test, y_test : array-like
+        Real rows used for nothing else, with the released columns, and their labels.
     model : sklearn classifier or None, optional
         The task model (cloned and seeded); ``None``: :func:`strong_classifier`.
-    seeds : int, optional
-        Fit with seeds ``seed, ..., seed + seeds - 1`` and pool the scores.
-    seed : int, optional
-        The first seed (an integer >= 0).
+    seeds, seed : int, optional
+        Pool fits with seeds ``seed, ..., seed + seeds - 1``.
     confidence : float, optional
         Two-sided confidence level of the intervals, in (0, 1).
 
@@ -384,17 +271,6 @@ def utility(
     -------
     UtilityResult
         The pooled AUC and accuracy on the real rows, each against its baseline.
-
-    Raises
-    ------
-    InputError
-        Labels do not match the rows, the test labels hold fewer than two classes, ``x_test``
-        lacks a released column, or features are unusable.
-
-    Notes
-    -----
-    A release whose labels hold one class (a sanitizer that emits its target as a constant)
-    trains nothing useful: a constant predictor stands in, which scores AUC 0.5 exactly.
     """
     runs = _seeds(seeds, seed)
     level = check_probability(confidence, "confidence")
@@ -407,23 +283,7 @@ def utility(
 
 
 def pareto_front(points: ArrayLike) -> np.ndarray:
-    """The non-dominated (leakage, utility) points, sorted by leakage.
-
-    Parameters
-    ----------
-    points : array-like
-        (leakage, utility) pairs, shape (n, 2): lower leakage and higher utility are better.
-
-    Returns
-    -------
-    numpy.ndarray
-        The points no other point beats on both (of equal points one is kept), by leakage.
-
-    Raises
-    ------
-    InputError
-        ``points`` is not a non-empty (n, 2) array of finite numbers.
-    """
+    """The (leakage, utility) points of an (n, 2) array that no other point beats, by leakage."""
     array = _points(points)
     order = np.lexsort((-array[:, 1], array[:, 0]))
     front: list[np.ndarray] = []
@@ -436,27 +296,8 @@ def pareto_front(points: ArrayLike) -> np.ndarray:
 def pareto_auc(points: ArrayLike, *, max_leakage: float = 1.0) -> float:
     """Mean attainable utility over leakage budgets in [0, max_leakage] (higher is better).
 
-    ``U(l) = max{u_i : l_i <= l}`` over the front (0 where no point fits), and the result is
-    ``(1 / L) * integral_0^L U(l) dl`` with ``L = max_leakage``; leakages are clipped into
-    [0, L] first (an adversary below chance counts as leakage 0).
-
-    Parameters
-    ----------
-    points : array-like
-        (leakage, utility) pairs, shape (n, 2).
-    max_leakage : float, optional
-        L, the largest leakage budget (> 0); 0.5 for leakage = AUC - 0.5.
-
-    Returns
-    -------
-    float
-        The area, in [0, max utility].
-
-    Raises
-    ------
-    InputError
-        ``points`` is not a non-empty (n, 2) array of finite numbers, or ``max_leakage`` is
-        not > 0.
+    ``points``: (n, 2) (leakage, utility) pairs, leakages clipped into [0, max_leakage]; use
+    ``max_leakage=0.5`` for leakage = AUC - 0.5. See docs/sanitize/evaluation.md.
     """
     limit = check_positive(max_leakage, "max_leakage")
     front = pareto_front(points)
@@ -468,14 +309,7 @@ def pareto_auc(points: ArrayLike, *, max_leakage: float = 1.0) -> float:
 # ---------------------------------------------------------------------------- models and design
 @dataclass(frozen=True)
 class _Encoder:
-    """Turns a DataFrame (or an array) into a float matrix, learnt on the training rows only.
-
-    Categorical columns become codes on the training frame's categories (its dtype's public
-    categories, else its sorted values; an unseen value is missing) and are split natively by
-    the boosted model, or one-hot encoded for a model without ``categorical_features``. A
-    column with no value in the training rows (a survey year that did not ask the question)
-    carries nothing to learn and is left out.
-    """
+    """DataFrame (or array) -> float matrix, learnt on the training rows only."""
 
     columns: tuple[Any, ...] | None
     width: int
@@ -572,9 +406,7 @@ def fit_models(
 ) -> FittedModels:
     """Fit ``model`` (default :func:`strong_classifier`) once per seed on ``x``, ``y``.
 
-    Labels of one class are refused, or with ``one_class`` (a release whose task column came
-    out constant) met by a constant predictor: it scores AUC 0.5 exactly. So are features with
-    no column (a release that keeps nothing but the label): nothing to learn from.
+    With ``one_class``, one-class labels (or no feature column) get a constant predictor.
     """
     labels = _labels(y, len(x), what)
     values, counts = np.unique(labels, return_counts=True)

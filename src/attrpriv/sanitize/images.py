@@ -1,10 +1,7 @@
 """Small grey-scale images <-> tensors for the decoupler, and MNIST-5k's sensitive attribute.
 
-MNIST has no sensitive attribute, so the library generates one deterministically: the stroke
-thickness class, ``1`` ("thick") when the mean pixel intensity of the digit exceeds
-:data:`THICKNESS_THRESHOLD`, else ``0`` ("thin"). The threshold is a fixed public constant
-(it is the median mean intensity of the bundled MNIST-5k, 0.1283, rounded), not re-read from
-whatever data is passed, so the label of an image never depends on other images.
+The attribute is stroke thickness: 1 when the mean intensity exceeds the fixed public
+:data:`THICKNESS_THRESHOLD`, else 0, so no label depends on other images.
 """
 
 from __future__ import annotations
@@ -44,19 +41,12 @@ def thickness_labels(X: Any) -> np.ndarray:
     Parameters
     ----------
     X : array-like
-        Images of shape (n, h, w) or (n, 1, h, w), h == w divisible by 4, pixel values in
-        [0, 1].
+        Images (n, h, w) or (n, 1, h, w), h == w divisible by 4, pixels in [0, 1].
 
     Returns
     -------
     numpy.ndarray
-        One label per image, int64 of shape (n,): 1 ("thick") when the image's mean pixel
-        intensity exceeds :data:`THICKNESS_THRESHOLD`, else 0 ("thin").
-
-    Raises
-    ------
-    InputError
-        The images have another shape or non-finite values, or values outside [0, 1].
+        One label per image, int64 of shape (n,).
     """
     images = as_images(X)
     mass = images.reshape(len(images), -1).mean(1)
@@ -69,8 +59,7 @@ def mnist_images(frame: object) -> tuple[np.ndarray, np.ndarray]:
     Parameters
     ----------
     frame : pandas.DataFrame
-        The ``mnist_5k`` data set's frame: the columns ``pixel_0`` to ``pixel_783`` (grey
-        levels 0 to 255, row by row) and ``label``.
+        The ``mnist_5k`` frame: ``pixel_0`` to ``pixel_783`` (0 to 255) and ``label``.
 
     Returns
     -------
@@ -78,11 +67,6 @@ def mnist_images(frame: object) -> tuple[np.ndarray, np.ndarray]:
         The pixels divided by 255, float32 of shape (n, 28, 28).
     labels : numpy.ndarray
         The digits, int64 of shape (n,).
-
-    Raises
-    ------
-    InputError
-        ``frame`` is not a DataFrame or has no ``label`` column.
     """
     import pandas as pd
 
@@ -93,28 +77,7 @@ def mnist_images(frame: object) -> tuple[np.ndarray, np.ndarray]:
 
 
 def read_images(source: str) -> tuple[np.ndarray, dict[str, np.ndarray]]:
-    """Images (n, h, w) in [0, 1] and their 1-D label arrays, by name.
-
-    Parameters
-    ----------
-    source : str
-        :data:`BUNDLED` (the digits, with ``label``, the digit, and the generated
-        ``thickness``), or an ``.npz`` file: its ``images`` array and every other array as
-        labels (read without pickle).
-
-    Returns
-    -------
-    images : numpy.ndarray
-        Shape (n, h, w).
-    labels : dict of str to numpy.ndarray
-        Each of shape (n,).
-
-    Raises
-    ------
-    InputError
-        ``source`` is neither the bundled data set nor a readable ``.npz`` file of arrays, has
-        no ``images`` array of 3 dimensions, or a label array without one label per image.
-    """
+    """Images (n, h, w) in [0, 1] and 1-D label arrays from :data:`BUNDLED` or an ``.npz``."""
     import zipfile
 
     from attrpriv.data.read import read_data

@@ -1,8 +1,4 @@
-"""Torch building blocks of the global decoupler: encoders, decoders, heads, losses.
-
-Kept free of data handling: :mod:`attrpriv.sanitize.tabular` and
-:mod:`attrpriv.sanitize.images` turn data into tensors, :mod:`.decoupler` trains.
-"""
+"""Torch building blocks of the global decoupler: encoders, decoders, heads, losses."""
 
 from __future__ import annotations
 
@@ -85,10 +81,7 @@ def _centred_distances(x: torch.Tensor) -> torch.Tensor:
 
 
 def distance_correlation(x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
-    """Sample distance correlation (Szekely et al. 2007) between row-paired ``x`` and ``y``.
-
-    In [0, 1]; 0 in the population iff independent. Differentiable (equation 3 of the seed).
-    """
+    """Sample distance correlation (in [0, 1]) of row-paired ``x`` and ``y``; differentiable."""
     a, b = _centred_distances(x), _centred_distances(y)
     dcov_xy = (a * b).mean()
     dcov_xx, dcov_yy = (a * a).mean(), (b * b).mean()

@@ -1,24 +1,8 @@
 """RON-Gauss building blocks for DP-sampling: projection, clipping, per-class DP statistics.
 
-RON-Gauss (Chanyaswad, Liu & Mittal, PoPETs 2019) projects records with a random orthonormal
-matrix to ``p`` dimensions, releases a DP mean and a DP second-moment matrix, and samples from
-the Gaussian they define. Here the records are the sensitive latents ``z_S`` of one class each;
-per class ``c`` we release, with Laplace noise:
-
-- the count ``n_c``,
-- the sum ``sum x`` (one row adds at most ``sqrt(p) * bound`` in l1, as
-  ``||x||_1 <= sqrt(p) ||x||_2``),
-- the scatter ``sum x x^T``, upper triangle only (one row adds at most ``(p + 1) bound^2 / 2``
-  in l1: ``sum_{i<=j} |x_i x_j| = (||x||_1^2 + ||x||_2^2) / 2``),
-
-where every projected row ``x`` was clipped to the l2 ball of radius ``bound``. Neighbouring
-datasets differ in one record's sensitive part ``(z_S, y_S)`` (substitution: the number of
-records is public, the sanitized release has one row per record), which moves at most one row
-out of one class and one into another: the l1 sensitivities of the count, sum and scatter
-vectors over all classes are twice one row's contribution (2, ``2 sqrt(p) bound``,
-``(p + 1) bound^2``). The three statistics compose sequentially. Means, covariances
-(symmetrised and projected to PSD) and class shares are post-processing. See
-docs/mechanisms/dp-sampling.md for the full argument and the comparison with the reference code.
+Per class: Laplace-noised count, sum and scatter of clipped projected latents, under
+substitution of one record. The sensitivities and argument are on
+docs/mechanisms/dp-sampling.md.
 """
 
 from __future__ import annotations
@@ -34,11 +18,7 @@ from attrpriv.dp.noise import NoiseSampler
 
 
 def orthonormal_projection(dim: int, projection_dim: int, seed: int) -> np.ndarray:
-    """A random (dim, projection_dim) matrix with orthonormal columns, from ``seed`` only.
-
-    Data-independent and public: QR of a seeded Gaussian matrix (sign-fixed so the result is a
-    Haar-distributed orthonormal frame).
-    """
+    """A public random (dim, projection_dim) matrix with orthonormal columns, from ``seed`` only."""
     rng = np.random.default_rng(seed)
     q, r = np.linalg.qr(rng.standard_normal((dim, dim)))
     q = q * np.sign(np.diag(r))
@@ -96,21 +76,12 @@ def sum_sensitivity(p: int, bound: float) -> float:
 
 
 def scatter_sensitivity(p: int, bound: float) -> float:
-    """Largest l1 norm one row with ``||x||_2 <= bound`` adds to the scatter's upper triangle.
-
-    Attained by ``x = bound (1, ..., 1) / sqrt(p)``.
-    """
+    """Largest l1 norm one row with ``||x||_2 <= bound`` adds to the scatter's upper triangle."""
     return (p + 1) * bound**2 / 2.0
 
 
 def reference_scatter_sensitivity(p: int, bound: float) -> float:
-    """The calibration of the RON-Gauss reference code (full p x p matrix, ``sqrt(p)``).
-
-    The code uses Laplace scale ``2 sqrt(P) / (N eps)`` for the second-moment matrix of unit rows
-    under substitution, i.e. ``sqrt(P) bound^2`` per added row, on every one of the P^2 entries;
-    the true l1 sensitivity of the full matrix is ``||x||_1^2 <= P bound^2``. Kept to document
-    (and test) that it is too small by a factor ``sqrt(P)``.
-    """
+    """The RON-Gauss reference code's scatter calibration, too small by a factor ``sqrt(p)``."""
     return math.sqrt(p) * bound**2
 
 
@@ -164,12 +135,7 @@ class GaussianClasses:
 
 
 def gaussian_classes(noisy: ClassStatistics, bound: float) -> GaussianClasses:
-    """Post-process noisy statistics into shares, means and PSD covariances.
-
-    Counts are floored at 1 for division; means are clipped back into the l2 ball; the scatter is
-    rebuilt symmetric from its upper triangle, centred, and its eigenvalues clipped to
-    ``[0, bound^2]`` (no row in the ball has a larger second moment in any direction).
-    """
+    """Post-process noisy statistics into shares, means and PSD covariances."""
     counts = np.maximum(noisy.counts.astype(float), 0.0)
     shares = counts / counts.sum() if counts.sum() > 0 else np.full(counts.size, 1 / counts.size)
     n = np.maximum(counts, 1.0)[:, None]
@@ -217,14 +183,7 @@ def _audit_release(
     *,
     confidence: float = 0.95,
 ) -> AuditResult:
-    """Empirical lower bound on the epsilon of releasing noisy statistics on two neighbours.
-
-    ``stats_a`` and ``stats_b`` must be neighbours under the calibration's neighbour relation
-    (for DP-sampling: one record's row moved, possibly to another class). Draws ``n_samples``
-    noisy releases of each, scored by the log-likelihood ratio of the two
-    Laplace output distributions (the most powerful test for this pair), then
-    :func:`attrpriv.dp.audit_samples` bounds epsilon from below.
-    """
+    """Empirical lower bound on the epsilon of releasing noisy statistics on two neighbours."""
 
     def draw(stats: ClassStatistics) -> np.ndarray:
         many = ClassStatistics(

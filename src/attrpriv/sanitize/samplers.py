@@ -1,13 +1,8 @@
-"""Local samplers: replace every record's sensitive latent ``z_S`` (section 3.2 of the seed).
+"""Local samplers: replace every record's sensitive latent ``z_S``.
 
-- :class:`Suppression` -- zeros; releases nothing about ``z_S`` (no DP claim needed).
-- :class:`DPObfuscation` -- clip ``z_S`` to a public box and add Laplace noise: local DP per record.
-- :class:`DPSampling` -- RON-Gauss per sensitive class: a DP Gaussian model of ``(z_S, y_S)`` from
-  which labelled replacements are drawn independently of every record's own ``z_S``.
-
-The DP paths draw their noise from :mod:`attrpriv.dp.noise` (exact OpenDP by default), charge the
-ledger before drawing, and return a full :class:`PrivacyRecord`. numpy's generator is used only to
-post-process DP outputs (sampling from the released model), which needs no privacy.
+Suppression (zeros), DP-obfuscation (clip and Laplace noise: local DP per record) and
+DP-sampling (RON-Gauss per class: a DP model, then independent draws). DP noise comes from
+:mod:`attrpriv.dp.noise`; numpy only post-processes DP outputs. See docs/sanitize/decoupler.md.
 """
 
 from __future__ import annotations
@@ -20,17 +15,20 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from attrpriv._checks import (
-    Check,
-    check_epsilon,
-    check_positive,
+    EPSILON,
+    POSITIVE,
+    SEED,
+    Rule,
     check_positive_int,
-    check_probability,
+    distinct_values,
+    integer,
     optional,
+    probability,
 )
 from attrpriv._io import to_jsonable
 from attrpriv.dp.accuracy import Accuracy
 from attrpriv.dp.ledger import BudgetLedger
-from attrpriv.dp.mechanism import SAMPLER_CONSTRAINTS, Mechanism, NoisePlan
+from attrpriv.dp.mechanism import SAMPLER_CONSTRAINTS, Mechanism, NoisePlan, validated
 from attrpriv.dp.noise import NoiseSampler
 from attrpriv.dp.record import PrivacyRecord, Release
 from attrpriv.dp.units import PrivacyUnit
@@ -46,15 +44,10 @@ SENSITIVE_PART = PrivacyUnit("dp", "substitute:z_S,y_S")
 
 @dataclass(frozen=True)
 class LatentBound:
-    """A public bound on the sensitive latents, learned from auxiliary (public) data.
+    """A public bound on the sensitive latents, learned from auxiliary data.
 
-    ``GlobalDecoupler.fit`` sets its ``latent_bound_`` to one: the ``quantile`` of |z_S| per
-    dimension (``per_dim``; ``box``, the box half-width DP-obfuscation clips to, is their
-    largest) and of ||z_S||_2 (``ball``, the radius DP-sampling clips to), over the posterior
-    means of the ``rows`` auxiliary rows ``fit`` was given. It is derived from public data
-    only, so it is a public parameter: clipping the private latents to it before the DP step
-    keeps the samplers' guarantees as they are (a private latent outside it is clipped, which
-    costs accuracy, not privacy).
+    ``box`` (per-dimension |z_S| quantile, for DP-obfuscation) and ``ball`` (||z_S||_2, for
+    DP-sampling): clipping private latents to it costs accuracy, not privacy.
     """
 
     box: float
@@ -64,18 +57,7 @@ class LatentBound:
     rows: int
 
     def for_sampler(self, sampler: Any) -> float | None:
-        """The bound a sampler clips to: ``box`` for DP-obfuscation, ``ball`` for DP-sampling.
-
-        Parameters
-        ----------
-        sampler : object
-            A local sampler.
-
-        Returns
-        -------
-        float or None
-            The bound, or ``None`` for a sampler without one (suppression, a baseline).
-        """
+        """The bound ``sampler`` clips to: ``box`` (obfuscation), ``ball`` (sampling), or None."""
         if isinstance(sampler, DPObfuscation):
             return self.box
         if isinstance(sampler, DPSampling):
@@ -83,13 +65,7 @@ class LatentBound:
         return None
 
     def describe(self) -> str:
-        """One line: what the bound is and why it is public.
-
-        Returns
-        -------
-        str
-            The numbers and their source.
-        """
+        """One line: the bound's numbers and their public source."""
         return (
             f"latent bound from the auxiliary (public) data: {self.quantile:g} quantile of "
             f"|z_S| over {self.rows} rows, box {self.box:.3g} (per dimension "
@@ -97,56 +73,20 @@ class LatentBound:
         )
 
     def to_dict(self) -> dict[str, Any]:
-        """JSON-ready form (what a saved decoupler stores).
-
-        Returns
-        -------
-        dict of str to object
-            ``box``, ``ball``, ``per_dim`` (a list), ``quantile`` and ``rows``.
-        """
+        """JSON-ready form: ``box``, ``ball``, ``per_dim``, ``quantile`` and ``rows``."""
         return {"box": self.box, "ball": self.ball, "per_dim": list(self.per_dim),
                 "quantile": self.quantile, "rows": self.rows}  # fmt: skip
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> LatentBound:
-        """The bound :meth:`to_dict` wrote.
-
-        Parameters
-        ----------
-        data : mapping
-            The output of :meth:`to_dict`.
-
-        Returns
-        -------
-        LatentBound
-            The same bound.
-        """
+        """The bound :meth:`to_dict` wrote."""
         return cls(float(data["box"]), float(data["ball"]),
                    tuple(float(v) for v in data["per_dim"]), float(data["quantile"]),
                    int(data["rows"]))  # fmt: skip
 
 
 def with_latent_bound(sampler: Any, bound: Any) -> Any:
-    """``sampler`` with its bound filled in from a decoupler's learned latent bound.
-
-    A DP-obfuscation or DP-sampling sampler whose ``bound`` was left at ``None`` gets a copy
-    with ``bound`` set to ``bound.box`` (obfuscation) or ``bound.ball`` (sampling); its record
-    then names the bound's public source. A sampler with a bound given, or without one, is
-    returned as it is.
-
-    Parameters
-    ----------
-    sampler : object
-        A local sampler.
-    bound : LatentBound or GlobalDecoupler or None
-        The learned bound, or a fitted decoupler (its ``latent_bound_``); ``None`` changes
-        nothing.
-
-    Returns
-    -------
-    object
-        The sampler, or a copy of it with its bound set.
-    """
+    """``sampler``, or a copy with its ``None`` bound set from ``bound`` or a decoupler."""
     if bound is not None and not isinstance(bound, LatentBound):
         bound = getattr(bound, "latent_bound_", None)
     if bound is None or not isinstance(sampler, (DPObfuscation, DPSampling)):
@@ -259,18 +199,13 @@ class ObfuscationPlan(NoisePlan):
 class DPObfuscation(Mechanism[Latents, ObfuscationPlan]):
     """Local epsilon-DP per record: clip ``z_S`` to ``[-bound, bound]^k``, add Laplace noise.
 
-    Two values of one record's clipped ``z_S`` differ by at most ``2 * bound * k`` in l1 norm, so
-    Laplace noise of scale ``2 * bound * k / epsilon`` on each coordinate makes the output
-    epsilon-indistinguishable for any two values of that record's ``z_S`` (local DP).
-
-    ``bound`` is public. Left at ``None``, it is the decoupler's ``latent_bound_.box`` (a
-    quantile of |z_S| on its auxiliary data), filled in by :func:`with_latent_bound`; a sampler
-    whose bound is still ``None`` when it runs refuses.
+    Laplace scale ``2 * bound * k / epsilon`` per coordinate. ``bound`` is public; left at
+    ``None`` it is filled from the decoupler's ``latent_bound_.box``, else the sampler refuses.
     """
 
-    _constraints: ClassVar[Mapping[str, Check]] = {
-        "epsilon": check_epsilon,
-        "bound": optional(check_positive),
+    _constraints: ClassVar[Mapping[str, Rule]] = {
+        "epsilon": EPSILON,
+        "bound": optional(POSITIVE),
         **SAMPLER_CONSTRAINTS,
     }
 
@@ -298,9 +233,9 @@ class DPObfuscation(Mechanism[Latents, ObfuscationPlan]):
         """Clip, charge the ledger, add Laplace noise; ``y_s`` is not used."""
         return _sampled(self._release(z_s, ledger=ledger, label=label))
 
+    @validated
     def calibrate(self, k: int, sampler: NoiseSampler | None = None) -> ObfuscationPlan:
         """The noise of k-dimensional latents (public: no data is used)."""
-        self._validate_params()
         return self._plan(k, sampler or self._sampler())
 
     def _plan(self, k: int, sampler: NoiseSampler) -> ObfuscationPlan:
@@ -383,42 +318,21 @@ class SampledModel:
 class DPSampling(Mechanism[LabelledLatents, SamplingPlan]):
     """epsilon-DP per-class Gaussian model of projected ``z_S`` (RON-Gauss), then sampling.
 
-    Parameters
-    ----------
-    epsilon : float
-        Total privacy loss, for neighbours that differ in one private record's ``(z_S, y_S)``
-        (the number of records is public: the release has one row per record).
-    bound : float or None, optional
-        l2 radius to which every projected latent is clipped (public). ``None`` (default):
-        the decoupler's ``latent_bound_.ball``, learned from its auxiliary (public) data,
-        filled in by :func:`with_latent_bound`; a sampler whose bound is still ``None`` when
-        it runs refuses.
-    projection_dim : int or None, optional
-        ``p``, the dimension of the random orthonormal projection (default ``k``).
-    mean_share : float, optional
-        Share of ``epsilon - class_share_epsilon`` spent on the sums (paper: 0.3); the rest goes
-        to the scatter matrices (paper: 0.7).
-    class_share_epsilon : float or None, optional
-        Epsilon of the noisy class counts (shares and mean denominators); default
-        ``0.1 * epsilon``.
-    classes : sequence, optional
-        The public list of sensitive classes; default the labels seen (flagged: that leaks which
-        classes occur).
-    seed : int, optional
-        Seeds the public projection and the post-processing sampler.
-    noise : NoiseSampler or None, optional
-        The noise sampler; default exact OpenDP noise.
-    allow_nonprivate : bool, optional
-        Accept a non-private sampler (reproducible tests only).
+    Guarantee: epsilon-DP for one record's ``(z_S, y_S)`` substituted (the row count is public).
+    ``bound`` (public l2 radius) left at ``None`` takes the decoupler's ``latent_bound_.ball``;
+    ``class_share_epsilon`` (default ``0.1 * epsilon``) pays the class counts, ``mean_share`` of
+    the rest the sums; ``classes`` default to the labels seen (flagged: that leaks them).
+    See docs/mechanisms/dp-sampling.md.
     """
 
-    _constraints: ClassVar[Mapping[str, Check]] = {
-        "epsilon": check_epsilon,
-        "bound": optional(check_positive),
-        "projection_dim": optional(check_positive_int),
-        "mean_share": check_probability,
-        "class_share_epsilon": optional(check_epsilon),
-        "seed": lambda value, name: check_positive_int(value, name, minimum=0),
+    _constraints: ClassVar[Mapping[str, Rule]] = {
+        "epsilon": EPSILON,
+        "bound": optional(POSITIVE),
+        "projection_dim": optional(integer()),
+        "mean_share": probability(),
+        "class_share_epsilon": optional(EPSILON),
+        "classes": optional(distinct_values("labels")),
+        "seed": SEED,
         **SAMPLER_CONSTRAINTS,
     }
 
@@ -453,31 +367,7 @@ class DPSampling(Mechanism[LabelledLatents, SamplingPlan]):
         ledger: BudgetLedger | None = None,
         label: str = "",
     ) -> SampledLatents:
-        """Release the DP model (ledger charged first), then draw ``n`` labelled replacements.
-
-        Parameters
-        ----------
-        z_s : array-like
-            The private sensitive latents, one row per record.
-        y_s : array-like or None
-            The private sensitive labels, one per record.
-        ledger : BudgetLedger or None, optional
-            Charged with the release's record before any noise is drawn.
-        label : str, optional
-            A free-text name for the release in the ledger.
-
-        Returns
-        -------
-        SampledLatents
-            The replacement latents and labels, with the release's :class:`PrivacyRecord`.
-
-        Raises
-        ------
-        InputError
-            A parameter or the latents are invalid.
-        BudgetExceededError
-            The release does not fit the ledger's budget (nothing is released).
-        """
+        """Release the DP model (``ledger`` charged first), then draw labelled replacements."""
         return _sampled(self._release(z_s, y_s, ledger=ledger, label=label))
 
     def split(self) -> tuple[float, float, float]:
@@ -489,32 +379,11 @@ class DPSampling(Mechanism[LabelledLatents, SamplingPlan]):
         rest = epsilon - counts
         return counts, self.mean_share * rest, rest - self.mean_share * rest
 
+    @validated
     def calibrate(
         self, k: int, n_classes: int, sampler: NoiseSampler | None = None
     ) -> SamplingPlan:
-        """The noise of the model of k-dimensional latents in ``n_classes`` public classes
-        (public: no data is used).
-
-        Parameters
-        ----------
-        k : int
-            The dimension of the sensitive latents.
-        n_classes : int
-            The number of public classes.
-        sampler : NoiseSampler or None, optional
-            The noise sampler; default the mechanism's own.
-
-        Returns
-        -------
-        SamplingPlan
-            The noise of the counts, sums and scatter matrices.
-
-        Raises
-        ------
-        InputError
-            A parameter of the mechanism is invalid.
-        """
-        self._validate_params()
+        """Noise of the counts, sums and scatters of ``k``-dim latents in ``n_classes`` classes."""
         return self._plan(k, n_classes, False, sampler or self._sampler())
 
     def _plan(self, k: int, n_classes: int, seen: bool, sampler: NoiseSampler) -> SamplingPlan:
@@ -533,11 +402,7 @@ class DPSampling(Mechanism[LabelledLatents, SamplingPlan]):
         )
 
     def _sensitivities(self, p: int, sampler: NoiseSampler) -> rg.StatisticNoise:
-        """Epsilons and l1 sensitivities of the count, sum and scatter releases.
-
-        Substituting one record's ``(z_S, y_S)`` removes a row from one class and adds one to
-        the same or another class: twice one row's contribution to each statistic.
-        """
+        """Epsilons and l1 sensitivities of the count, sum and scatter releases (substitution)."""
         bound = _require_bound(self)
         eps_count, eps_sum, eps_scatter = self.split()
         return rg.StatisticNoise(

@@ -1,24 +1,25 @@
 """The Sanitizer pipeline: encode, replace z_S with a local sampler's draws, decode.
 
-The decoupler (trained on public auxiliary data) is fixed; only the sampler touches the private
-data's sensitive latents and labels, and the privacy record is the sampler's. The non-sensitive
-latents z_NS pass through unchanged: the record's guarantee covers z_S and y_S only.
+The record is the sampler's and covers z_S and y_S only; z_NS passes through unchanged.
+See docs/sanitize/decoupler.md.
 """
 
 from __future__ import annotations
 
 import warnings
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, NoReturn, Protocol
+from typing import Any, ClassVar, NoReturn, Protocol
 
 import numpy as np
 import pandas as pd
 
-from attrpriv._checks import check_choice
+from attrpriv._checks import SEED, Rule, check_choice, instance_of, optional
 from attrpriv._display import html_pairs
 from attrpriv._io import to_jsonable
 from attrpriv.data.schema import Role, Schema
 from attrpriv.dp.ledger import BudgetLedger
+from attrpriv.dp.mechanism import Parameters, validated
 from attrpriv.dp.record import PrivacyRecord
 from attrpriv.errors import InputError
 from attrpriv.sanitize.decoupler import GlobalDecoupler
@@ -43,19 +44,13 @@ class SanitizedData:
     Parameters
     ----------
     data : pandas.DataFrame or numpy.ndarray
-        The sanitized data: a DataFrame for a tabular decoupler (or a table baseline), images
-        for an image one.
+        The sanitized data: a DataFrame for a table, images for an image decoupler.
     y_s : numpy.ndarray or None
-        The synthetic sensitive labels a sampler drew (DP-sampling), one per row; ``None``
-        when no labels were drawn.
+        The synthetic sensitive labels a sampler drew, one per row; ``None`` if none.
     record : PrivacyRecord or None
-        The sampler's DP record, covering z_S and y_S only; ``None`` for suppression and the
-        baselines (no DP claim).
+        The sampler's DP record (z_S and y_S only); ``None``: no DP claim.
     parts : dict of str to object, optional
-        Details of the run (the number of rows, the sampler's name, its parts; for a table,
-        ``columns``: what became of each input column, ``clipped``: the values brought into
-        their public domain per column, and ``training_rows``: how many rows were training
-        rows, when checked); empty by default.
+        Details of the run (rows, sampler, what became of each column, clipped values).
     """
 
     data: pd.DataFrame | np.ndarray
@@ -97,9 +92,7 @@ class SanitizedData:
         Returns
         -------
         dict of str to object
-            ``shape`` (of the data, a list), ``columns`` (a DataFrame's column names, else
-            ``None``), ``synthetic_labels`` (whether ``y_s`` is set), ``record`` (the record's
-            ``to_dict()`` or ``None``) and ``parts`` (made JSON-ready).
+            ``shape``, ``columns``, ``synthetic_labels``, ``record`` and ``parts``.
         """
         shape = list(np.shape(self.data))
         columns = list(self.data.columns) if isinstance(self.data, pd.DataFrame) else None
@@ -113,11 +106,7 @@ class SanitizedData:
 
 
 def sensitive_labels(decoupler: Any, X: Any, y_s: Any) -> tuple[np.ndarray | None, str | None]:
-    """The sensitive labels of ``X`` and the column they came from (None for given labels).
-
-    ``y_s`` may be labels (one per row), a column name of ``X``, or None: then the decoupler's
-    sensitive column when ``X`` is a DataFrame that has it, else no labels at all.
-    """
+    """The sensitive labels of ``X`` (given, a column name, or the decoupler's) and their column."""
     column = getattr(decoupler, "sensitive_column_", None)
     if isinstance(y_s, str):
         column = y_s
@@ -137,25 +126,35 @@ def _missing(column: str) -> NoReturn:
     raise InputError(f"sensitive column {column!r} is not a column of the data")
 
 
-class Sanitizer:
+def _sampler(value: object, name: str) -> object:
+    """``value`` if it can replace latents: it has a ``sample`` method."""
+    if not callable(getattr(value, "sample", None)):
+        raise InputError(
+            f"{name} must be a latent sampler (with a sample method), got {type(value).__name__}"
+        )
+    return value
+
+
+class Sanitizer(Parameters):
     """Decouple-and-sample: a fitted :class:`GlobalDecoupler` plus a local sampler.
+
+    Guarantee: the sampler's, for z_S and y_S only. See docs/sanitize/decoupler.md.
 
     Parameters
     ----------
     decoupler : GlobalDecoupler
         A fitted (or loaded) decoupler, trained on public auxiliary data.
     sampler : LatentSampler
-        The local sampler that replaces every record's z_S: ``Suppression``,
-        ``DPObfuscation`` or ``DPSampling`` of :mod:`attrpriv.sanitize.samplers`, or any
-        object with their ``sample(z_s, y_s, *, ledger, label)`` method. A DP-obfuscation
-        or DP-sampling sampler whose ``bound`` is ``None`` takes the decoupler's
-        ``latent_bound_`` (learned from its auxiliary data) when sanitizing; see
-        :func:`~attrpriv.sanitize.samplers.with_latent_bound`.
+        Replaces every record's z_S; a ``None`` bound takes the decoupler's ``latent_bound_``.
     seed : int or None, optional
-        Seeds the draw of each decoded categorical value from the decoder's law (default 0);
-        None decodes each to its most likely value, which a weakly trained decoder makes one
-        value in every row (post-processing either way: no privacy cost).
+        Seeds the draw of decoded categories (default 0); None: the most likely value.
     """
+
+    _constraints: ClassVar[Mapping[str, Rule]] = {
+        "decoupler": instance_of(GlobalDecoupler, "a GlobalDecoupler"),
+        "sampler": Rule("a latent sampler (an object with a sample method)", _sampler),
+        "seed": optional(SEED),
+    }
 
     def __init__(
         self, decoupler: GlobalDecoupler, sampler: LatentSampler, *, seed: int | None = 0
@@ -164,6 +163,7 @@ class Sanitizer:
         self.sampler = sampler
         self.seed = seed
 
+    @validated
     def sanitize(
         self,
         X: Any,
@@ -178,65 +178,29 @@ class Sanitizer:
     ) -> SanitizedData:
         """Sanitize private data ``X`` whose sensitive labels are ``y_s`` (or its column).
 
-        Without ``y_s``, the decoupler's sensitive column of ``X`` is used. The ledger is charged
-        by the sampler before any noise is drawn.
-
         Parameters
         ----------
         X : pandas.DataFrame or numpy.ndarray
             The private data, as :meth:`GlobalDecoupler.encode` takes it.
         y_s : array-like or str or None, optional
-            The sensitive labels (one per row), or the name of their column of ``X``; ``None``:
-            the decoupler's sensitive column when ``X`` is a DataFrame (it must then hold it),
-            else no labels (a sampler that needs them refuses).
+            Labels, or their column of ``X``; ``None``: the decoupler's sensitive column, if any.
         ledger : BudgetLedger or None, optional
             Passed to the sampler, which charges it with its record before drawing.
         label : str, optional
             A free-text name for the release in the ledger.
         schema : Schema or None, optional
-            The roles of a table's columns that the decoupler does not model (which ones are
-            ``ignore``); default: the schema the decoupler was fitted with.
+            Roles of unmodelled columns; default the decoupler's schema.
         out_of_domain : {"clip", "refuse"}, optional
-            A table's values outside their public domain: ``"clip"`` (default) brings them in
-            (numbers clipped to their bounds, integers rounded, an unknown category replaced
-            by the training data's most frequent one) and counts them in
-            ``parts["clipped"]``; ``"refuse"`` raises :class:`SchemaError` naming the column
-            and row.
+            Values outside their public domain: clip them in (counted), or raise ``SchemaError``.
         keep_ignored : bool, optional
-            Pass a table's columns of role ``ignore`` through unchanged (default), or drop
-            them (listed in ``parts["columns"]["dropped"]``).
+            Pass columns of role ``ignore`` through unchanged (default), or drop them.
         training_rows : {"allow", "warn", "refuse"}, optional
-            Rows that were among the decoupler's training rows
-            (:meth:`GlobalDecoupler.training_rows`): ``"refuse"`` raises, ``"warn"`` warns
-            (``UserWarning``), both before the sampler runs, and count them in
-            ``parts["training_rows"]``; ``"allow"`` (default) does not check, as the
-            evaluation sanitizes the auxiliary data on purpose (what an attacker can do).
+            Check for the decoupler's training rows before sampling; ``"allow"`` does not check.
 
         Returns
         -------
         SanitizedData
-            The decoded data with the sampler's z_S and the unchanged z_NS; its ``y_s`` and
-            ``record`` are the sampler's. A table keeps the input's column order with each
-            column accounted for in ``parts["columns"]``: ``sanitized`` (the modelled
-            columns, decoded), ``synthetic`` (the sensitive column, filled with the sampler's
-            synthetic labels when it draws them), ``passed_through`` (role ``ignore``,
-            unchanged) and ``dropped`` (column -> reason: the sensitive column when the
-            sampler draws no labels, a column the decoupler does not model, a column outside
-            the schema, ignored columns with ``keep_ignored=False``).
-
-        Raises
-        ------
-        NotFittedError
-            The decoupler is neither fitted nor loaded.
-        InputError
-            ``X`` does not fit the decoupler, the labels (or their column) are missing or do not
-            have one label per row, an option is not one of its choices, rows were training
-            rows under ``training_rows="refuse"`` (or cannot be checked), or the sampler
-            refuses its input.
-        SchemaError
-            A value lies outside its public domain under ``out_of_domain="refuse"``.
-        BudgetExceededError
-            The sampler's release does not fit the ledger's budget.
+            The decoded data; ``parts["columns"]`` accounts for every input column.
         """
         check_choice(out_of_domain, "out_of_domain", OUT_OF_DOMAIN)
         check_choice(training_rows, "training_rows", TRAINING_ROWS)
@@ -268,10 +232,7 @@ class Sanitizer:
         return SanitizedData(data, drawn.y_s, drawn.record, parts)
 
     def _check_training_rows(self, X: Any, mode: str) -> int:
-        """How many rows of ``X`` equal a training row; raises (``refuse``) or warns when more
-        of them do than chance would make (:meth:`GlobalDecoupler.training_overlap
-        <attrpriv.sanitize.decoupler.GlobalDecoupler.training_overlap>`): natural duplicates
-        of a coarse table are not training rows."""
+        """How many rows of ``X`` equal a training row; refuses or warns beyond chance."""
         matched = int(np.count_nonzero(self.decoupler.training_rows(X)))
         verdict = self.decoupler.training_overlap(X) if matched else "disjoint"
         if verdict == "training rows" and mode == "refuse":

@@ -1,11 +1,7 @@
 """Tabular data <-> tensors for the decoupler, built from the schema's public domains.
 
-Numeric and integer columns are scaled to [0, 1] with their *public* bounds (Gaussian head,
-squared error); a nullable one gets a second slot, its missingness indicator (Bernoulli head),
-and its missing values are imputed with a statistic of the training (auxiliary) data recorded in
-``fill`` (the median). Categorical columns are one-hot (softmax head, cross-entropy), with one
-extra slot for missing values when the column is nullable. Nothing is read off the data but the
-values and, at fit time, the fill statistics of the auxiliary data.
+Numbers scaled by public bounds (with a missingness slot when nullable), categories one-hot;
+only ``fill`` (medians, modes) is read off the auxiliary data.
 """
 
 from __future__ import annotations
@@ -26,11 +22,7 @@ from attrpriv.sanitize._draw import draw_categories
 
 @dataclass(frozen=True)
 class Block:
-    """Where one column lives in the encoded row: kind, slice start and width.
-
-    A numeric block of width 2 (``missing``) holds the scaled value and its missingness
-    indicator.
-    """
+    """Where one column lives in the encoded row: kind, slice start and width."""
 
     name: str
     kind: str  # "numeric" | "categorical"
@@ -49,13 +41,7 @@ def modelled_columns(schema: Schema, exclude: tuple[str, ...]) -> tuple[str, ...
 
 
 class TabularCodec:
-    """Encodes a DataFrame to a float matrix and decodes network outputs back to the schema.
-
-    ``fill`` maps a column to the value that stands in for a missing value (nullable numeric
-    columns) or a value outside the domain (:meth:`conform`); a column left out takes a value
-    of its public domain (the midpoint, the first category). :meth:`learn` sets it from the
-    training data.
-    """
+    """Encodes a DataFrame to a float matrix and decodes network outputs back to the schema."""
 
     def __init__(
         self, schema: Schema, columns: tuple[str, ...], fill: Mapping[str, Any] | None = None
@@ -81,12 +67,7 @@ class TabularCodec:
 
     # ----------------------------------------------------------------- fitting
     def learn(self, frame: pd.DataFrame) -> TabularCodec:
-        """A codec like this one with ``fill`` read off ``frame`` (the training data).
-
-        Numbers: the median of the present values (rounded for integers); categories: the most
-        frequent one (the first in domain order on a tie). A column without a present value
-        keeps its domain's fill.
-        """
+        """A codec like this one with ``fill`` (median or mode) read off ``frame``."""
         fill: dict[str, Any] = {}
         for name in self.columns:
             col, series = self.schema[name], frame[name]
@@ -105,16 +86,7 @@ class TabularCodec:
         return TabularCodec(self.schema, self.columns, fill)
 
     def conform(self, frame: pd.DataFrame) -> tuple[pd.DataFrame, dict[str, int]]:
-        """Bring values outside their public domain into it, and count them per column.
-
-        Numbers are clipped to their bounds (integers also rounded); a category outside the
-        domain becomes the column's ``fill`` category (the training data's most frequent one).
-        Missing values, columns not modelled and values of the wrong type are left as they are
-        (the schema check refuses the last). ``frame`` is not changed.
-
-        Returns the conformed frame (a copy when anything changed) and the number of values
-        changed per column, for the columns where any was.
-        """
+        """(``frame`` with values brought into their domains, changed counts per column)."""
         changed: dict[str, pd.Series] = {}
         counts: dict[str, int] = {}
         for name in self.columns:
@@ -200,11 +172,7 @@ class TabularCodec:
         return np.asarray(np.eye(_width(col), dtype=np.float32)[codes])
 
     def reconstruction_loss(self, out: torch.Tensor, target: torch.Tensor) -> torch.Tensor:
-        """Negative log-likelihood per row: 0.5 * squared error + cross-entropy per column.
-
-        A nullable numeric column adds the binary cross-entropy of its missingness indicator;
-        its value's error counts only where the value is present.
-        """
+        """Negative log-likelihood per row over the columns (missingness included)."""
         total = torch.zeros(out.shape[0], dtype=out.dtype)
         for b in self.blocks:
             pred, true = out[:, b.start : b.start + b.width], target[:, b.start : b.start + b.width]
@@ -221,14 +189,7 @@ class TabularCodec:
         return total
 
     def decode(self, out: np.ndarray, rng: np.random.Generator | None = None) -> pd.DataFrame:
-        """Network outputs -> DataFrame with the schema's columns, dtypes and domains.
-
-        With ``rng``, a categorical column's value is drawn from the softmax of its logits and
-        a nullable numeric column is missing with the sigmoid of its indicator's logit (the
-        decoder's laws); without, each takes its most likely value, which a weakly trained
-        decoder makes one value in every row. A missing numeric value is NaN in a float
-        column, ``<NA>`` in pandas' nullable ``Int64`` for an integer domain.
-        """
+        """Network outputs -> DataFrame in the schema's domains; ``rng``: draw from the laws."""
         data: dict[str, Any] = {}
         for b in self.blocks:
             col, block = self.schema[b.name], out[:, b.start : b.start + b.width]

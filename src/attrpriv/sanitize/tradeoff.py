@@ -1,20 +1,7 @@
 """Privacy-utility sweep of a fitted decoupler over local samplers, against simple baselines.
 
-Every method -- each sampler, each baseline, the reference rows -- is measured the same way
-(:mod:`attrpriv.sanitize.evaluate`; the threat model in ``docs/sanitize/evaluation.md``):
-
-- the private rows are split once into the *release* (sanitized) and a *real test* part that
-  nothing but the utility test reads (or a separate test table is given);
-- leakage: gradient-boosting adversaries trained on the raw auxiliary data and on the sanitized
-  auxiliary data predict the true sensitive value of each released row; the stronger one's AUC
-  is the leakage (its advantage AUC - 0.5 on the plane);
-- utility: a task model trained on the release, tested on the real test rows (AUC; accuracy
-  beside it). The task's target column is passed through unchanged by default: the decoupler's
-  decoded target (a function of the same latent as the decoded features) would flatter it.
-
-Tables also get the three simple baselines (drop the sensitive column; drop it and its top
-proxies ranked on auxiliary data; draw it from its marginal), always. :func:`sweep` takes
-tables, :func:`sweep_images` images (flattened to pixel vectors).
+Every method is scored the same way: leakage of the true sensitive value of released rows,
+utility on real held-out rows. See docs/sanitize/evaluation.md.
 """
 
 from __future__ import annotations
@@ -56,29 +43,7 @@ BASELINE = "baseline"
 
 @dataclass(frozen=True)
 class SweepPoint:
-    """One method's leakage and utility, with the typed results behind them.
-
-    Parameters
-    ----------
-    name : str
-        The method's name.
-    family : str
-        Its family (one Pareto front per family; ``"baseline"`` and ``"reference"`` rows are
-        single points).
-    leakage : float
-        The strongest adversary's AUC minus 0.5 (0: chance).
-    utility : float
-        The task model's AUC on the real test rows (trained on the release).
-    cas : float
-        Its accuracy on the real test rows (the classification accuracy score).
-    parts : dict of str to object
-        ``leakage_parts`` and ``utility_parts`` (the results' ``to_dict()``), and what was
-        released (``released_columns``).
-    leakage_result : LeakageResult or None, optional
-        The leakage in full (every adversary, pooled over seeds).
-    utility_result : UtilityResult or None, optional
-        The utility in full.
-    """
+    """One method's leakage (AUC - 0.5), utility (task AUC) and CAS, with the full results."""
 
     name: str
     family: str
@@ -95,14 +60,7 @@ class SweepPoint:
         return self.leakage + 0.5
 
     def to_dict(self) -> dict[str, Any]:
-        """JSON-ready.
-
-        Returns
-        -------
-        dict of str to object
-            ``name``, ``family``, ``leakage``, ``leakage_auc``, ``utility``, ``cas`` and the
-            parts.
-        """
+        """JSON-ready: the name, family, scores and parts."""
         return {"name": self.name, "family": self.family, "leakage": self.leakage,
                 "leakage_auc": self.leakage_auc, "utility": self.utility, "cas": self.cas,
                 **self.parts}  # fmt: skip
@@ -110,24 +68,9 @@ class SweepPoint:
 
 @dataclass(frozen=True)
 class SweepResult:
-    """All points, the simple baselines, and the area under each Pareto front.
+    """All points, the simple baselines, and each family's Pareto area (leakage budgets [0, 0.5]).
 
-    Parameters
-    ----------
-    points : tuple of SweepPoint
-        The samplers' points, then the reference rows.
-    pareto_auc : dict of str to float
-        Each sampler family's Pareto area (leakage budgets [0, 0.5]).
-    baselines : tuple of SweepPoint, optional
-        The simple baselines (tables), measured like the samplers.
-    baseline_pareto_auc : dict of str to float, optional
-        Each baseline's Pareto area (of its single point), by name.
-    settings : dict of str to object, optional
-        How the sweep measured: seeds, rows of each part, models, the target's treatment.
-    public_only : UtilityResult or None, optional
-        Tables: the task model trained on the public (auxiliary) rows alone, tested on the same
-        real rows: what a user holding only the public rows gets without any release. A
-        release is worth publishing only above it (:meth:`retained`).
+    ``public_only``: the task model trained on the public rows alone, the bar a release must pass.
     """
 
     points: tuple[SweepPoint, ...]
@@ -138,32 +81,11 @@ class SweepResult:
     public_only: UtilityResult | None = None
 
     def retained(self, point: SweepPoint) -> float:
-        """The retained private information of a point: its utility minus that of a task model
-        trained on the public rows alone (NaN without :attr:`public_only`).
-
-        Parameters
-        ----------
-        point : SweepPoint
-            A point of this sweep.
-
-        Returns
-        -------
-        float
-            ``point.utility - public_only.auc.attack`` (task AUC): above 0, the release carries
-            something of the private rows that the public rows do not.
-        """
+        """A point's utility minus the public-only task AUC (NaN without it)."""
         return math.nan if self.public_only is None else point.utility - self.public_only.auc.attack
 
     def to_dict(self) -> dict[str, Any]:
-        """JSON-ready.
-
-        Returns
-        -------
-        dict of str to object
-            ``points``, ``pareto_auc``, ``pareto_max_leakage``, ``baselines``,
-            ``baseline_pareto_auc``, ``public_only`` (or ``None``),
-            ``retained_private_information`` (by method name) and ``settings``.
-        """
+        """JSON-ready: the points, areas, baselines, ``public_only``, retained values, settings."""
         return {"points": [p.to_dict() for p in self.points], "pareto_auc": dict(self.pareto_auc),
                 "pareto_max_leakage": MAX_LEAKAGE,
                 "baselines": [p.to_dict() for p in self.baselines],
@@ -207,11 +129,7 @@ def as_pipeline(
 
 @dataclass
 class _Task:
-    """One sweep's data and how each method's output is scored.
-
-    ``aux`` / ``release`` / ``test``: raw tables (restricted to the evaluated columns) or
-    images. ``y_s_aux`` / ``y_s_release`` go to ``sanitize`` (a column name, or labels).
-    """
+    """One sweep's data and how each method's output is scored."""
 
     aux: Any
     release: Any
@@ -307,22 +225,7 @@ class _Task:
 
 
 def evaluated_columns(decoupler: GlobalDecoupler, aux: pd.DataFrame, target: str) -> list[str]:
-    """The columns a table sweep evaluates: the decoupler's, the sensitive and the target ones.
-
-    Parameters
-    ----------
-    decoupler : GlobalDecoupler
-        A fitted tabular decoupler.
-    aux : pandas.DataFrame
-        The auxiliary data (its column order is kept).
-    target : str
-        The task's column.
-
-    Returns
-    -------
-    list of str
-        Those columns of ``aux``, in its order.
-    """
+    """The columns of ``aux`` a table sweep evaluates: the decoupler's, sensitive, ``target``."""
     evaluated = {*decoupler.codec_.columns, decoupler.sensitive_column_, target}
     return [c for c in aux.columns if c in evaluated]
 
@@ -346,66 +249,40 @@ def sweep(
 ) -> SweepResult:
     """Leakage and utility of every ``name -> (family, sampler)`` and of the simple baselines.
 
-    A sampler is a local latent sampler (wrapped in ``Sanitizer(decoupler, sampler)``) or any
-    object with a ``sanitize`` method (a baseline), used as it is. The columns evaluated are
-    the decoupler's modelled columns with the sensitive and target ones; every method releases
-    a subset of them. The adversaries see every released column (the target too); the task
-    model every released column but the target. Leakage is the stronger adversary's AUC - 0.5
-    (raw-aux and sanitized-aux), utility the task model's AUC on real held-out rows.
+    A sampler is a latent sampler (wrapped in a Sanitizer) or anything with ``sanitize``.
+    Adversaries see every released column; the task model all but the target.
 
     Parameters
     ----------
     decoupler : GlobalDecoupler
-        A fitted tabular decoupler whose ``y_s`` was a named column (``sensitive_column_``).
+        A fitted tabular decoupler whose ``y_s`` was a named column.
     aux : pandas.DataFrame
-        The auxiliary (public) data, with the sensitive and ``target`` columns: the
-        adversaries' training data (raw, and sanitized), and where the baselines learn their
-        proxies and marginal.
+        Auxiliary (public) data with the sensitive and ``target`` columns.
     private : pandas.DataFrame
-        The private data, with the sensitive and ``target`` columns: the rows released.
-        Without ``test``, a seeded ``test_share`` of them is held out as the real test rows
-        instead (neither sanitized nor released).
+        The private rows released; without ``test``, ``test_share`` of them is held out.
     samplers : Mapping of str to tuple of (str, LatentSampler or SanitizerLike)
-        ``name -> (family, sampler)``; each family's points make one Pareto front (a family
-        named "reference" is left out of the Pareto areas).
+        ``name -> (family, sampler)``; a "reference" family is left out of the Pareto areas.
     target : str
         The column of the utility task, not the sensitive one.
     test : pandas.DataFrame or None, optional
         Real held-out rows for the utility test, disjoint from ``aux`` and ``private``.
     test_share : float, optional
         The share of ``private`` held out when ``test`` is not given, in (0, 1).
-    seed : int, optional
-        The first seed of the models and of the held-out split (an integer >= 0); the
-        samplers draw with their own seeds.
-    seeds : int, optional
-        Every model is fitted with ``seeds`` consecutive seeds, the scores pooled.
+    seed, seeds : int, optional
+        First seed of the models and split; each model is pooled over ``seeds`` seeds.
     proxies : int, optional
         How many proxies the "drop proxies" baseline drops (ranked on ``aux``).
     decoded_target : bool, optional
-        Release (and train the task on) the sanitizer's own target column instead of passing
-        the real one through.
+        Release the sanitizer's decoded target instead of passing the real one through.
     model : sklearn classifier or None, optional
-        The adversaries' and the task's classifier (cloned, seeded); ``None``:
-        :func:`attrpriv.sanitize.evaluate.strong_classifier`.
-    reference : bool, optional
-        Add the two reference rows: the decoupler's reconstruction with z_S kept, and the
-        real data.
-    progress : bool, optional
-        Report each method on stderr as it is scored.
+        The adversaries' and task's classifier; ``None``: gradient boosting.
+    reference, progress : bool, optional
+        Add the reconstruction and real data as reference rows; report progress on stderr.
 
     Returns
     -------
     SweepResult
-        One point per sampler (in the order of ``samplers``, then the reference rows), the
-        three baselines, each family's and each baseline's Pareto area over leakage budgets
-        [0, 0.5], and the settings.
-
-    Raises
-    ------
-    InputError
-        The decoupler was not fitted on a named sensitive column, a table lacks the sensitive
-        or the target column, ``target`` is the sensitive column, a split is too small, or a
-        sampler, a sanitized output or a classifier refuses its input.
+        One point per sampler, the reference rows, the baselines and the Pareto areas.
     """
     sensitive = decoupler.sensitive_column_
     if sensitive is None:
@@ -462,63 +339,37 @@ def sweep_images(
 ) -> SweepResult:
     """:func:`sweep` for an image decoupler; images are flattened to pixel vectors for scoring.
 
-    Leakage: the raw-aux adversary (trained on the real auxiliary images) and the
-    sanitized-aux adversary (on the sanitized auxiliary images), each with the true
-    ``y_S``, predict the true ``y_S`` of the sanitized private images; the stronger AUC counts.
-    Utility: the ``private_target`` task (e.g. the digit) trained on the sanitized private
-    images, tested on real held-out images. The sensitive label is not part of an image, so the
-    tabular baselines do not apply: the reference rows (the real images) play their part.
+    Images are (n, h, w) or (n, 1, h, w) in [0, 1]; no tabular baselines.
 
     Parameters
     ----------
     decoupler : GlobalDecoupler
         A fitted image decoupler (``kind="image"``).
-    aux_images : array-like
-        The auxiliary (public) images, (n_aux, h, w) or (n_aux, 1, h, w) in [0, 1].
-    aux_sensitive : array-like
-        Their true sensitive labels, shape (n_aux,).
-    private_images : array-like
-        The private images, (n, h, w) or (n, 1, h, w) in [0, 1].
-    private_sensitive : array-like
-        Their true sensitive labels, shape (n,).
+    aux_images, aux_sensitive : array-like
+        The auxiliary (public) images and their true sensitive labels.
+    private_images, private_sensitive : array-like
+        The private images and their true sensitive labels.
     private_target : array-like
-        Their utility task's labels (e.g. the digit), shape (n,).
+        The private images' utility task labels (e.g. the digit).
     samplers : Mapping of str to tuple of (str, LatentSampler or SanitizerLike)
         ``name -> (family, sampler)``, as for :func:`sweep`.
-    test_images : array-like or None, optional
-        Real held-out images for the utility test; ``None``: a seeded ``test_share`` of the
-        private images is held out.
-    test_target : array-like or None, optional
-        Their task labels (required with ``test_images``).
+    test_images, test_target : array-like or None, optional
+        Real held-out images and labels; ``None``: ``test_share`` of the private ones.
     test_share : float, optional
         The share of the private images held out without ``test_images``, in (0, 1).
-    seed : int, optional
-        The first seed of the models and of the held-out split (an integer >= 0).
-    seeds : int, optional
-        Every model is fitted with ``seeds`` consecutive seeds, the scores pooled.
+    seed, seeds : int, optional
+        First seed of the models and split; each model is pooled over ``seeds`` seeds.
     model : sklearn classifier or None, optional
-        The adversaries' classifier; ``None``:
-        :func:`attrpriv.sanitize.evaluate.strong_classifier`.
+        The adversaries' classifier; ``None``: gradient boosting.
     task_model : sklearn classifier or None, optional
-        The task's classifier; ``None``: a logistic regression on the pixels
-        (``PIXEL_MODEL``, much faster than boosting on ten digit classes).
-    reference : bool, optional
-        Add the two reference rows (reconstruction with z_S kept, and the real images).
-    progress : bool, optional
-        Report each sampler on stderr as it is scored.
+        The task's classifier; ``None``: a logistic regression on the pixels.
+    reference, progress : bool, optional
+        Add the reconstruction and real images as reference rows; report progress on stderr.
 
     Returns
     -------
     SweepResult
-        One point per sampler (then the reference rows), each family's Pareto area over
-        leakage budgets [0, 0.5], and the settings; no baselines.
-
-    Raises
-    ------
-    InputError
-        The decoupler is not an image decoupler, the images are not valid images in [0, 1],
-        a label array does not have one label per image, ``test_images`` comes without
-        ``test_target``, or a sampler, a sanitized output or a classifier refuses its input.
+        One point per sampler, the reference rows and the Pareto areas; no baselines.
     """
     if getattr(decoupler, "kind", None) != "image":
         raise InputError("sweep_images needs an image decoupler (kind='image'); use sweep()")

@@ -1,10 +1,5 @@
-"""Mitigation strategies (step 210): drop, generalize, local DP noise, synthetic, encrypt.
-
-Each strategy's ``apply(X, features, *, seed=0, y=None)`` returns a NEW frame (the input is never
-modified) and leaves an :class:`Applied` record in ``strategy.applied_``. :func:`parse_strategy`
-reads the CLI forms::
-
-    drop | generalize[:BINS[:quantile|tree]] | ldp:EPSILON | synthetic | encrypt
+"""Mitigation strategies (drop, generalize, ldp, synthetic, encrypt): ``apply`` returns a new frame
+and sets ``applied_``. See docs/assess/mitigation.md.
 """
 
 from __future__ import annotations

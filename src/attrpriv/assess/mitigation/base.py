@@ -1,11 +1,4 @@
-"""What every mitigation strategy shares: the protocol, the record of what it did, the checks.
-
-A strategy takes a frame and a feature set and returns a NEW frame in which those features are
-dropped, coarsened, randomised, replaced or encrypted; the input is never modified. After
-``apply`` the strategy holds ``applied_``, an :class:`Applied` record (name, features, the
-parameters it used and, for local DP, the epsilon each record's values got). Records never hold
-data rows or keys, so they can go into reports.
-"""
+"""What every mitigation strategy shares: the protocol, the :class:`Applied` record, checks."""
 
 from __future__ import annotations
 
@@ -18,6 +11,7 @@ import pandas as pd
 
 from attrpriv._checks import check_positive_int
 from attrpriv._io import to_jsonable
+from attrpriv.dp.mechanism import Parameters, validated
 from attrpriv.errors import InputError
 
 if TYPE_CHECKING:
@@ -44,7 +38,7 @@ class Applied:
 
 @runtime_checkable
 class Mitigation(Protocol):
-    """A way to reduce the risk of a feature set (step 210)."""
+    """A way to reduce the risk of a feature set."""
 
     name: str
 
@@ -57,17 +51,17 @@ class Mitigation(Protocol):
         y: pd.Series | None = None,
         ledger: BudgetLedger | None = None,
     ) -> pd.DataFrame:
-        """Return a new frame with ``features`` mitigated (``y`` only for target-guided ones),
-        charging ``ledger`` before drawing any noise."""
+        """A new frame with ``features`` mitigated; ``ledger`` charged before any noise."""
         ...
 
 
-class Strategy(ABC):
+class Strategy(Parameters, ABC):
     """Base class: checks the inputs, copies the frame, calls :meth:`_transform`, records it."""
 
     name: str = ""
     applied_: Applied | None = None
 
+    @validated
     def apply(
         self,
         X: pd.DataFrame,
@@ -77,11 +71,7 @@ class Strategy(ABC):
         y: pd.Series | None = None,
         ledger: BudgetLedger | None = None,
     ) -> pd.DataFrame:
-        """Mitigate ``features`` of ``X``; returns a new frame and sets ``applied_``.
-
-        A strategy that draws noise (local DP) charges ``ledger`` with its record before it
-        draws; the others draw none and charge nothing.
-        """
+        """A new frame with ``features`` mitigated; sets ``applied_``, charges ``ledger`` first."""
         frame = check_frame(X)
         names = check_feature_names(features, frame)
         seed = check_positive_int(seed, "seed", minimum=0)
@@ -99,9 +89,7 @@ class Strategy(ABC):
         y: pd.Series | None,
         ledger: BudgetLedger | None,
     ) -> tuple[pd.DataFrame, dict[str, Any], float | None]:
-        """Work on ``X`` (a private copy): return the frame, the parameters used, the epsilon.
-
-        ``ledger`` is charged by a strategy that draws noise, before it draws."""
+        """Work on a private copy of ``X``: the frame, the parameters used, the epsilon."""
 
 
 class Drop(Strategy):

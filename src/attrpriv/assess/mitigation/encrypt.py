@@ -1,38 +1,20 @@
-"""Deterministic encryption of feature values with AES-SIV (RFC 5297).
-
-Each value's string form is encrypted with AES-SIV, the column name as associated data, and
-written as a URL-safe base64 token. The encryption is deterministic: equal values give equal
-tokens (in the same column, under the same key), so a model can still use the feature as a
-category.
-
-What it protects, honestly: the values at rest and in transit. Someone holding the encrypted
-table without the key sees only which rows share a value and how often each value occurs (the
-frequencies survive, and with them frequency analysis against public marginals). What it does
-NOT protect: what a model learns. On a categorical feature a model trained on the tokens learns
-exactly what it would learn from the original categories, so the model-based risk scores are
-unchanged. A numeric feature becomes unordered categories: the model loses the order (and a
-one-hot encoder keeps only the frequent values), so its scores can drop -- for the same reason
-generalization lowers them (less information, paid for in utility), not because encryption
-protects against the model; the attacks also measure something else afterwards (tokens look like
-an identifier, a property becomes a category share). :class:`Applied` says so for such features.
-It is a data-handling control.
-
-Keys never appear in results or in :class:`Applied`: pass ``key=`` (32, 48 or 64 bytes) or let
-the strategy generate one, and read it with :meth:`Encrypt.export_key`.
+"""Deterministic AES-SIV (RFC 5297) encryption of values: protects data at rest, not what a model
+learns (frequencies survive). Keys never appear in results. See docs/assess/mitigation.md.
 """
 
 from __future__ import annotations
 
 import base64
 import binascii
-from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 import pandas as pd
 from cryptography.exceptions import InvalidTag
 from cryptography.hazmat.primitives.ciphers.aead import AESSIV
 
+from attrpriv._checks import Rule, optional
 from attrpriv.assess.mitigation.base import (
     Strategy,
     check_feature_names,
@@ -52,6 +34,10 @@ class Encrypt(Strategy):
     """Deterministic AES-SIV encryption of each value's string form, as base64 tokens."""
 
     name = "encrypt"
+
+    _constraints: ClassVar[Mapping[str, Rule]] = {
+        "key": optional(Rule(f"a key of {KEY_SIZES} bytes", lambda value, name: _check_key(value))),
+    }
 
     def __init__(self, key: bytes | None = None) -> None:
         self.key = key

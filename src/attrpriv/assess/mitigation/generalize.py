@@ -1,27 +1,24 @@
-"""Generalization: numeric values to ranges, rare categories merged into "other".
-
-Numeric columns become ordered categorical ranges such as ``"<= 29"``, ``"30-49"``, ``">= 50"``
-(the outer ranges are open-ended, so the column's extreme values never appear). The edges are
-either quantiles of the column (``method="quantile"``: bins of roughly equal size) or the split
-points of a shallow decision tree that predicts the target from the column alone
-(``method="tree"``, needs ``y``: the ranges keep what the column says about the label, and lose
-the rest). Either way at most ``bins`` ranges come out. Categorical columns keep every category
-whose share of the non-missing rows is at least ``min_share`` and merge the others into
-``"other"``. Missing values stay missing. This is anonymisation by coarsening, with no formal
-guarantee: the edges and the kept categories are computed from the data.
-"""
+"""Generalization: numbers to ranges, rare categories merged; no formal guarantee."""
 
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 import pandas as pd
 from sklearn.tree import DecisionTreeClassifier, DecisionTreeRegressor
 
-from attrpriv._checks import check_choice, check_finite_number, check_positive_int
+from attrpriv._checks import (
+    Rule,
+    check_choice,
+    check_delta,
+    check_finite_number,
+    check_positive_int,
+    integer,
+    one_of,
+)
 from attrpriv.assess.mitigation.base import Strategy, is_numeric
 from attrpriv.errors import InputError
 
@@ -33,20 +30,19 @@ OTHER = "other"
 
 
 class Generalize(Strategy):
-    """Coarsen features: ``bins`` ranges for numbers, rare categories merged.
+    """Coarsen features: at most ``bins`` (>= 2) ranges per number, rare categories merged.
 
-    Parameters
-    ----------
-    bins : int, optional
-        Largest number of ranges per numeric feature (>= 2).
-    method : str, optional
-        ``"quantile"`` edges, or ``"tree"`` edges from a decision tree on ``y``.
-    min_share : float, optional
-        Categories rarer than this share (in [0, 1)) become ``"other"``; for
-        ``method="tree"`` it is also the smallest share of rows in a range.
+    ``method``: ``"quantile"`` edges, or ``"tree"`` edges from a tree on ``y`` (``min_share`` then
+    also bounds a range's share).
     """
 
     name = "generalize"
+
+    _constraints: ClassVar[Mapping[str, Rule]] = {
+        "bins": integer(2),
+        "method": one_of(BINNING_METHODS),
+        "min_share": Rule("a number in [0, 1)", check_delta),
+    }
 
     def __init__(self, bins: int = 5, method: str = "quantile", min_share: float = 0.05) -> None:
         self.bins = bins
@@ -128,9 +124,7 @@ def _tree_thresholds(
 
 
 def _to_ranges(column: pd.Series, edges: np.ndarray) -> Any:
-    """Ordered categorical of ranges ``(a, b]`` (the first one closed), labelled ``"a-b"``
-    inside and open-ended at both ends.
-    """
+    """Ordered categorical of ranges ``(a, b]`` (the first closed), open-ended at both ends."""
     values = column.to_numpy(dtype=float, na_value=np.nan)
     integer = pd.api.types.is_integer_dtype(column) or bool(
         np.all(np.mod(values[~np.isnan(values)], 1) == 0)
@@ -145,11 +139,7 @@ def _to_ranges(column: pd.Series, edges: np.ndarray) -> Any:
 
 
 def _labels(edges: np.ndarray, integer: bool) -> list[str]:
-    """One label per range; integer ranges list their first and last whole number.
-
-    The outer ranges are open-ended (``"<= b"``, ``">= a"`` or ``"> a"``), as in generalization
-    hierarchies: the column's minimum and maximum are single records' values and never appear.
-    """
+    """One label per range, the outer ones open-ended; integer ranges list whole numbers."""
     if len(edges) == 1:
         return [_format(edges[0], integer, 6)]
     if len(edges) == 2:

@@ -1,16 +1,5 @@
-"""Local differential privacy on a feature set: randomized response and the Laplace mechanism.
-
-Each record's value of each feature is randomized on its own, before any model sees it, so the
-guarantee holds against everyone, the model trainer included (the local model):
-
-- categorical feature, domain of k values: k-ary randomized response with epsilon
-  (:mod:`attrpriv.assess.mitigation.randomizers`);
-- numeric feature with public bounds [lower, upper]: the value is clipped to the bounds and
-  Laplace noise of scale ``(upper - lower) / epsilon`` is added (exact OpenDP noise).
-
-A record whose m features are randomized gets ``m * epsilon``-local DP over those features
-(basic composition). The domain must be public: from ``domain=``, else from a ``schema=``, else
-(with a :class:`PrivateDomainWarning`) read off the data, which leaks which values occur.
+"""Local DP on a feature set: k-ary randomized response or clipped Laplace; m features per record
+get ``m * epsilon``. Domains must be public. See docs/assess/mitigation.md.
 """
 
 from __future__ import annotations
@@ -23,7 +12,13 @@ from typing import Any, ClassVar
 import numpy as np
 import pandas as pd
 
-from attrpriv._checks import Check, check_epsilon, check_finite_number, instance_of, optional
+from attrpriv._checks import (
+    EPSILON,
+    Rule,
+    check_finite_number,
+    instance_of,
+    optional,
+)
 from attrpriv.assess.mitigation.base import (
     Strategy,
     check_feature_names,
@@ -72,26 +67,17 @@ class LocalPlan(NoisePlan):
 class LocalDPNoise(Strategy, Mechanism[Columns, LocalPlan]):
     """epsilon-local DP per record and feature: randomized response or clipped Laplace noise.
 
-    Parameters
-    ----------
-    epsilon : float
-        Privacy loss of each record's value of each feature (finite, > 0).
-    bounds : mapping of str to (float, float), optional
-        ``{feature: (lower, upper)}``, public bounds for numeric features.
-    domain : mapping of str to sequence, optional
-        ``{feature: [values]}``, public domains for categorical features.
-    schema : Schema or None, optional
-        A :class:`Schema` to read bounds and domains from when not given above.
-    noise : NoiseSampler or None, optional
-        A :class:`NoiseSampler`; default exact OpenDP noise.
-    allow_nonprivate : bool, optional
-        Accept a non-private sampler (reproducible tests only).
+    ``epsilon`` per value (> 0); public ``bounds`` ``{feature: (lower, upper)}`` and ``domain``
+    ``{feature: [values]}``, or a ``schema``; ``noise``: default exact OpenDP;
+    ``allow_nonprivate``: tests only.
     """
 
     name = "ldp"
-    _constraints: ClassVar[Mapping[str, Check]] = {
-        "epsilon": check_epsilon,
+    _constraints: ClassVar[Mapping[str, Rule]] = {
+        "epsilon": EPSILON,
         "schema": optional(instance_of(Schema, "an attrpriv Schema")),
+        "bounds": optional(instance_of(Mapping, "a mapping of column to (low, high)")),
+        "domain": optional(instance_of(Mapping, "a mapping of column to its values")),
         **SAMPLER_CONSTRAINTS,
     }
 
@@ -121,10 +107,7 @@ class LocalDPNoise(Strategy, Mechanism[Columns, LocalPlan]):
         ledger: BudgetLedger | None = None,
         label: str = "",
     ) -> Release:
-        """Randomize ``features`` of ``X``: the new frame with its privacy record.
-
-        The ledger is charged (per record, ``len(features) * epsilon``) before any noise.
-        """
+        """Randomize ``features`` of ``X``: new frame and record; ``ledger`` charged first."""
         frame = check_frame(X)
         names = check_feature_names(features, frame)
         return self._release(frame.copy(deep=True), names, seed, ledger=ledger, label=label)

@@ -1,18 +1,5 @@
-"""Local randomizers: k-ary randomized response from exact random bits, and its calibration.
-
-k-ary randomized response (Warner 1965; Kairouz, Oh & Viswanath 2014) over a domain of k values
-reports the true value with probability ``e^eps / (e^eps + k - 1)`` and each other value with
-probability ``1 / (e^eps + k - 1)``, so any two inputs give output probabilities within a factor
-``e^eps``: epsilon-local DP. We draw it as "with probability ``r = k / (e^eps + k - 1)`` replace
-the value by a uniform draw from all k values", which gives exactly those probabilities.
-
-The bits are exact. With a private sampler they come from OpenDP's RAPPOR bit-vector randomizer
-(``make_randomized_response_bitvec`` on an all-zero vector, whose bits are then exact
-Bernoulli(f / 2) draws from OpenDP's ``sample_bernoulli_float``); a Bernoulli(r) uses f = 2r or
-its complement, and a uniform draw over k values uses fair bits with rejection. ``r`` is a
-float; :func:`replace_probability` rounds it up until the exact rational ratio
-``(1 - r + r/k) / (r/k)`` is at most ``e^eps``, so rounding never costs privacy.
-With a non-private sampler (tests only) the bits come from numpy.
+"""k-ary randomized response (Warner 1965; Kairouz, Oh & Viswanath 2014) from exact OpenDP bits:
+replace with probability ``r = k / (e^eps + k - 1)`` by a uniform value (``r`` rounded safely).
 """
 
 from __future__ import annotations

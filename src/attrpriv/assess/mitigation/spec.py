@@ -17,8 +17,7 @@ from attrpriv.errors import InputError
 def parse_strategy(
     spec: str, *, schema: Schema | None = None, ldp_epsilon: float | None = None
 ) -> Strategy:
-    """One strategy from its CLI form; ``schema`` gives LDP its public bounds and domains, and
-    ``ldp_epsilon`` the epsilon of a bare ``ldp`` (without it, ``ldp`` needs ``ldp:EPSILON``)."""
+    """One strategy from its CLI form (``schema``: LDP domains; ``ldp_epsilon``: bare ``ldp``)."""
     if not isinstance(spec, str) or not spec.strip():
         raise InputError(f"mitigation must be one of {STRATEGY_FORMS}, got {spec!r}")
     parts = [p.strip() for p in spec.strip().split(":")]

@@ -1,26 +1,16 @@
-"""Synthetic replacement: each value of the feature set is redrawn from a model of the feature.
-
-For every feature of the set, in order, a histogram gradient-boosting model predicts it from the
-columns outside the set (and from the features of the set already replaced, so that the set
-keeps its internal correlations). Categorical features are redrawn from the predicted class
-probabilities; numeric ones are the predicted mean plus a residual resampled from the model's
-held-out residuals (integers are rounded and kept in the observed range). Cross-fitting: the
-rows are split into ``n_folds`` folds and a row's value comes from a model that never saw that
-row, so a model that memorises rows cannot copy a row's own value back. Missing values stay
-missing. No formal guarantee: the replacement keeps what the other columns say about the
-feature, by design, and removes the rest.
-"""
+"""Synthetic replacement: each feature redrawn from a cross-fitted model given the rest."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 import pandas as pd
 from sklearn.ensemble import HistGradientBoostingClassifier, HistGradientBoostingRegressor
 from threadpoolctl import threadpool_limits
 
-from attrpriv._checks import check_positive_int
+from attrpriv._checks import Rule, check_positive_int, integer, optional
 from attrpriv.assess.mitigation.base import Strategy, is_numeric, with_values
 from attrpriv.errors import InputError
 
@@ -31,21 +21,19 @@ if TYPE_CHECKING:
 
 
 class SyntheticReplacement(Strategy):
-    """Replace the feature set's values with draws from a model of each feature given the rest.
+    """Replace the set's values with draws from a model of each feature given the rest.
 
-    Parameters
-    ----------
-    n_folds : int, optional
-        Cross-fitting folds (>= 2): a row is redrawn by a model fit without it.
-    max_iter : int, optional
-        Largest number of boosting iterations of each model (early stopping on a 10%
-        validation split ends most fits well before).
-    n_threads : int or None, optional
-        OpenMP threads per model; ``None`` keeps the library default. Use 1 inside
-        process-parallel workers, where more threads oversubscribe the cores.
+    ``n_folds`` (>= 2) cross-fitting folds; ``max_iter`` boosting rounds per model; ``n_threads``
+    OpenMP threads (``None``: default; 1 in parallel workers).
     """
 
     name = "synthetic"
+
+    _constraints: ClassVar[Mapping[str, Rule]] = {
+        "n_folds": integer(2),
+        "max_iter": integer(),
+        "n_threads": optional(integer()),
+    }
 
     def __init__(self, n_folds: int = 2, max_iter: int = 100, n_threads: int | None = None) -> None:
         self.n_folds = n_folds

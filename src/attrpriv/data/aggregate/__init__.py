@@ -1,12 +1,6 @@
 """Aggregation engines: the statistics privacy mechanisms need, over pandas, DuckDB or Dask.
 
->>> with aggregator_for("survey.parquet", schema) as agg:  # doctest: +SKIP
-...     histograms = agg.all_counts()
-
-:func:`aggregator_for` picks the engine from the data: pandas for a DataFrame, DuckDB for a
-CSV/Parquet path (the file is never loaded into pandas), Dask for a Dask DataFrame. Each engine
-is imported when it is first needed (``import attrpriv`` loads none of them, nor DuckDB).
-"""
+Use ``with aggregator_for(data, schema) as agg:``; each engine is imported when first needed."""
 
 from __future__ import annotations
 
@@ -51,27 +45,20 @@ def __getattr__(name: str) -> Any:
 def aggregator_for(data: Any, schema: Schema) -> Aggregator:
     """The engine for ``data``: pandas (DataFrame), DuckDB (CSV/Parquet path) or Dask.
 
-    Paths must end in ``.csv``, ``.csv.gz``, ``.parquet`` or ``.pq``. Anything else raises
-    :class:`~attrpriv.errors.InputError`.
-
     Parameters
     ----------
     data : pandas.DataFrame, str, pathlib.Path or dask.dataframe.DataFrame
-        The data: an in-memory frame, a CSV/Parquet file path, or a Dask DataFrame.
+        The data; a path must end in ``.csv``, ``.csv.gz``, ``.parquet`` or ``.pq``.
     schema : Schema
         The schema whose public domains the aggregates are computed over.
 
     Returns
     -------
     Aggregator
-        A :class:`PandasAggregator`, :class:`DuckDBAggregator` or :class:`DaskAggregator`
-        (close it, or use it in a ``with`` block).
+        The engine (close it, or use it in a ``with`` block).
 
     Raises
     ------
-    InputError
-        ``data`` is none of the above, a path has another suffix or is not an existing file,
-        or ``schema`` is not a :class:`Schema`.
     SchemaError
         A schema column that is not ignored is missing from the data.
     """

@@ -1,22 +1,6 @@
-"""The :class:`Aggregator` interface: the statistics every privacy mechanism needs.
-
-Mechanisms need aggregates only (counts, contingency tables, histograms, means, covariances).
-The public methods here check their arguments against the schema and build the results in one
-place, so every back end has the same semantics and return types; a back end implements a few
-private primitives (group counts, bin counts, column means, co-moments) in its own engine.
-
-Conventions shared by every back end:
-
-* Missing values (``None``, ``NaN``, SQL ``NULL``) are never counted: counts and histograms
-  count non-missing values, a contingency table drops a row missing in any of its columns,
-  means skip missing values and covariances are pairwise-complete (like ``DataFrame.cov``).
-* Counts are over the *declared* domain, in domain order, zero for values never seen. A value
-  outside the declared domain raises :class:`~attrpriv.errors.SchemaError`: a mechanism's
-  privacy argument rests on the domain, so data outside it is an error, never silently dropped.
-  Integer values stored as floats (``3.0``, as pandas does with missing values) count as ``3``.
-* Aggregators do not enforce a column's ``nullable`` flag (that is :meth:`Schema.validate`'s
-  job); they never modify their input.
-"""
+"""The :class:`Aggregator` interface. Missing values are never counted (covariances are pairwise);
+counts are over the *declared* domain, in its order, and a value outside it is a
+:class:`~attrpriv.errors.SchemaError`: a mechanism's privacy argument rests on the domain."""
 
 from __future__ import annotations
 
@@ -44,11 +28,7 @@ MAX_CELLS = 2**27
 
 @dataclass(frozen=True)
 class Groups:
-    """Counts of distinct non-missing value combinations, as a back end reports them.
-
-    ``keys[i][r]`` is the value of the i-th column in group ``r`` and ``counts[r]`` its count.
-    The same combination may appear more than once (e.g. once per partition): it is summed.
-    """
+    """Counts of distinct non-missing value combinations (a combination may repeat: summed)."""
 
     keys: tuple[np.ndarray, ...]
     counts: np.ndarray
@@ -73,11 +53,7 @@ class Groups:
 
 @dataclass(frozen=True)
 class BinStats:
-    """Counts per histogram bin, with the smallest and largest non-missing value seen.
-
-    ``low``/``high`` are ``+inf``/``-inf`` when there are no values, so that merging with
-    ``min``/``max`` is plain; they let the caller check the values against the domain.
-    """
+    """Counts per histogram bin, with the smallest and largest non-missing value seen."""
 
     counts: np.ndarray
     low: float
@@ -136,11 +112,7 @@ def counts_series(column: str, domain: DiscreteDomain, groups: Groups) -> pd.Ser
 
 
 def centred_comoment(n: np.ndarray, sums: np.ndarray, products: np.ndarray) -> np.ndarray:
-    """Pairwise co-moments from raw sums over the rows where both columns are present.
-
-    ``n[i, j]`` such rows, ``sums[i, j]`` the sum of column i over them, ``products[i, j]``
-    the sum of the products. Accurate when the data were shifted close to their means first.
-    """
+    """Pairwise co-moments from raw sums over the rows where both columns are present."""
     means = np.divide(sums, n, out=np.zeros(n.shape), where=n > 0)
     return np.asarray(products - sums * means.T, dtype=np.float64)
 
@@ -156,20 +128,12 @@ def covariance_from_comoments(n: np.ndarray, comoment: np.ndarray, ddof: int) ->
 class Aggregator(ABC):
     """Aggregates of a dataset (counts, histograms, contingency tables, means, covariances).
 
-    Back ends: :class:`PandasAggregator` (in memory), :class:`DuckDBAggregator` (SQL over a
-    CSV/Parquet file, the default for files) and :class:`DaskAggregator` (a cluster). Use
-    :func:`aggregator_for` to pick one. Aggregators are context managers; ``close`` releases
-    whatever the back end holds (a no-op for pandas and Dask).
+    Back ends: pandas, DuckDB (CSV/Parquet files), Dask; :func:`aggregator_for` picks one.
 
     Parameters
     ----------
     schema : Schema
         The schema whose public domains the aggregates are computed over.
-
-    Raises
-    ------
-    InputError
-        ``schema`` is not a :class:`Schema`.
     """
 
     def __init__(self, schema: Schema) -> None:
@@ -240,29 +204,20 @@ class Aggregator(ABC):
     def counts(self, column: str) -> pd.Series:
         """Counts of each value of a categorical or integer column, over its declared domain.
 
-        Returns an int64 Series indexed by the domain values in domain order, zero for values
-        never seen. Missing values are not counted. A value outside the domain raises
-        :class:`SchemaError`; a continuous (``Numeric``) column raises :class:`InputError`
-        (use :meth:`histogram`).
-
         Parameters
         ----------
         column : str
-            A schema column with a categorical or integer domain.
+            A schema column with a categorical or integer domain (numeric: use :meth:`histogram`).
 
         Returns
         -------
         pandas.Series
-            int64 counts, indexed by the domain values in domain order and named ``column``.
+            int64 counts indexed by the domain values in domain order (zero for unseen values).
 
         Raises
         ------
-        InputError
-            ``column`` is not a string, or its domain is ``Numeric``.
         SchemaError
-            ``column`` is not in the schema or has no domain, a value lies outside its domain,
-            or the column is not nullable and has no values, or missing values where the back
-            end counts them (pandas and Dask do; DuckDB does in :meth:`all_counts` only).
+            A value lies outside the domain, or missing values in a column that is not nullable.
         """
         domain = self._discrete_domain(column)
         groups = self._group_counts([column])
@@ -272,28 +227,15 @@ class Aggregator(ABC):
     def all_counts(self, columns: Sequence[str] | None = None) -> dict[str, pd.Series]:
         """:meth:`counts` of several columns at once (one pass over the data where possible).
 
-        ``columns`` defaults to every non-ignored column with a categorical or integer domain,
-        in schema order.
-
         Parameters
         ----------
         columns : sequence of str, optional
-            Distinct schema columns with categorical or integer domains (a non-empty list, not
-            a single string); default as above.
+            Distinct columns with discrete domains; default every such non-ignored column.
 
         Returns
         -------
         dict of str to pandas.Series
-            The :meth:`counts` of each column, keyed by column name in the order of
-            ``columns``.
-
-        Raises
-        ------
-        InputError
-            ``columns`` is not a non-empty list of distinct names, or a column's domain is
-            ``Numeric``.
-        SchemaError
-            As for :meth:`counts`, for any of the columns.
+            The :meth:`counts` of each column, by name.
         """
         names = self._default_discrete() if columns is None else self._names(columns)
         domains = [self._discrete_domain(name) for name in names]
@@ -307,64 +249,45 @@ class Aggregator(ABC):
     def sample_rows(self, columns: Sequence[str], n: int, seed: int | None = 0) -> pd.DataFrame:
         """At most ``n`` rows of ``columns`` (a uniform sample, reproducible for a ``seed``).
 
-        Rows, not aggregates: for learning a model of the data (a Bayesian network), which is
-        then itself derived from the data and says so in the records that use it.
+        Rows, not aggregates: for learning a model of the data, whose records must then say so.
 
         Parameters
         ----------
         columns : sequence of str
-            Distinct schema columns (a non-empty list, not a single string).
+            Distinct schema columns.
         n : int
-            The largest number of rows to return (at least 1); all rows when there are fewer.
+            The largest number of rows to return (>= 1).
         seed : int or None, optional
-            Seed of the sample (default 0); ``None`` for an unseeded, not reproducible one.
+            Seed of the sample (default 0); ``None`` for an unseeded one.
 
         Returns
         -------
         pandas.DataFrame
             At most ``n`` rows, with the columns ``columns``.
-
-        Raises
-        ------
-        InputError
-            ``columns`` is not a non-empty list of distinct names, or ``n`` is not an integer
-            >= 1.
-        SchemaError
-            A column is not in the schema.
         """
         names = self._names(columns)
         count = check_positive_int(n, "n")
         return self._sample_rows(names, count, seed)
 
     def histogram(self, column: str, edges: Sequence[float]) -> pd.Series:
-        """Counts of a numeric column in bins ``[e0, e1), [e1, e2), ..., [e_{m-2}, e_{m-1}]``.
-
-        The last bin is closed, as in :func:`numpy.histogram`. ``edges`` must be finite,
-        strictly increasing and cover the declared domain. Missing values are not counted;
-        a value outside the domain raises :class:`SchemaError`. The index is an
-        ``IntervalIndex`` (closed on the left; its last interval also holds its right edge).
+        """Counts of a numeric column in bins ``[e0, e1), ..., [e_{m-2}, e_{m-1}]`` (last closed).
 
         Parameters
         ----------
         column : str
             A schema column with a numeric or integer domain.
         edges : sequence of float
-            At least 2 finite, strictly increasing bin edges, from at most the domain's lower
-            bound to at least its upper bound.
+            At least 2 finite, strictly increasing edges that cover the declared domain.
 
         Returns
         -------
         pandas.Series
-            int64 counts, one per bin (``len(edges) - 1``), indexed by the bins and named
-            ``column``.
+            int64 counts, one per bin, indexed by an ``IntervalIndex``.
 
         Raises
         ------
-        InputError
-            ``column`` is not a string or is categorical, or ``edges`` are not as above.
         SchemaError
-            ``column`` is not in the schema or has no domain, a value lies outside its domain,
-            or the column is not nullable and has no values.
+            A value lies outside the domain.
         """
         domain = self._numeric_domain(column, "histogram")
         cuts = _check_edges(column, edges, domain)
@@ -382,16 +305,12 @@ class Aggregator(ABC):
         return pd.Series(np.asarray(stats.counts, np.int64), index=index, name=column)
 
     def contingency(self, columns: Sequence[str]) -> np.ndarray:
-        """The k-way table of counts, shape ``(|D1|, ..., |Dk|)``, axes in domain order, int64.
-
-        Rows with a missing value in any of the columns are dropped; a value outside a
-        column's domain raises :class:`SchemaError`.
+        """The k-way table of counts, axes in domain order; rows missing in any column are dropped.
 
         Parameters
         ----------
         columns : sequence of str
-            Distinct schema columns with categorical or integer domains (a non-empty list, not
-            a single string); they are the table's axes, in order.
+            Distinct columns with discrete domains: the table's axes, in order.
 
         Returns
         -------
@@ -401,11 +320,9 @@ class Aggregator(ABC):
         Raises
         ------
         InputError
-            ``columns`` is not a non-empty list of distinct names, a column's domain is
-            ``Numeric``, or the table would have more than :data:`MAX_CELLS` cells.
+            The table would have more than :data:`MAX_CELLS` cells.
         SchemaError
-            A column is not in the schema or has no domain, or a value lies outside its
-            domain.
+            A value lies outside a column's domain.
         """
         names = self._names(columns)
         domains = [self._discrete_domain(name) for name in names]
@@ -418,58 +335,36 @@ class Aggregator(ABC):
         return fill_counts(names, domains, self._group_counts(names))
 
     def mean(self, columns: Sequence[str]) -> pd.Series:
-        """Mean of each numeric or integer column over its non-missing values (float64).
+        """Mean of each numeric or integer column over its non-missing values.
 
         Parameters
         ----------
         columns : sequence of str
-            Distinct schema columns with numeric or integer domains (a non-empty list, not a
-            single string).
+            Distinct schema columns with numeric or integer domains.
 
         Returns
         -------
         pandas.Series
-            float64 means indexed by column name, named ``"mean"``; NaN for a column without
-            values.
-
-        Raises
-        ------
-        InputError
-            ``columns`` is not a non-empty list of distinct names, or a column is categorical.
-        SchemaError
-            A column is not in the schema or has no domain.
+            float64 means by column name (NaN for a column without values).
         """
         names = self._numeric_names(columns, "mean")
         values = np.asarray(self._means(names), dtype=np.float64)
         return pd.Series(values, index=pd.Index(names), name="mean", dtype=np.float64)
 
     def covariance(self, columns: Sequence[str], ddof: int = 1) -> pd.DataFrame:
-        """Pairwise-complete covariance matrix of numeric or integer columns (float64).
-
-        Entry (i, j) uses the rows where both columns are present, divided by ``n_ij - ddof``
-        (NaN when that is not positive). Unlike ``DataFrame.cov``, ``ddof`` applies even when
-        values are missing.
+        """Pairwise-complete covariance matrix of numeric or integer columns.
 
         Parameters
         ----------
         columns : sequence of str
-            Distinct schema columns with numeric or integer domains (a non-empty list, not a
-            single string).
+            Distinct schema columns with numeric or integer domains.
         ddof : int, optional
-            Delta degrees of freedom (an integer >= 0; default 1).
+            Delta degrees of freedom (>= 0; default 1): entry (i, j) divides by ``n_ij - ddof``.
 
         Returns
         -------
         pandas.DataFrame
-            The float64 ``k x k`` covariance matrix, indexed by column name on both axes.
-
-        Raises
-        ------
-        InputError
-            ``ddof`` is not an integer >= 0, ``columns`` is not a non-empty list of distinct
-            names, or a column is categorical.
-        SchemaError
-            A column is not in the schema or has no domain.
+            The float64 ``k x k`` covariance matrix by column name (NaN where ``n_ij - ddof <= 0``).
         """
         if isinstance(ddof, bool) or not isinstance(ddof, numbers.Integral) or ddof < 0:
             raise InputError(f"ddof must be an integer >= 0, got {ddof!r}")
@@ -480,14 +375,7 @@ class Aggregator(ABC):
 
     # -- argument checks -----------------------------------------------------------------------
     def _check_missing(self, groups: Mapping[str, Groups]) -> None:
-        """Refuse missing values where the schema does not allow them.
-
-        A column without a single value is refused when the data has rows (they are then all
-        missing), whatever the back end counted; a table with no rows has none to refuse (its
-        counts are zero: under add/remove neighbours the empty table is a neighbour like any
-        other, and must not be refused where one row would be released). The number of missing
-        values is checked where the back end counted it (``Groups.missing``).
-        """
+        """Refuse disallowed missing values (no rows is fine: under add/remove, a neighbour too)."""
         for name, found in groups.items():
             if self._schema[name].nullable:
                 continue

@@ -1,10 +1,6 @@
 """Aggregation with Dask: the pandas statistics computed per partition, then merged.
 
-Dask is an optional extra (``pip install 'attrpriv[distributed]'``) and is imported only when a
-:class:`DaskAggregator` is made. The statistics run on whatever scheduler is active (a
-``distributed`` client if one is set up, else Dask's default); only the small per-partition
-results travel back to be merged here.
-"""
+Dask is an optional extra (``pip install 'attrpriv[distributed]'``), imported on first use."""
 
 from __future__ import annotations
 
@@ -45,11 +41,7 @@ def is_dask_frame(data: object) -> bool:
 
 
 class DaskAggregator(Aggregator):
-    """Aggregates of a Dask DataFrame (possibly on a cluster), one pass per statistic.
-
-    Each partition is reduced to a small mergeable statistic by the same code the pandas
-    engine uses (:mod:`attrpriv.data.aggregate.pandas`), so the two agree by construction.
-    """
+    """Aggregates of a Dask DataFrame, per partition with the pandas engine's code, then merged."""
 
     def __init__(self, frame: Any, schema: Schema) -> None:
         super().__init__(schema)

@@ -1,9 +1,6 @@
 """Aggregation with DuckDB: SQL over a CSV or Parquet file, never loaded into pandas.
 
-The default engine for files. Each statistic is one SQL query over the file (one-way counts of
-many columns share one scan); only the small aggregated results come back to Python. The file
-path is passed as a bound parameter and column names are quoted, so neither can inject SQL.
-"""
+The file path is a bound parameter and column names are quoted, so neither can inject SQL."""
 
 from __future__ import annotations
 
@@ -81,12 +78,7 @@ def _bin_case(x: str, lo: int, hi: int) -> str:
 class DuckDBAggregator(Aggregator):
     """Aggregates of a CSV (``.csv``, ``.csv.gz``) or Parquet (``.parquet``, ``.pq``) file.
 
-    Runs in an in-process DuckDB connection, released by :meth:`close` (or ``with``). CSV
-    columns with numeric or integer domains are read as DOUBLE, those whose categories are all
-    strings as text (so ``"01"`` stays ``"01"``); other CSV types are sniffed by DuckDB.
-    Floating-point ``NaN`` counts as missing, as in pandas (DuckDB's statistics propagation
-    is turned off for this: it folds ``isnan`` to false on Parquet columns whose statistics
-    omit NaN, as writers do).
+    In-process DuckDB, released by :meth:`close`; floating-point ``NaN`` counts as missing.
     """
 
     def __init__(self, source: str | Path, schema: Schema) -> None:
@@ -112,11 +104,7 @@ class DuckDBAggregator(Aggregator):
 
     # -- SQL plumbing ------------------------------------------------------------------------
     def _csv_types(self) -> dict[str, str]:
-        """CSV column types that the schema fixes rather than DuckDB's sniffer.
-
-        Numeric and integer columns are read as DOUBLE (an empty column would be sniffed as
-        text), categorical ones with only string categories as VARCHAR (``"01"`` stays ``"01"``).
-        """
+        """CSV column types the schema fixes: DOUBLE for numbers, VARCHAR for text categories."""
         if self._format != "csv":
             return {}
         types = {}
@@ -274,11 +262,7 @@ class DuckDBAggregator(Aggregator):
         return np.array([np.nan if v is None else v for v in row], dtype=np.float64)
 
     def _comoments(self, columns: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
-        """One scan grouped by missingness pattern: counts, sums and cross-products per group.
-
-        Pairwise-complete statistics follow from the groups in which both columns are present;
-        the data are shifted by a provisional centre first, so that the raw sums stay accurate.
-        """
+        """One scan grouped by missingness pattern: counts, sums and cross-products (shifted)."""
         k = len(columns)
         centre = self._provisional_centre(columns)
         ys = [f"({self._number(c)} - $s{i})" for i, c in enumerate(columns)]
@@ -319,12 +303,7 @@ class DuckDBAggregator(Aggregator):
 
 
 def _read_error(exc: duckdb.Error, path: str, columns: Sequence[str]) -> InputError:
-    """DuckDB's error as one line.
-
-    A CSV value that does not convert to its column's type is a :class:`SchemaError` naming the
-    column and the line, never the value: DuckDB's full text quotes the value and its whole line
-    (the column is looked up among the schema's, so nothing from the data can be taken for it).
-    """
+    """DuckDB's error as one line; a value that does not convert names its column and line only."""
     text = str(exc)
     if isinstance(exc, duckdb.ConversionException):
         for name in columns:
@@ -357,8 +336,7 @@ def _present(key: int | list[bool], width: int) -> np.ndarray:
 
 
 def _as_domain(values: pd.Series, column: Column) -> pd.Series:
-    """Sampled values as those of the column's domain: a category read as other text or
-    another type (``1`` for ``"1"``) is mapped back to the declared category."""
+    """Sampled values as those of the column's domain (``1`` read for ``'1'`` mapped back)."""
     domain = column.domain
     if not isinstance(domain, Categorical):
         return values

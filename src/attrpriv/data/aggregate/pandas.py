@@ -1,8 +1,5 @@
-"""In-memory aggregation with pandas, and the per-partition statistics Dask reuses.
-
-Every statistic here is *mergeable*: computed on disjoint pieces of a frame and combined, it
-gives the statistic of the whole. :class:`PandasAggregator` computes them on the whole frame;
-:class:`~attrpriv.data.aggregate.dask.DaskAggregator` on each partition, then merges.
+"""In-memory aggregation with pandas, and the per-partition statistics Dask reuses. Every statistic
+is *mergeable*: computed on disjoint pieces and combined, it gives the statistic of the whole.
 """
 
 from __future__ import annotations
@@ -113,12 +110,7 @@ def sums(frame: pd.DataFrame, columns: Sequence[str]) -> Sums:
 
 @dataclass(frozen=True)
 class Moments:
-    """Pairwise-complete moments of k columns, mergeable across row partitions (Chan et al.).
-
-    For each pair (i, j), over the rows where both are present: ``n[i, j]`` rows,
-    ``mean[i, j]`` the mean of column i, ``comoment[i, j]`` the sum of the products of the
-    deviations of columns i and j from their means.
-    """
+    """Pairwise-complete counts, means and co-moments of k columns, mergeable (Chan et al.)."""
 
     n: np.ndarray
     mean: np.ndarray
@@ -149,10 +141,7 @@ def moments(frame: pd.DataFrame, columns: Sequence[str]) -> Moments:
 
 
 class PandasAggregator(Aggregator):
-    """Aggregates of an in-memory pandas DataFrame.
-
-    Holds a reference to ``frame`` (no copy) and never modifies it.
-    """
+    """Aggregates of an in-memory pandas DataFrame (held by reference, never modified)."""
 
     def __init__(self, frame: pd.DataFrame, schema: Schema) -> None:
         super().__init__(schema)

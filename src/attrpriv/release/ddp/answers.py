@@ -1,11 +1,7 @@
-"""What Tabular-DDP's tiers share: one histogram per question, noise per question, both
-guarantees in the record.
+"""What Tabular-DDP's tiers share: the histograms, their noise and a record with both guarantees.
 
-A tier (:class:`~attrpriv.release.ddp.modules.ModularDDP`,
-:class:`~attrpriv.release.ddp.model.ModelDDP`) decides one discrete Laplace scale per question
-from public inputs only (its structure, the schema's domains, epsilon): ``_plan``. Everything
-else is here: the questions' levels, the private counts (read through the aggregation engine,
-nothing else read), the noise, the accuracy and the comparison with row-level Laplace.
+A tier only chooses one discrete Laplace scale per question from public inputs (``_plan``);
+counting, noise, accuracy and the row-level comparison are here.
 """
 
 from __future__ import annotations
@@ -14,20 +10,29 @@ import math
 from abc import abstractmethod
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, Generic, TypeVar
 
-from attrpriv._checks import Check, check_epsilon, check_positive_int
+import pandas as pd
+
+from attrpriv._checks import EPSILON, SEED, Rule, instance_of, integer, names, optional
 from attrpriv.data.aggregate import aggregator_for
 from attrpriv.data.schema import Role, Schema
 from attrpriv.dp.accuracy import Accuracy
 from attrpriv.dp.ledger import BudgetLedger
-from attrpriv.dp.mechanism import SAMPLER_CONSTRAINTS, Mechanism, NoisePlan
+from attrpriv.dp.mechanism import SAMPLER_CONSTRAINTS, Mechanism, NoisePlan, validated
 from attrpriv.dp.noise import NoiseSampler
 from attrpriv.dp.record import Release
 from attrpriv.errors import InputError
+from attrpriv.release._histograms import (
+    Counts,
+    Histograms,
+    flat_bins,
+    histogram_accuracy,
+    split_bins,
+)
 from attrpriv.release.ddp.dependence import SUBSTITUTION_SENSITIVITY, discrete_laplace_mae
 from attrpriv.release.graph.learning import Levels, column_levels, level_histograms
-from attrpriv.release.laplace import Counts, Histograms, _noisy_histograms, histogram_accuracy
 
 AUX = "aux"
 """The value of a tier's structure parameter that learns it from public auxiliary rows."""
@@ -37,11 +42,15 @@ RESPONDENTS = "respondents are independent of one another"
 """What every tier assumes beside its class of laws: one respondent's row tells nothing about
 another's (the other rows' likelihood then cancels from every loss)."""
 
-TIER_CONSTRAINTS: Mapping[str, Check] = {
-    "epsilon": check_epsilon,
-    "max_levels": lambda v, n: check_positive_int(v, n, minimum=2),
-    "max_aux_rows": lambda v, n: check_positive_int(v, n, minimum=10),
-    "seed": lambda v, n: check_positive_int(v, n, minimum=0),
+TIER_CONSTRAINTS: Mapping[str, Rule] = {
+    "epsilon": EPSILON,
+    "max_levels": integer(2),
+    "max_aux_rows": integer(10),
+    "seed": SEED,
+    "aux": optional(
+        instance_of((pd.DataFrame, str, Path), "public rows: a DataFrame or a file path")
+    ),
+    "columns": optional(names()),
     **SAMPLER_CONSTRAINTS,
 }
 """The constraints of the parameters every tier has."""
@@ -64,8 +73,7 @@ PlanT = TypeVar("PlanT", bound=ScaledPlan)
 
 @dataclass(frozen=True)
 class Questions(Generic[PlanT]):
-    """The private input as measured: its exact histograms (private), and the noise plan,
-    decided from public inputs before the private rows were read."""
+    """The private input as measured: its exact histograms and the noise plan (public inputs)."""
 
     counts: Counts
     plan: PlanT
@@ -92,7 +100,7 @@ class AnswerHistograms(Mechanism[Questions[PlanT], PlanT]):
         Parameters
         ----------
         data : pandas.DataFrame, str, pathlib.Path or dask.dataframe.DataFrame
-            The private rows (counted only: nothing else is read from them).
+            The private rows (only counted).
         schema : Schema
             The public domains of the columns.
         ledger : BudgetLedger or None, optional
@@ -100,26 +108,23 @@ class AnswerHistograms(Mechanism[Questions[PlanT], PlanT]):
         label : str, optional
             A free-text name for the release in the ledger.
         progress : callable or None, optional
-            Called as ``progress(done, 2)`` after calibrating (before the private rows are
-            read) and after counting.
+            Called as ``progress(done, 2)`` after calibrating and after counting.
 
         Returns
         -------
         Release
-            The noisy histograms, their accuracy, the record (with both guarantees) and, in
-            ``parts``, the scales and how the tier chose them.
+            The noisy histograms, their accuracy, the record and, in ``parts``, the scales.
 
         Raises
         ------
-        InputError
-            A parameter or the tier's public structure is invalid.
         BudgetExceededError
             The release does not fit the ledger's budget (nothing is released).
         """
         return self._release(data, schema, progress, ledger=ledger, label=label)
 
+    @validated
     def calibrate(self, schema: Schema, sampler: NoiseSampler | None = None) -> PlanT:
-        """The noise of a release over ``schema``: from public inputs only.
+        """The noise of a release over ``schema``, from public inputs only.
 
         Parameters
         ----------
@@ -132,13 +137,7 @@ class AnswerHistograms(Mechanism[Questions[PlanT], PlanT]):
         -------
         NoisePlan
             Every question's scale.
-
-        Raises
-        ------
-        InputError
-            As :meth:`release`.
         """
-        self._validate_params()
         return self._plan(self._levels(schema), schema, sampler or self._sampler(), ())
 
     @abstractmethod
@@ -184,7 +183,8 @@ class AnswerHistograms(Mechanism[Questions[PlanT], PlanT]):
             groups.setdefault(scale, {})[column] = histograms[column]
         raw: Histograms = {}
         for scale, part in groups.items():  # one draw per scale
-            raw.update(_noisy_histograms(part, scale, plan.sampler))
+            flat = plan.sampler.discrete_laplace(flat_bins(part), scale)
+            raw.update(split_bins(flat, part))
         return {c: raw[c] for c in scales}
 
     def _accuracy(self, plan: PlanT, values: Histograms) -> Accuracy:
@@ -207,24 +207,7 @@ class AnswerHistograms(Mechanism[Questions[PlanT], PlanT]):
 
 
 def any_law_epsilon(scales: Mapping[str, float]) -> float:
-    """What discrete Laplace noise of ``scales`` guarantees one answer whatever the law.
-
-    With no assumption, changing one answer may change every answer of the respondent's row;
-    each column's histogram then moves by at most ``SUBSTITUTION_SENSITIVITY`` in l1, so the
-    release is ``sum_j 2 / scale_j``-DP for that row (sequential composition over the
-    histograms): a bound on the loss of any one answer under every law (tested by exact
-    enumeration on laws outside the model).
-
-    Parameters
-    ----------
-    scales : Mapping of str to float
-        The discrete Laplace scale of every released column's histogram.
-
-    Returns
-    -------
-    float
-        ``sum_j SUBSTITUTION_SENSITIVITY / scales[j]``.
-    """
+    """Loss of one answer under any law, in nats: ``sum_j SUBSTITUTION_SENSITIVITY / scales[j]``."""
     return math.fsum(SUBSTITUTION_SENSITIVITY / scale for scale in scales.values())
 
 

@@ -1,27 +1,8 @@
-"""A sound bound on the loss about one answer, checked against the data (Tabular-DDP default).
+"""The checked bound on the loss about one answer (Markov quilt plus a total-variation term).
 
-Setting (docs/mechanisms/tabular-ddp.md, "Checked bound"): one respondent's answer ``X_i``
-changes from ``a`` to ``b``; histogram ``j`` gets discrete Laplace noise of scale ``sigma_j``
-and moves by at most ``Delta_j`` in l1 when the respondent's ``X_j`` moves. For a fixed output,
-the likelihood of the respondent's answers is ``L_i(x_i) * prod_{j != i} G_j(x_j)`` with every
-``G_j`` in a box whose end points differ by ``e^{Delta_j / sigma_j}``. Write
-``G_j = m_j (1 + g_j)``, ``0 <= g_j <= c_j = e^{Delta_j / sigma_j} - 1``. For a Markov quilt
-``X_Q`` of ``X_i`` with nearby answers ``N`` (``X_i`` excluded) and the rest ``R`` independent of
-``X_i`` given ``X_Q``, and with ``t_j(a, b, x_Q)`` the total-variation distance between
-``P(X_j | a, x_Q)`` and ``P(X_j | b, x_Q)``,
-
-    loss <= e(X_Q | X_i) + Delta_i / sigma_i
-            + max_{a, b, x_Q} log(1 + sum_{j in N} c_j t_j(a, b, x_Q)
-                                  + prod_{j in N} (1 + c_j) - 1 - sum_{j in N} c_j).
-
-With every ``t_j = 1`` this is the Markov quilt bound ``e + sum_{N + i} Delta_j / sigma_j``, so it
-is never worse. Every candidate's ingredients are estimated from the learning rows over a few
-answers at a time (Dirichlet-smoothed frequencies, total variations raised by a sampling
-allowance), and the independence ``X_R ⊥ X_i | X_Q`` a quilt relies on is tested on the same
-rows with a G-test of the whole claim (``X_R`` jointly, given the joint ``X_Q``). A claim that
-is rejected, or that the rows are too few to test (fewer than :data:`ROWS_PER_CELL` rows per
-cell), is not used. The candidate with no claim at all (empty quilt, every other answer
-nearby) is always there, so a wrong learned structure can make the noise larger, never unsound.
+Every independence a candidate quilt relies on is G-tested on the learning rows; a rejected or
+untestable claim is not used, and the no-claim candidate is always kept, so a wrong learned
+structure can only enlarge the noise. See docs/mechanisms/tabular-ddp.md, "Checked bound".
 """
 
 from __future__ import annotations
@@ -50,11 +31,10 @@ ROWS_PER_CELL = 5
 
 @dataclass(frozen=True, eq=False)
 class Candidate:
-    """One way to bound the loss about ``node``: a quilt, its nearby answers, the terms.
+    """One way to bound the loss about ``node``: a quilt, its nearby answers and the terms.
 
-    ``tv`` has one row per case (a secret pair and a quilt value) and one column per nearby
-    answer. ``claim`` is the independence the candidate relies on ("" for none) and
-    ``p_value`` its G-test (None when there is no claim).
+    ``tv``: one row per (secret pair, quilt value), one column per nearby answer; ``claim`` is the
+    independence relied on ("" for none), ``p_value`` its G-test.
     """
 
     node: str
@@ -87,8 +67,7 @@ class Candidate:
 
 @dataclass(frozen=True, eq=False)
 class Evidence:
-    """What the learning rows support about one chunk: every usable candidate of every answer,
-    and how many candidate claims were rejected or could not be tested."""
+    """Every usable candidate of a chunk's answers, and the count of rejected or untested claims."""
 
     columns: tuple[str, ...]
     candidates: Mapping[str, tuple[Candidate, ...]]
@@ -124,60 +103,98 @@ def chunk_evidence(
 ) -> Evidence:
     """Every usable candidate of every answer of a chunk, from its network and learning rows.
 
-    ``codes`` is (rows, columns) of level codes in the order of ``network.nodes``. ``targets``
-    are the answers to bound (default every node); the other nodes form the chunk's boundary
-    ``ring`` (:mod:`attrpriv.release.ddp.boundary`): they screen the chunk from the rest of the
-    survey, so they may sit in a quilt or behind one, never among the nearby answers, and the
-    candidate that needs no claim inside the chunk conditions on the whole ring.
-    ``check=False`` skips the independence tests (a deliberately unsafe variant, for tests).
+    ``targets`` default to every node; the other nodes are the chunk's ring, allowed in or behind
+    a quilt but never nearby. ``check=False`` skips the independence tests (unsafe, for tests).
     """
     columns = network.nodes
     table = _Rows(codes, tuple(int(s) for s in n_states), prior)
-    outer = tuple(columns.index(n) for n in ring)
     found: dict[str, tuple[Candidate, ...]] = {}
     rejected = untestable = 0
     chosen = tuple(columns) if targets is None else tuple(targets)
     for node in chosen:
-        position = columns.index(node)
-        others = tuple(p for p in range(len(columns)) if p != position and p not in outer)
-        kept = [_candidate(table, columns, position, outer, others, "", None)]
-        # a hub of a large merged chunk may have too many subsets: smaller quilts for it
-        size = affordable_quilt_size(network, node, max_quilt_size, QUILT_REACH)
-        for quilt in candidate_quilts(network, node, max_quilt_size=size, within=QUILT_REACH):
-            nearby = set(network.separates(quilt, node)) - {node}
-            if nearby & set(ring):  # the ring is never nearby
-                continue
-            q = tuple(columns.index(n) for n in quilt)
-            n = tuple(p for p in others if columns[p] in nearby)
-            rest = tuple(
-                p for p in range(len(columns)) if p != position and p not in q and p not in n
-            )
-            if not rest:  # nothing behind the quilt: no claim, only its influence is paid
-                if q:
-                    kept.append(_candidate(table, columns, position, q, n, "", None))
-                continue
-            given = _names(columns, q)
-            weak = f"{_names(columns, rest)} independent of {node!r} given {given}"
-            verdict = table.independence((position,), q, rest) if check else 1.0
-            if verdict is None or verdict < alpha:
-                rejected += verdict is not None
-                untestable += verdict is None
-                continue
-            if not n:
-                kept.append(_candidate(table, columns, position, q, n, weak, verdict))
-                continue
-            # the total variations given x_Q alone need the nearby answers independent of the
-            # rest too; without that, only the quilt bound (every t_j = 1) is justified
-            strong = f"{_names(columns, rest)} independent of {_names(columns, (position, *n))}"
-            full = table.independence((position, *n), q, rest) if check else 1.0
-            if full is not None and full >= alpha:
-                kept.append(
-                    _candidate(table, columns, position, q, n, f"{strong} given {given}", full)
-                )
-            else:
-                kept.append(_candidate(table, columns, position, q, n, weak, verdict, tv=False))
-        found[node] = tuple(kept)
+        found[node], refused, unknown = _node_candidates(
+            network, table, node, tuple(ring), max_quilt_size, alpha=alpha, check=check
+        )
+        rejected += refused
+        untestable += unknown
     return Evidence(chosen, found, rejected, untestable)
+
+
+def _node_candidates(
+    network: DiscreteNetwork,
+    table: _Rows,
+    node: str,
+    ring: tuple[str, ...],
+    max_quilt_size: int | None,
+    *,
+    alpha: float,
+    check: bool,
+) -> tuple[tuple[Candidate, ...], int, int]:
+    """Every usable candidate of ``node``, with the numbers of rejected and untestable claims."""
+    columns = network.nodes
+    position = columns.index(node)
+    outer = tuple(columns.index(n) for n in ring)
+    others = tuple(p for p in range(len(columns)) if p != position and p not in outer)
+    kept = [_candidate(table, columns, position, outer, others, "", None)]
+    rejected = untestable = 0
+    # a hub of a large merged chunk may have too many subsets: smaller quilts for it
+    size = affordable_quilt_size(network, node, max_quilt_size, QUILT_REACH)
+    for quilt in candidate_quilts(network, node, max_quilt_size=size, within=QUILT_REACH):
+        nearby = set(network.separates(quilt, node)) - {node}
+        if nearby & set(ring):  # the ring is never nearby
+            continue
+        q, n, rest = _quilt_positions(columns, position, quilt, nearby, others)
+        if not rest:  # nothing behind the quilt: no claim, only its influence is paid
+            if q:
+                kept.append(_candidate(table, columns, position, q, n, "", None))
+            continue
+        verdict = table.independence((position,), q, rest) if check else 1.0
+        if verdict is None or verdict < alpha:
+            rejected += verdict is not None
+            untestable += verdict is None
+            continue
+        claimed = _claimed_candidate(table, columns, position, q, n, rest, verdict, alpha, check)
+        kept.append(claimed)
+    return tuple(kept), rejected, untestable
+
+
+def _quilt_positions(
+    columns: Sequence[str],
+    position: int,
+    quilt: Sequence[str],
+    nearby: set[str],
+    others: tuple[int, ...],
+) -> tuple[tuple[int, ...], tuple[int, ...], tuple[int, ...]]:
+    """The positions of ``quilt``, of the ``nearby`` answers and of the rest behind the quilt."""
+    q = tuple(columns.index(n) for n in quilt)
+    n = tuple(p for p in others if columns[p] in nearby)
+    rest = tuple(p for p in range(len(columns)) if p != position and p not in q and p not in n)
+    return q, n, rest
+
+
+def _claimed_candidate(
+    table: _Rows,
+    columns: Sequence[str],
+    position: int,
+    q: tuple[int, ...],
+    n: tuple[int, ...],
+    rest: tuple[int, ...],
+    verdict: float,
+    alpha: float,
+    check: bool,
+) -> Candidate:
+    """The candidate of quilt ``q`` whose claim holds (with t_j only if ``n`` passes too)."""
+    given = _names(columns, q)
+    weak = f"{_names(columns, rest)} independent of {columns[position]!r} given {given}"
+    if not n:
+        return _candidate(table, columns, position, q, n, weak, verdict)
+    # the total variations given x_Q alone need the nearby answers independent of the
+    # rest too; without that, only the quilt bound (every t_j = 1) is justified
+    strong = f"{_names(columns, rest)} independent of {_names(columns, (position, *n))}"
+    full = table.independence((position, *n), q, rest) if check else 1.0
+    if full is not None and full >= alpha:
+        return _candidate(table, columns, position, q, n, f"{strong} given {given}", full)
+    return _candidate(table, columns, position, q, n, weak, verdict, tv=False)
 
 
 def _names(columns: Sequence[str], positions: Sequence[int]) -> str:
@@ -195,8 +212,7 @@ def _candidate(
     *,
     tv: bool = True,
 ) -> Candidate:
-    """The influence of ``quilt`` and the total variations of every nearby answer (all 1 when
-    ``tv`` is False: the plain Markov quilt bound)."""
+    """The influence of ``quilt`` and the TVs of the nearby answers (all 1 unless ``tv``)."""
     joint = table.counts((node, *quilt)) + table.prior_per(node, quilt)
     joint = joint.reshape(joint.shape[0], -1)
     influence = influence_of(joint / joint.sum(axis=1, keepdims=True))
@@ -232,14 +248,11 @@ class _Rows:
         return np.bincount(flat, minlength=math.prod(shape)).reshape(shape).astype(np.float64)
 
     def prior_per(self, node: int, quilt: tuple[int, ...]) -> float:
-        """The Dirichlet pseudo-count per cell of a (node, quilt) table (``prior`` per node
-        state spread over the quilt's cells)."""
+        """Dirichlet pseudo-count per cell of a (node, quilt) table: ``prior`` over its cells."""
         return self.prior / max(math.prod(self.n_states[p] for p in quilt), 1)
 
     def total_variations(self, node: int, quilt: tuple[int, ...], j: int) -> np.ndarray:
-        """``t_j(a, b, x_Q)`` for every pair of node states and every quilt value, raised by
-        the expected estimation error of the two conditionals (``E TV(p_hat, p) <= sqrt(k/n)/2``
-        for k states and n rows; infinite for a conditional no row supports) and capped at 1."""
+        """``t_j(a, b, x_Q)`` per state pair and quilt value, plus an estimation allowance, <= 1."""
         counts = self.counts((node, *quilt, j))
         k = counts.shape[-1]
         cells = counts.reshape(counts.shape[0], -1, k)  # (node state, quilt value, j state)
@@ -257,9 +270,7 @@ class _Rows:
     def independence(
         self, side: tuple[int, ...], quilt: tuple[int, ...], rest: tuple[int, ...]
     ) -> float | None:
-        """The p-value of a G-test of ``rest`` (jointly) independent of ``side`` (jointly)
-        given the joint ``quilt``, or None when the table has fewer than ROWS_PER_CELL rows per
-        cell."""
+        """G-test p-value of ``rest`` independent of ``side`` given ``quilt``; None if few rows."""
         sizes = [self.n_states[p] for p in (*side, *quilt, *rest)]
         if math.prod(sizes) * ROWS_PER_CELL > len(self.codes):
             return None
@@ -289,9 +300,7 @@ def joint_independence(
     given: Sequence[int],
     rest: Sequence[int],
 ) -> float | None:
-    """The p-value of a G-test of the columns ``rest`` (jointly) independent of ``side``
-    (jointly) given the joint ``given``; None when the learning rows are fewer than
-    :data:`ROWS_PER_CELL` per cell of its table."""
+    """G-test p-value of ``rest`` independent of ``side`` given ``given``; None if too few rows."""
     table = _Rows(codes, tuple(int(s) for s in n_states), 1.0)
     return table.independence(tuple(side), tuple(given), tuple(rest))
 
@@ -303,14 +312,7 @@ def uniform_scale(
     *,
     ceiling: float | None = None,
 ) -> tuple[float, dict[str, Candidate]] | None:
-    """The smallest scale, one for every histogram of the chunk, at which every answer's
-    bound is at most ``epsilon``; and the candidate that bounds each answer there. None when
-    no scale up to ``ceiling`` is enough (a ring's influence alone can reach epsilon).
-
-    The bounds decrease as the scale grows, so bisection finds it. Without a ring,
-    ``ceiling = sum_j Delta_j / epsilon`` (the default) is always enough: the no-claim
-    candidate at ``t_j = 1`` is exactly epsilon there.
-    """
+    """Smallest common scale (<= ``ceiling``) with every bound <= ``epsilon``, or None."""
     columns = evidence.columns
 
     def worst(scale: float) -> float:

@@ -1,25 +1,8 @@
-"""The boundary of a chunk: the answers outside it that screen it from the rest of the survey.
+"""The boundary ring of a chunk: answers outside it that, tested, screen it from the rest.
 
-Tabular-DDP calibrates every answer against the full epsilon (docs/mechanisms/tabular-ddp.md,
-"Whole-survey calibration"). For an answer of chunk ``C`` its bound conditions on a *ring*
-``B`` of answers outside ``C`` and relies on one claim about the rest ``O`` of the survey:
-
-    X_C independent of X_O given X_B.
-
-The ring is chosen from the learning rows by forward selection: start empty; test every pair
-``(u, r)``, ``u`` in ``C`` and ``r`` in ``O``, for ``X_u`` independent of ``X_r`` given the
-*whole* ring (a G-test stratified by every observed value of ``X_B``); if any pair is rejected
-at the family-wise level ``alpha`` (Bonferroni over the pairs tested), move the answer ``r``
-with the strongest evidence into the ring and test again. The claim is *confirmed* when no pair
-is rejected; it is not when the ring would exceed ``max_size`` answers or the rows are too few
-to test a pair given the ring (fewer than :data:`~attrpriv.release.ddp.bound.ROWS_PER_CELL`
-rows per cell of the observed strata). Once every pair passes, the whole claim is tested too
-(``X_C`` jointly against ``X_O`` jointly, given the ring) when the rows are enough for its
-table; if it is rejected, a dependence that no single pair shows (an XOR, a parity), every
-other answer joins the ring, so that the chunk is merged with all of them. A survey too large
-for the joint test is checked pair by pair only: a dependence that shows in no pair given the
-ring (a parity spread over three chunks of a large survey) is outside what the tests see, and
-the record says so.
+Chosen by forward selection on G-tests (Bonferroni at ``alpha``); a pair-wise confirmed ring is
+also tested jointly when the rows allow. See docs/mechanisms/tabular-ddp.md, "Whole-survey
+calibration".
 """
 
 from __future__ import annotations
@@ -42,8 +25,7 @@ MAX_RING = 4
 class Boundary:
     """The ring of one chunk and whether the learning rows confirm that it screens the chunk.
 
-    ``tests`` and ``smallest_p`` are those of the last round (the pairs tested given the final
-    ring); ``reason`` says why an unconfirmed claim was not confirmed ("" when it was).
+    ``tests`` and ``smallest_p`` are from the last round; ``reason`` says why it was not confirmed.
     """
 
     chunk: tuple[str, ...]
@@ -98,13 +80,7 @@ class Encoded:
 def pair_tests(
     encoded: Encoded, inner: Sequence[int], outer: Sequence[int], given: Sequence[int]
 ) -> np.ndarray:
-    """``-log p`` of the G-test of ``X_u`` independent of ``X_r`` given the joint ``X_given``,
-    for every ``u`` in ``inner`` (rows) and ``r`` in ``outer`` (columns); NaN where the rows
-    are too few to test (fewer than ROWS_PER_CELL per cell of the observed strata).
-
-    All pairs of one stratum come from one product of one-hot encodings; degrees of freedom
-    count the levels seen in each stratum.
-    """
+    """``-log p`` of G-tests of ``X_u`` (``inner``) vs ``X_r`` (``outer``) given ``X_given``."""
     codes, n_states = encoded.codes, encoded.n_states
     n = len(codes)
     if given:
@@ -150,8 +126,7 @@ def find_boundary(
     alpha: float = ALPHA,
     max_size: int = MAX_RING,
 ) -> Boundary:
-    """The ring of the chunk at positions ``chunk`` among the columns ``names`` of ``encoded``,
-    by forward selection (module docstring), and whether its claim is confirmed."""
+    """The ring of ``chunk`` by forward selection (see module), and whether it is confirmed."""
     inside = set(chunk)
     ring: list[int] = []
     chunk_names = tuple(names[p] for p in chunk)
@@ -186,9 +161,7 @@ def merge_ring(
     ring: Sequence[str],
     order: Sequence[str],
 ) -> list[tuple[str, ...]]:
-    """``chunks`` with ``chunk`` merged into the chunks that hold its ring's answers, or into
-    every other chunk when its ring is empty (columns in the given ``order``, chunks ordered by
-    their first column). The whole survey as one chunk needs no ring."""
+    """``chunks`` with ``chunk`` merged into those holding its ring (all if empty), in ``order``."""
     where = {name: p for p, name in enumerate(order)}
     partners = [c for c in chunks if c != chunk and (not ring or set(ring) & set(c))]
     merged = tuple(sorted({*chunk, *(n for c in partners for n in c)}, key=where.__getitem__))

@@ -1,10 +1,7 @@
 """Chunks of survey columns for Tabular-DDP: consecutive ones, or dependent ones together.
 
-The Tabular-DDP paper chunks columns in their given order. Its guarantee assumes answers in
-different chunks independent, so putting strongly dependent columns in the same chunk makes that
-assumption closer to true (and, since dependence inside a chunk raises its sensitivity, costs
-accuracy): ``grouping="dependence"`` clusters the columns by their mutual information (estimated
-from the learning rows), up to ``k`` per chunk, merging only dependent ones.
+``grouping="dependence"`` clusters columns by mutual information (from the learning rows), up
+to ``k`` per chunk, merging only dependent ones.
 """
 
 from __future__ import annotations
@@ -34,8 +31,7 @@ def order_chunks(columns: Sequence[str], k: int) -> list[tuple[str, ...]]:
 def check_chunks(
     chunks: Sequence[Sequence[str]], *, what: str = "chunk", allow_empty: bool = False
 ) -> list[tuple[str, ...]]:
-    """Explicit groups of columns (``what``: "chunk" or "module"): a list (non-empty unless
-    ``allow_empty``) of non-empty lists of distinct column names."""
+    """Explicit groups (``what``): lists of distinct columns (none at all if ``allow_empty``)."""
     if isinstance(chunks, str) or not isinstance(chunks, Sequence) or not (chunks or allow_empty):
         raise InputError(f"{what}s must be a non-empty list of lists of columns, got {chunks!r}")
     found: list[tuple[str, ...]] = []
@@ -54,10 +50,7 @@ def check_chunks(
 
 
 def mutual_information(codes: pd.DataFrame, n_states: Mapping[str, int]) -> np.ndarray:
-    """Plug-in mutual information (nats) between every two columns of level codes.
-
-    All pairwise contingency tables come from one sparse product of the one-hot encoding.
-    """
+    """Plug-in mutual information (nats) between every two columns of level codes."""
     names = [str(c) for c in codes.columns]
     n, m = codes.shape
     if n == 0:
@@ -84,15 +77,8 @@ def dependence_chunks(
 ) -> list[tuple[str, ...]]:
     """Chunks of at most ``k`` columns that keep dependent columns together.
 
-    Every column in one chunk when there are at most ``k``: inside a chunk every dependence is
-    bounded with estimation allowances, while between chunks it is tested and, when too weak
-    to detect, taken as none. Otherwise average-linkage clustering on the plug-in mutual
-    information: start with every column alone; repeatedly merge the two chunks with the
-    largest mean mutual information between their columns, among those that fit in ``k`` and
-    share at least one pair whose G-test rejects independence at level ``alpha`` (Bonferroni
-    over all pairs). Chunks are as large as the dependence makes them, not filled up with
-    unrelated columns. Columns keep their given order inside a chunk; chunks are ordered by
-    their first column.
+    Average-linkage clustering on mutual information, merging only chunks with a pair that a
+    G-test (Bonferroni at ``alpha``) finds dependent; chunks ordered by their first column.
     """
     k = check_positive_int(k, "chunk_size")
     names = [str(c) for c in codes.columns]

@@ -1,30 +1,8 @@
 """Dependence coefficients, dependent sensitivity and the noise scale of one chunk of columns.
 
-Setting (docs/mechanisms/tabular-ddp.md has the proofs). One respondent's answer ``X_i`` changes
-from ``a`` to ``b``; the respondent's other answers in the chunk follow the chunk's network
-given ``X_i``. Every histogram ``j`` of the chunk gets discrete Laplace noise of one scale
-``sigma``; when the respondent's answer ``X_j`` moves between two bins, histogram ``j`` moves by
-``Delta_j = 2`` in l1 (:data:`SUBSTITUTION_SENSITIVITY`).
-
-Two ways to find the smallest safe ``sigma`` for a chunk budget ``epsilon``:
-
-``"pairwise"`` (Liu, Chakraborty & Mittal 2016; the Tabular-DDP paper). ``l_ij(sigma)`` is the
-exact privacy loss about ``X_i`` of histogram ``j`` *alone*:
-
-    l_ij(sigma) = max_{a, b} max_S log (1 + c P(X_j in S | a)) / (1 + c P(X_j in S | b)),
-    c = exp(Delta_j / sigma) - 1
-
-(the supremum over outputs of a ratio of two Laplace mixtures; S runs over likelihood-ratio
-superlevel sets). The coefficient ``rho_ij = l_ij(sigma) sigma / Delta_j`` is in [0, 1],
-``rho_ii = 1``, and 0 exactly when ``X_j`` is independent of ``X_i``; the dependent sensitivity
-is ``DS = max_i sum_j rho_ij Delta_j`` and ``sigma = DS / epsilon`` (solved for ``sigma``, since
-``rho`` depends on it). Summing per-histogram losses is exact only when the chunk's other answers
-are independent given ``X_i``: an XOR v-structure breaks it. Not sound in general.
-
-``"quilt"`` (the default; :mod:`attrpriv.release.ddp.bound`): the smallest ``sigma`` at which
-every answer's checked bound (Markov quilts, Song, Wang & Chaudhuri 2017, with a total-variation
-expansion over the nearby answers) is at most ``epsilon``. Every independence it uses is tested
-on the learning rows, so it is sound whatever the learned network.
+``"pairwise"`` (Liu et al., the paper's) sums per-histogram losses and is not sound in general;
+``"quilt"`` (default) uses the checked bound of :mod:`attrpriv.release.ddp.bound`. Proofs in
+docs/mechanisms/tabular-ddp.md.
 """
 
 from __future__ import annotations
@@ -52,9 +30,8 @@ Coefficients = Callable[[float], np.ndarray]
 class PairwiseDependence:
     """Everything the pairwise coefficients of a chunk need, computed once from its network.
 
-    ``points`` holds, for every ordered pair (i, j), i != j, the candidate values
-    ``(P(X_j in S | a), P(X_j in S | b))`` whose ratio formula gives ``l_ij``; ``pair`` says
-    which flat index ``i * k + j`` each point belongs to.
+    ``points`` holds the candidate probability pairs of every ordered pair (i, j); ``pair`` its
+    flat index ``i * k + j``.
     """
 
     columns: tuple[str, ...]
@@ -111,8 +88,7 @@ def pairwise_dependence(
 
 
 def _frontier(joint: np.ndarray) -> np.ndarray:
-    """Points ``(P(S | a), P(S | b))`` for every ordered a != b and every superlevel set S of
-    the likelihood ratio ``P(x | a) / P(x | b)`` (the maximisers of the loss formula)."""
+    """Points ``(P(S | a), P(S | b))`` over a != b and superlevel sets S of the likelihood ratio."""
     totals = joint.sum(axis=1)
     table = joint[totals > 0] / totals[totals > 0, None]  # secrets: supported states only
     n = table.shape[0]
@@ -138,13 +114,7 @@ def dependent_sensitivity(coefficients: np.ndarray, sensitivity: np.ndarray) -> 
 def calibrate(
     coefficients: Coefficients, sensitivity: np.ndarray, epsilon: float
 ) -> tuple[float, np.ndarray]:
-    """The smallest scale ``sigma`` with ``DS(rho(sigma)) <= sigma * epsilon``, and ``rho`` there.
-
-    ``rho_ii = 1`` gives ``sigma >= max Delta_i / epsilon``; ``rho <= 1`` makes
-    ``sigma = max_i sum_j Delta_j / epsilon`` always feasible. In between the condition is
-    monotone (each pairwise loss falls as sigma grows), so bisection finds it; the returned
-    scale is the feasible end of the final bracket.
-    """
+    """The smallest scale with ``DS(rho(sigma)) <= sigma * epsilon``, and ``rho`` there."""
     weights = np.asarray(sensitivity, dtype=np.float64)
 
     def feasible(scale: float) -> bool:
@@ -163,12 +133,7 @@ def calibrate(
 
 @dataclass(frozen=True, eq=False)
 class ChunkNoise:
-    """The noise one chunk's histograms get, and why: its dependent sensitivity and scale.
-
-    ``dependent_sensitivity = scale * epsilon`` (for ``"pairwise"`` it is Liu et al.'s DS; for
-    ``"quilt"`` the sensitivity the quilt bound amounts to). ``coefficients`` (pairwise) or
-    ``quilts`` (quilt) say where it comes from.
-    """
+    """One chunk's noise, dependent sensitivity (``scale * epsilon``), coefficients or quilts."""
 
     columns: tuple[str, ...]
     method: str
@@ -215,13 +180,8 @@ def chunk_noise(
 ) -> ChunkNoise | None:
     """The scale for a chunk whose answers follow ``network``, with budget ``epsilon``.
 
-    ``"quilt"`` needs the chunk's ``evidence`` (:func:`~attrpriv.release.ddp.bound.chunk_evidence`:
-    the candidates its learning rows support; its answers are the chunk's columns, the other
-    nodes of ``network`` its boundary ring) and returns None when no scale up to ``ceiling``
-    bounds every answer; ``"pairwise"`` uses the network alone. ``sensitivity`` defaults to
-    :data:`SUBSTITUTION_SENSITIVITY` for every answer. ``coefficients(dependence, scale)``
-    overrides the pairwise coefficients (for tests). ``method`` and ``epsilon`` are trusted:
-    :class:`TabularDDP` checked them.
+    ``"quilt"`` needs the chunk's ``evidence`` and returns None when no scale up to ``ceiling``
+    works; ``method`` and ``epsilon`` are trusted (checked by the caller).
     """
     if method == "quilt":
         if evidence is None:
@@ -251,11 +211,7 @@ def discrete_laplace_mae(scale: float) -> float:
 
 @dataclass(frozen=True)
 class ExpectedError:
-    """Expected absolute error per histogram bin, against the row-level Laplace baseline.
-
-    Computed from the noise scales alone (no sampling): ``E|Z|`` of discrete Laplace noise.
-    ``gain > 1`` means Tabular-DDP is that many times more accurate than the baseline.
-    """
+    """Expected absolute error per bin vs the row-level Laplace baseline (``gain > 1``: better)."""
 
     mae: float
     laplace_mae: float

@@ -1,25 +1,7 @@
-"""The loss of survey histograms when the adversary's belief is the data's own empirical law.
+"""The loss of survey histograms when the adversary's belief is the rows' empirical law.
 
-Setting (docs/mechanisms/tabular-ddp.md, "Privacy argument"): histogram ``j`` has discrete
-Laplace noise of scale ``sigma_j``; for a fixed output, one respondent's answers ``x`` weigh it
-by ``prod_j G_j(x_j)``, and every corner of the outputs (a factor ``e^{+1/sigma_j}`` or
-``e^{-1/sigma_j}`` for each bin of each histogram, none for a missing answer) is reachable. The
-adversary's belief here is the empirical law of the rows (the maximum-likelihood model of the
-data; no test on those rows can reject it): the respondent is one of the rows, drawn at random.
-The loss about answer ``i``, secret pair ``(a, b)``, at a corner ``u`` is
-
-    log mean_{rows r with x_ri = a} exp(sum_j u_j(x_rj))
-      - log mean_{rows r with x_ri = b} exp(sum_j u_j(x_rj)),
-
-so every corner gives a lower bound on the exact worst case under that belief. A release whose
-bound exceeds epsilon is not epsilon-private for that belief, whatever model it was calibrated on.
-
-:func:`empirical_loss` searches the corners by exact block ascent: for one histogram, with the
-others fixed, the loss is the log of a ratio of two linear functions of its bins' factors, whose
-maximum over the box sets the factors high on the bins with the largest row-weight ratio and low
-on the rest (a threshold in that order, all tried). It starts from the corner that sets each bin
-high where its value is more frequent under ``a`` than under ``b``, and stops when a sweep over
-every histogram no longer improves the loss.
+:func:`empirical_loss` searches output corners by exact block ascent; each corner is a lower
+bound on the worst case. See docs/mechanisms/tabular-ddp.md, "Against the empirical law".
 """
 
 from __future__ import annotations
@@ -46,19 +28,7 @@ MAX_SWEEPS = 50
 
 @dataclass(frozen=True)
 class EmpiricalLoss:
-    """The largest loss found under the empirical law, and where.
-
-    Parameters
-    ----------
-    value : float
-        The loss of the corner found: a lower bound on the exact worst case under that belief.
-    column : str
-        The answer whose secret pair reaches it.
-    secret : tuple
-        The pair ``(a, b)`` of that answer's values.
-    rows : tuple of int
-        How many rows hold ``a`` and ``b``.
-    """
+    """The largest loss found (lower bound, nats), its ``column``, ``secret`` pair and ``rows``."""
 
     value: float
     column: str
@@ -69,31 +39,7 @@ class EmpiricalLoss:
 def empirical_loss(
     frame: pd.DataFrame, scales: Mapping[str, float], *, min_rows: int = 1
 ) -> EmpiricalLoss:
-    """The worst loss found over every answer and secret pair, under the rows' empirical law.
-
-    Parameters
-    ----------
-    frame : pandas.DataFrame
-        The survey: one row per respondent, with every column of ``scales`` (missing answers
-        allowed: a missing answer adds no count).
-    scales : Mapping of str to float
-        The discrete Laplace scale of each released histogram (a release's
-        ``noise["scale"]``), each > 0.
-    min_rows : int, default 1
-        Secret values held by fewer rows are not tried (>= 1).
-
-    Returns
-    -------
-    EmpiricalLoss
-        The largest loss found, its answer, secret pair and row counts.
-
-    Raises
-    ------
-    InputError
-        If a column of ``scales`` is not in ``frame``, a scale is not a positive finite
-        number, ``min_rows`` is not an integer >= 1, or no answer has two values held by at
-        least ``min_rows`` rows.
-    """
+    """Worst loss over answers and secret pairs at ``scales`` (empirical law, ``min_rows`` each)."""
     columns = list(scales)
     missing = [c for c in columns if c not in frame.columns]
     if missing:
@@ -131,20 +77,7 @@ def empirical_loss(
 
 
 def histogram_codes(mechanism: TabularDDP, frame: pd.DataFrame) -> pd.DataFrame:
-    """The bin of every answer in a fitted mechanism's histograms (missing: no bin).
-
-    Parameters
-    ----------
-    mechanism : TabularDDP
-        A fitted mechanism: its ``levels_`` bin every released column.
-    frame : pandas.DataFrame
-        The survey, with every released column.
-
-    Returns
-    -------
-    pandas.DataFrame
-        One float column per released column: the bin index, NaN for a missing answer.
-    """
+    """Bin index of each answer of ``frame`` in a fitted mechanism's histograms (NaN if missing)."""
     codes = encode(frame, mechanism.levels_)
     sizes = pd.Series({c: lv.size for c, lv in mechanism.levels_.items()})
     return codes.astype(float).where(codes.lt(sizes, axis=1))

@@ -1,32 +1,8 @@
 """The earlier Tabular-DDP calibration and the paper's pairwise method: comparisons only.
 
-Kept for ``benchmarks/ddp.py`` and ``benchmarks/ddp_tiers.py``, not exported by
-:mod:`attrpriv.release` nor offered by the CLI: the first guarantee of a :class:`TabularDDP`
-record rests on independence tests of the learning rows (``"quilt"``) or on no check at all
-(``"pairwise"``), not on a proof for a stated class of laws; only its "any law" guarantee is
-proved. The tiers that replace it are :class:`~attrpriv.release.ddp.modules.ModularDDP` and
-:class:`~attrpriv.release.ddp.model.ModelDDP` (docs/mechanisms/tabular-ddp.md).
-
-The columns (survey questions) are split into chunks of at most ``k``, a computational device:
-every chunk gets one discrete Laplace scale for all its histograms. Two compositions:
-
-``"survey"`` (the default). Every answer's loss is bounded against the full ``epsilon``. Each
-chunk gets a boundary ring (:mod:`attrpriv.release.ddp.boundary`): answers outside it that,
-tested on the learning rows, screen it from the rest of the survey; a network is learned over
-the chunk and its ring, and every answer's checked bound (:mod:`attrpriv.release.ddp.bound`)
-conditions on the ring or on a quilt behind which it lies. If a ring cannot be confirmed, or
-some answer cannot be bounded below ``epsilon`` this way, every histogram gets the row-level
-Laplace scale, which is sound for any dependence (the record says why).
-
-``"chunks"`` (the Tabular-DDP paper's). A network per chunk; chunk c gets the share
-``epsilon * k_c / m`` of the budget (sequential composition over the chunks) and its scale
-from its dependent sensitivity (the checked bound, or Liu et al.'s pairwise coefficients,
-``method="pairwise"``, which needs this composition). Answers in different chunks are assumed
-independent; the release reports the loss it could reach if they are not.
-
-The baseline is :class:`LaplaceHistograms` on whole rows. What is protected
-(docs/mechanisms/tabular-ddp.md): one answer of one respondent, changed from any value to any
-other, with the respondent's other answers following the dependence model given that answer.
+Not exported nor offered by the CLI: only its "any law" guarantee is proved. The tiers that
+replace it are :class:`~attrpriv.release.ddp.modules.ModularDDP` and
+:class:`~attrpriv.release.ddp.model.ModelDDP`. See docs/mechanisms/tabular-ddp.md.
 """
 
 from __future__ import annotations
@@ -35,17 +11,22 @@ import hashlib
 import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
+from pathlib import Path
 from typing import Any, ClassVar
 
 import numpy as np
 import pandas as pd
 
 from attrpriv._checks import (
-    Check,
-    check_epsilon,
-    check_flag,
-    check_positive,
-    check_positive_int,
+    EPSILON,
+    FLAG,
+    POSITIVE,
+    SEED,
+    Rule,
+    groups,
+    instance_of,
+    integer,
+    names,
     one_of,
     optional,
 )
@@ -53,11 +34,19 @@ from attrpriv.data.aggregate import aggregator_for
 from attrpriv.data.schema import Role, Schema
 from attrpriv.dp.accuracy import Accuracy
 from attrpriv.dp.ledger import BudgetLedger
-from attrpriv.dp.mechanism import SAMPLER_CONSTRAINTS, Mechanism, NoisePlan, check_fitted
+from attrpriv.dp.mechanism import SAMPLER_CONSTRAINTS, Mechanism, NoisePlan, check_fitted, validated
 from attrpriv.dp.noise import NoiseSampler
 from attrpriv.dp.record import ANY_LAW, Guarantee, PrivacyRecord, Release
 from attrpriv.dp.units import ANSWER, PrivacyUnit
 from attrpriv.errors import InputError
+from attrpriv.release._histograms import (
+    Counts,
+    Histograms,
+    flat_bins,
+    histogram_accuracy,
+    histograms_sensitivity,
+    split_bins,
+)
 from attrpriv.release.ddp.answers import any_law_epsilon
 from attrpriv.release.ddp.bound import ALPHA, Evidence, chunk_evidence
 from attrpriv.release.ddp.boundary import Boundary, Encoded, find_boundary, merge_ring
@@ -82,13 +71,6 @@ from attrpriv.release.graph.learning import (
     level_histograms,
 )
 from attrpriv.release.graph.network import DiscreteNetwork
-from attrpriv.release.laplace import (
-    Counts,
-    Histograms,
-    _noisy_histograms,
-    histogram_accuracy,
-    histograms_sensitivity,
-)
 
 Progress = Callable[[int, int], None]
 
@@ -112,14 +94,7 @@ class DDPPlan(NoisePlan):
 
     @property
     def epsilon_if_chunks_dependent(self) -> float:
-        """The loss bound if the claims between chunks fail (answers in different chunks
-        dependent for ``"chunks"``, a boundary ring not screening for ``"survey"``).
-
-        ``"chunks"``: a secret in chunk c loses at most its chunk's budget there, and at most
-        ``sum_j Delta_j / sigma`` (every answer changed) through each other chunk. ``"survey"``:
-        the bounds inside a chunk rest on its ring too, so only ``sum_j Delta_j / sigma_j``
-        over every histogram is left.
-        """
+        """Loss bound if chunk claims fail: the chunk's budget plus ``sum_j Delta_j / sigma_j``."""
         exposure = [p.row_sensitivity / p.scale for p in self.chunks]
         total = math.fsum(exposure)
         if self.composition == "survey":
@@ -133,8 +108,7 @@ class DDPPlan(NoisePlan):
 
 @dataclass(frozen=True, eq=False)
 class _ChunkModel:
-    """One chunk's boundary (``"survey"`` only), the network over it and its ring, and the
-    candidate bounds of its answers."""
+    """One chunk's boundary (``"survey"`` only), network, ring and candidate answer bounds."""
 
     chunk: tuple[str, ...]
     boundary: Boundary | None
@@ -142,96 +116,44 @@ class _ChunkModel:
     evidence: Evidence
 
 
+_NOT_FIT_PARAMS = frozenset({"nonnegative", "noise", "allow_nonprivate"})
+"""The parameters a fit does not depend on: changing them after ``fit`` needs no new fit."""
+
+
+def _hashable(value: Any) -> Any:
+    """A parameter's value in a form ``==`` compares (sequences of names as nested tuples)."""
+    if isinstance(value, (list, tuple)):
+        return tuple(_hashable(v) for v in value)
+    return value
+
+
 class TabularDDP(Mechanism[Counts, DDPPlan]):
-    """epsilon-dependent-DP one-way histograms of survey columns, in chunks of ``chunk_size``.
+    """Epsilon-dependent-DP one-way histograms of survey columns, in chunks of ``chunk_size``.
 
-    Parameters
-    ----------
-    epsilon : float
-        Total privacy loss (chunk c gets ``epsilon * k_c / m``).
-    chunk_size : int, optional
-        k, the most columns per chunk (one network each).
-    columns : sequence of str, optional
-        The columns to release, in order; default every non-ignored column with a domain.
-    method : str, optional
-        ``"quilt"`` (the checked bound, sound whatever network is learned; default) or
-        ``"pairwise"`` (Liu et al., the paper's; needs ``composition="chunks"``).
-    composition : str, optional
-        ``"survey"`` (every answer against the full epsilon, chunks screened by tested
-        boundary rings), ``"chunks"`` (the paper's split ``epsilon * k_c / m``, chunks assumed
-        independent) or ``"auto"`` (default: ``"survey"`` for ``"quilt"``, ``"chunks"`` for
-        ``"pairwise"``).
-    structure : str, optional
-        ``"hc"`` (hill climbing + BIC), ``"chow-liu"`` or ``"exact"`` (k <= 4); a chunk whose
-        answers and ring number more than ``2 * chunk_size`` (4 for ``"exact"``) is learned as
-        a Chow-Liu tree (the network only proposes quilts: the checks keep the bound sound
-        whatever it is).
-    grouping : str, optional
-        ``"dependence"`` (dependent columns together, default) or ``"order"`` (consecutive
-        columns, the paper's).
-    chunks : sequence of sequence of str, optional
-        Explicit chunks (lists of columns); replaces ``columns``, ``chunk_size``, ``grouping``
-        (under ``"survey"`` a chunk whose ring cannot be confirmed is still merged).
-    aux : pandas.DataFrame, str or pathlib.Path, optional
-        Public auxiliary data (DataFrame or CSV/Parquet path) to learn the networks from;
-        default the private data itself, which the record then says.
-    max_levels : int, optional
-        Binning: the most levels per column.
-    max_parents : int, optional
-        The networks' largest in-degree.
-    prior : float, optional
-        Dirichlet pseudo-count per cell.
-    max_quilt_size : int or None, optional
-        Largest quilt tried besides the moral-graph rings (None: every subset, exponential in
-        k); lowered for an answer whose neighbourhood has more subsets than
-        :data:`~attrpriv.release.graph.quilts.MAX_CANDIDATES` (a hub of a merged chunk).
-    max_learn_rows : int, optional
-        Rows sampled to learn from.
-    seed : int or None, optional
-        That sample's seed.
-    nonnegative : bool, optional
-        Clip released counts at 0 (the raw counts stay in ``parts["raw_values"]``).
-    noise : NoiseSampler or None, optional
-        The noise sampler (default OpenDP).
-    allow_nonprivate : bool, optional
-        Accept a non-private (test) sampler.
-
-    Attributes
-    ----------
-    levels_ : dict of str to Levels
-        The binned levels of every column.
-    chunks_ : tuple of tuple of str
-        The chunks (their columns).
-    networks_ : tuple of DiscreteNetwork
-        One network per chunk.
-    evidence_ : tuple of Evidence
-        Per chunk, the candidate bounds the learning rows support (their independence claims
-        tested; see :mod:`attrpriv.release.ddp.bound`).
-    boundaries_ : tuple of Boundary
-        Per chunk, its boundary ring and whether the learning rows confirm it (composition
-        ``"survey"``; empty for ``"chunks"``).
-    composition_ : str
-        The composition the mechanism was fitted for.
-    learned_from_ : str
-        ``"auxiliary"`` or ``"private"``.
-    n_learning_rows_ : int
-        Rows learned from.
+    Protects one answer of one respondent, the other answers following the learned dependence
+    model; only the "any law" bound is proved. Parameters and fitted attributes are described in
+    docs/mechanisms/tabular-ddp.md, "Parameters and checks".
     """
 
-    _constraints: ClassVar[Mapping[str, Check]] = {
-        "epsilon": check_epsilon,
-        "chunk_size": check_positive_int,
+    _constraints: ClassVar[Mapping[str, Rule]] = {
+        "epsilon": EPSILON,
+        "chunk_size": integer(),
         "method": one_of(METHODS),
         "composition": one_of(COMPOSITIONS),
         "structure": one_of(STRUCTURES),
         "grouping": one_of(GROUPINGS),
-        "max_levels": lambda value, name: check_positive_int(value, name, minimum=2),
-        "max_parents": check_positive_int,
-        "prior": check_positive,
-        "max_quilt_size": optional(check_positive_int),
-        "max_learn_rows": check_positive_int,
-        "seed": optional(lambda value, name: check_positive_int(value, name, minimum=0)),
-        "nonnegative": check_flag,
+        "max_levels": integer(2),
+        "max_parents": integer(),
+        "prior": POSITIVE,
+        "max_quilt_size": optional(integer()),
+        "max_learn_rows": integer(),
+        "seed": optional(SEED),
+        "nonnegative": FLAG,
+        "columns": optional(names()),
+        "chunks": optional(groups()),
+        "aux": optional(
+            instance_of((pd.DataFrame, str, Path), "public rows: a DataFrame or a file path")
+        ),
         **SAMPLER_CONSTRAINTS,
     }
 
@@ -277,34 +199,9 @@ class TabularDDP(Mechanism[Counts, DDPPlan]):
         self.allow_nonprivate = allow_nonprivate
 
     # -- learning ----------------------------------------------------------------------------
+    @validated
     def fit(self, data: Any, schema: Schema, *, progress: Progress | None = None) -> TabularDDP:
-        """Bin the columns, form the chunks, learn one network per chunk.
-
-        Learns from ``aux`` when given, else from (a sample of) ``data``. Reads rows, not just
-        aggregates: structure learning needs them. Spends no budget and draws no noise.
-        ``progress(done, total)`` is called after each chunk.
-
-        Parameters
-        ----------
-        data : pandas.DataFrame, str or pathlib.Path
-            The private data (learned from only when ``aux`` is not given).
-        schema : Schema
-            The public domains of the columns.
-        progress : callable or None, optional
-            Called as ``progress(done, total)`` after each chunk.
-
-        Returns
-        -------
-        TabularDDP
-            The mechanism itself, fitted.
-
-        Raises
-        ------
-        InputError
-            A parameter is invalid, ``schema`` is not a :class:`Schema`, or the data to learn
-            from has no rows.
-        """
-        self._validate_params()
+        """Bin the columns, form the chunks, learn a network per chunk (no budget, no noise)."""
         return self._fit(data, schema, progress)
 
     def _fit(self, data: Any, schema: Schema, progress: Progress | None) -> TabularDDP:
@@ -330,7 +227,16 @@ class TabularDDP(Mechanism[Counts, DDPPlan]):
         self.composition_: str = self._composition()
         self.learned_from_: str = "auxiliary" if self.aux is not None else "private"
         self.n_learning_rows_: int = len(codes)
+        self.fitted_for_ = self._fit_params()
         return self
+
+    def _fit_params(self) -> tuple[Any, ...]:
+        """The parameters ``fit`` depends on (epsilon too: chunks merge at epsilon / 2); the
+        rows to learn from by identity."""
+        shaping = [p for p in self._param_names() if p not in _NOT_FIT_PARAMS]
+        return tuple(
+            (p, id(self.aux) if p == "aux" else _hashable(getattr(self, p))) for p in shaping
+        )
 
     def _models(
         self,
@@ -339,10 +245,7 @@ class TabularDDP(Mechanism[Counts, DDPPlan]):
         levels: Mapping[str, Levels],
         progress: Progress | None,
     ) -> list[_ChunkModel]:
-        """Every chunk's boundary, network and evidence. For ``"survey"``, a chunk whose ring
-        is not confirmed (checked before any network is learned), or that leaks at least half
-        of epsilon into one of its answers whatever the quilt, is merged with the chunks
-        holding its ring (every other chunk if its ring is empty) and modelled again."""
+        """Chunk models; under ``"survey"`` an unconfirmed or leaking chunk is merged, redone."""
         columns = list(codes.columns)
         survey = self._composition() == "survey"
         states = [levels[name].n_states for name in columns]
@@ -352,18 +255,10 @@ class TabularDDP(Mechanism[Counts, DDPPlan]):
         stuck: set[tuple[str, ...]] = set()
         while True:
             if encoded is not None:
-                for chunk in chunks:
-                    if chunk not in rings:
-                        at = [columns.index(name) for name in chunk]
-                        rings[chunk] = find_boundary(encoded, columns, at)
+                rings.update(self._new_rings(encoded, columns, chunks, rings))
                 grow = [c for c in chunks if c not in stuck and not rings[c].confirmed]
             if encoded is None or not grow:
-                for chunk in chunks:
-                    if chunk not in built:
-                        built[chunk] = self._model(chunk, rings.get(chunk), codes, levels)
-                        if progress is not None:
-                            left = sum(c not in built for c in chunks)
-                            progress(len(built), len(built) + left)
+                self._build_models(chunks, rings, built, codes, levels, progress)
                 grow = [c for c in chunks if c not in stuck and self._leaks(built[c])]
                 if not grow:
                     return [built[c] for c in chunks]
@@ -373,6 +268,37 @@ class TabularDDP(Mechanism[Counts, DDPPlan]):
                 stuck.add(chunk)
             else:
                 chunks = merged
+
+    @staticmethod
+    def _new_rings(
+        encoded: Encoded,
+        columns: list[str],
+        chunks: list[tuple[str, ...]],
+        rings: Mapping[tuple[str, ...], Boundary],
+    ) -> dict[tuple[str, ...], Boundary]:
+        """The boundary of every chunk that has none in ``rings`` yet, in order."""
+        return {
+            chunk: find_boundary(encoded, columns, [columns.index(name) for name in chunk])
+            for chunk in chunks
+            if chunk not in rings
+        }
+
+    def _build_models(
+        self,
+        chunks: list[tuple[str, ...]],
+        rings: Mapping[tuple[str, ...], Boundary],
+        built: dict[tuple[str, ...], _ChunkModel],
+        codes: pd.DataFrame,
+        levels: Mapping[str, Levels],
+        progress: Progress | None,
+    ) -> None:
+        """Model every chunk not in ``built`` yet, in order, into ``built``, reporting progress."""
+        for chunk in chunks:
+            if chunk not in built:
+                built[chunk] = self._model(chunk, rings.get(chunk), codes, levels)
+                if progress is not None:
+                    left = sum(c not in built for c in chunks)
+                    progress(len(built), len(built) + left)
 
     def _model(
         self,
@@ -404,8 +330,7 @@ class TabularDDP(Mechanism[Counts, DDPPlan]):
         return _ChunkModel(chunk, boundary, network, evidence)
 
     def _leaks(self, model: _ChunkModel) -> bool:
-        """A confirmed ring whose influence alone (whatever the quilt) is at least half of
-        epsilon for some answer of the chunk."""
+        """A confirmed ring whose influence alone is >= epsilon / 2 for an answer of the chunk."""
         if model.boundary is None:
             return False
         least = (min(c.influence for c in model.evidence.candidates[n]) for n in model.chunk)
@@ -433,37 +358,13 @@ class TabularDDP(Mechanism[Counts, DDPPlan]):
         return dependence_chunks(codes, {c: levels[c].n_states for c in columns}, k)
 
     # -- calibration -------------------------------------------------------------------------
+    @validated
     def calibrate(self, sampler: NoiseSampler | None = None) -> DDPPlan:
-        """Every chunk's noise for the current ``epsilon`` and ``method``, from the learned
-        networks (fit first). Public: no data is used beyond what ``fit`` learned.
-
-        Parameters
-        ----------
-        sampler : NoiseSampler or None, optional
-            The noise sampler; default the mechanism's own.
-
-        Returns
-        -------
-        DDPPlan
-            The noise scale of every chunk.
-
-        Raises
-        ------
-        NotFittedError
-            The mechanism has not been fitted.
-        InputError
-            A parameter of the mechanism is invalid.
-        """
-        check_fitted(self, "networks_")
-        self._validate_params()
+        """Every chunk's noise (a ``DDPPlan``) from the learned networks; fit first."""
+        check_fitted(self, "networks_", how="fit(data, schema)", unchanged=self._fit_params())
         return self._plan(sampler or self._sampler(), ())
 
     def _plan(self, sampler: NoiseSampler, inferred: tuple[str, ...]) -> DDPPlan:
-        if self._composition() != self.composition_:
-            raise InputError(
-                f"composition changed from {self.composition_!r} to {self._composition()!r} "
-                "since fit; fit again"
-            )
         noise, fallback = self._chunk_noise()
         return DDPPlan(
             float(self.epsilon),
@@ -526,8 +427,8 @@ class TabularDDP(Mechanism[Counts, DDPPlan]):
             return str(self.composition)
         return "chunks" if self.method == "pairwise" else "survey"
 
-    def _validate_params(self) -> None:
-        super()._validate_params()
+    def _validate_params(self) -> dict[str, Any]:
+        cleaned = super()._validate_params()
         if self.structure == "exact" and int(self.chunk_size) > EXACT_MAX_COLUMNS:
             raise InputError(
                 f"structure 'exact' searches every DAG: chunk_size must be at most "
@@ -537,69 +438,18 @@ class TabularDDP(Mechanism[Counts, DDPPlan]):
             raise InputError(
                 "method 'pairwise' is the paper's chunked method: give composition='chunks'"
             )
+        return cleaned
 
     def coefficients(self, dependence: PairwiseDependence, scale: float) -> np.ndarray:
-        """The pairwise dependence coefficients rho at noise ``scale`` (method ``"pairwise"``).
-
-        A hook: :meth:`calibrate` passes it to the chunk calibration, so a subclass (a test)
-        can override the coefficients; by default they are ``dependence.coefficients(scale)``.
-
-        Parameters
-        ----------
-        dependence : PairwiseDependence
-            The pairwise loss frontiers of a chunk's network.
-        scale : float
-            The noise scale the coefficients are evaluated at.
-
-        Returns
-        -------
-        numpy.ndarray
-            The ``k x k`` coefficients ``rho[i, j]`` of the chunk's k columns, in [0, 1], with
-            1 on the diagonal.
-        """
+        """The ``k x k`` pairwise coefficients at noise ``scale`` (a hook tests override)."""
         return dependence.coefficients(scale)
 
     def epsilon_if_chunks_dependent(self) -> float:
-        """The loss bound if answers in different chunks depend on each other arbitrarily.
-
-        Returns
-        -------
-        float
-            ``DDPPlan.epsilon_if_chunks_dependent`` of :meth:`calibrate`'s plan.
-
-        Raises
-        ------
-        NotFittedError
-            The mechanism has not been fitted.
-        InputError
-            A parameter of the mechanism is invalid.
-        """
+        """The loss bound if answers in different chunks depend on each other arbitrarily."""
         return self.calibrate().epsilon_if_chunks_dependent
 
     def expected_error(self, plan: DDPPlan | None = None) -> ExpectedError:
-        """Expected absolute error per bin (from the scales), and the Laplace baseline's.
-
-        The baseline is :class:`LaplaceHistograms` with substitution neighbours on the same
-        columns at the same epsilon. No data is used.
-
-        Parameters
-        ----------
-        plan : DDPPlan or None, optional
-            A plan of this fitted mechanism; default :meth:`calibrate`'s.
-
-        Returns
-        -------
-        ExpectedError
-            The bin-weighted mean absolute error, the baseline's, its scale, the number of
-            bins and every chunk's mean absolute error.
-
-        Raises
-        ------
-        NotFittedError
-            ``plan`` is None and the mechanism has not been fitted.
-        InputError
-            ``plan`` is None and a parameter of the mechanism is invalid.
-        """
+        """Expected absolute error per bin, and that of substitution Laplace histograms."""
         plan = plan if plan is not None else self.calibrate()
         columns = [c for p in plan.chunks for c in p.columns]
         laplace_scale = histograms_sensitivity(len(columns), "substitute") / plan.epsilon
@@ -624,41 +474,15 @@ class TabularDDP(Mechanism[Counts, DDPPlan]):
         label: str = "",
         progress: Progress | None = None,
     ) -> Release:
-        """Fit if needed, count, charge the ledger (before any noise), add noise per chunk.
-
-        ``data`` is a DataFrame or a CSV/Parquet path (counted by DuckDB) or a Dask DataFrame
-        (then learn from ``aux``, or fit first on a sample). ``progress`` is :meth:`fit`'s,
-        when the release has to fit.
-
-        Parameters
-        ----------
-        data : pandas.DataFrame, str, pathlib.Path or dask.dataframe.DataFrame
-            The private data.
-        schema : Schema
-            The public domains of the columns.
-        ledger : BudgetLedger or None, optional
-            Charged with the release's record before any noise is drawn.
-        label : str, optional
-            A free-text name for the release in the ledger.
-        progress : callable or None, optional
-            :meth:`fit`'s progress callback, when the release has to fit.
-
-        Returns
-        -------
-        Release
-            The noisy counts, their accuracy and the :class:`PrivacyRecord`.
-
-        Raises
-        ------
-        InputError
-            A parameter is invalid, or the data does not match the fitted levels.
-        BudgetExceededError
-            The release does not fit the ledger's budget (nothing is released).
+        """Fit if needed, count, charge ``ledger`` (before any noise), add noise per chunk; returns
+        the ``Release``. Raises ``BudgetExceededError`` when it does not fit the budget.
         """
         return self._release(data, schema, progress, ledger=ledger, label=label)
 
     def _measure(self, data: Any, schema: Schema, progress: Progress | None) -> Counts:
-        if not hasattr(self, "networks_"):
+        if hasattr(self, "networks_"):
+            check_fitted(self, "networks_", how="fit(data, schema)", unchanged=self._fit_params())
+        else:
             self._fit(data, schema, progress)
         self._check_schema(schema)
         with aggregator_for(data, schema) as aggregator:
@@ -680,7 +504,8 @@ class TabularDDP(Mechanism[Counts, DDPPlan]):
         raw: Histograms = {}
         for chunk in plan.chunks:
             counts = {c: measured.histograms[c] for c in chunk.columns}
-            raw.update(_noisy_histograms(counts, chunk.scale, plan.sampler))
+            flat = plan.sampler.discrete_laplace(flat_bins(counts), chunk.scale)
+            raw.update(split_bins(flat, counts))
         return raw
 
     def _post_process(self, noisy: Histograms) -> Histograms:
@@ -715,20 +540,7 @@ class TabularDDP(Mechanism[Counts, DDPPlan]):
 
     # -- the guarantee -----------------------------------------------------------------------
     def record(self, plan: DDPPlan) -> PrivacyRecord:
-        """The guarantee of a release with ``plan``.
-
-        Parameters
-        ----------
-        plan : DDPPlan
-            The noise plan of the release (from :meth:`calibrate` or a release).
-
-        Returns
-        -------
-        PrivacyRecord
-            ``(epsilon, 0)``-dependent DP under the unit ``dependent-dp/answer@<model>`` (the
-            plan's dependence-model fingerprint), with every column's dependent sensitivity,
-            the chunks' discrete Laplace scales and the model's assumptions.
-        """
+        """The ``dependent-dp/answer@<model>`` record of a release with ``plan``."""
         moving = (
             "the respondent's other answers moving with it as the survey's dependence model says"
             if plan.composition == "survey"
@@ -773,8 +585,7 @@ class TabularDDP(Mechanism[Counts, DDPPlan]):
 
 
 def _fingerprint(networks: Sequence[DiscreteNetwork]) -> str:
-    """Eight hex digits naming the dependence model: every chunk's nodes, states, parents and
-    conditional probabilities. Releases compose as dependent DP only under one model."""
+    """Eight hex digits naming the dependence model; releases compose only under one model."""
     digest = hashlib.sha256()
     for network in networks:
         for node in network.nodes:

@@ -1,24 +1,7 @@
-"""Tabular-DDP's model tier: survey histograms whose dependence follows a public Markov tree.
+"""Tabular-DDP's model tier: histograms whose dependence follows a public Markov tree.
 
-The class of laws, in one sentence: **a respondent's answers are Markov on the model's tree,
-and no link of the tree reveals more than the model's link does, in either direction** (level
-and contraction, :class:`~attrpriv.release.ddp.tree.EdgeLimit`; a reverse kernel depends on
-the marginals too); the model itself is one such law. That is the
-Tabular-DDP paper's adversary (one whose belief is the public model ``theta``), widened to every
-law the bound's two numbers per link cover. The model is learned from public auxiliary rows
-(Chow-Liu, :func:`~attrpriv.release.ddp.tree.learn_tree`) or read from a model file.
-
-Every histogram gets one discrete Laplace scale, the smallest at which every answer's bound
-(:mod:`attrpriv.release.ddp.tree_bound`: its own histogram, plus what every other answer adds
-through the tree, contracted link by link) is at most epsilon. Where the questions depend
-little, the scale approaches ``2 / epsilon`` (one answer's own); where a link copies, it passes
-everything and the scale is the row-level one, ``2 m / epsilon``. Unlike the structural tier it
-gains inside a dependent component (a chain, a hub), because dependence fades along the tree.
-
-Nothing in the calibration reads the private rows: the scale depends on the model, the
-schema's domains and epsilon. The same noise gives every law whatsoever
-``sum_j 2 / scale_j`` (:func:`~attrpriv.release.ddp.answers.any_law_epsilon`): both are in the
-record. The proof is in ``docs/mechanisms/tabular-ddp.md``.
+One discrete Laplace scale per histogram, from the model, the domains and epsilon only (never
+the private rows). Proof in docs/mechanisms/tabular-ddp.md, "The model tier".
 """
 
 from __future__ import annotations
@@ -29,16 +12,10 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, ClassVar
 
-from attrpriv._checks import (
-    Check,
-    check_epsilon,
-    check_positive,
-    check_probability,
-    one_of,
-    optional,
-)
+from attrpriv._checks import EPSILON, POSITIVE, Rule, instance_of, one_of, optional, probability
 from attrpriv.data.schema import Schema
 from attrpriv.dp.ledger import BudgetLedger
+from attrpriv.dp.mechanism import validated
 from attrpriv.dp.noise import NoiseSampler
 from attrpriv.dp.record import ANY_LAW, Guarantee, PrivacyRecord, Release
 from attrpriv.dp.units import ANSWER, PrivacyUnit
@@ -62,17 +39,7 @@ from attrpriv.release.graph.learning import Levels, encode, learning_rows
 
 @dataclass(frozen=True)
 class ModelPlan(ScaledPlan):
-    """One discrete Laplace scale for every histogram, from the public model.
-
-    Parameters
-    ----------
-    model : TreeModel
-        The public model the bound was computed on.
-    scale_of : Mapping of str to float
-        The scale of every histogram.
-    bounds : tuple of AnswerBound
-        Every answer's loss bound at those scales.
-    """
+    """A discrete Laplace scale per histogram (``scale_of``) from the public ``model``."""
 
     model: TreeModel
     scale_of: Mapping[str, float]
@@ -84,29 +51,26 @@ class ModelPlan(ScaledPlan):
 
 
 class ModelDDP(AnswerHistograms[ModelPlan]):
-    """Histograms of every question; each answer protected against an adversary whose belief
-    is a public Markov tree over the questions (or any law on that tree whose links, in both
-    directions, reveal no more).
+    """Histograms of every question, each answer protected under a public Markov tree model.
+
+    Guarantee: epsilon-dependent DP for one answer of one respondent, for every law Markov on the
+    model's tree whose links reveal no more than the model's (both directions); the record also
+    gives the bound for any law. See docs/mechanisms/tabular-ddp.md.
 
     Parameters
     ----------
     epsilon : float
         The loss bound of one answer under that class of laws.
     model : "aux", "private", TreeModel, str or pathlib.Path
-        ``"aux"`` to learn the tree from ``aux``; ``"private"`` to learn it from the private
-        rows by a DP release of their pair tables (:class:`PrivateTree`, row-level
-        ``(learn_epsilon, learn_delta)``, charged to the ledger as its own release first); a
-        :class:`TreeModel`; or the path of a model file (JSON, as ``TreeModel.to_dict`` writes
-        it).
+        Learn from ``aux``; learn by a DP step on the private rows; a model; or a model file.
     aux : pandas.DataFrame, str, pathlib.Path or None, optional
-        Public auxiliary rows from the same population; needed with ``model="aux"``.
+        Public rows from the same population; needed with ``model="aux"``.
     columns : sequence of str or None, optional
         The columns to release; default every non-ignored column with a domain.
     learn_epsilon, learn_delta : float or None, optional
         With ``model="private"``: the DP learning step's row-level epsilon and delta.
     calibration : {"per-question", "uniform"}, optional
-        One scale per histogram, chosen to minimise the expected error per bin under every
-        answer's bound (default), or one scale for all.
+        One scale per histogram minimising the error per bin (default), or one for all.
     prior : float, optional
         Pseudo-rows per parent value smoothing the learned kernels (> 0).
     max_levels : int, optional
@@ -121,12 +85,15 @@ class ModelDDP(AnswerHistograms[ModelPlan]):
         Accept a non-private sampler (reproducible tests only).
     """
 
-    _constraints: ClassVar[Mapping[str, Check]] = {
+    _constraints: ClassVar[Mapping[str, Rule]] = {
         **TIER_CONSTRAINTS,
         "calibration": one_of(CALIBRATIONS),
-        "learn_epsilon": optional(check_epsilon),
-        "learn_delta": optional(check_probability),
-        "prior": check_positive,
+        "learn_epsilon": optional(EPSILON),
+        "learn_delta": optional(probability()),
+        "prior": POSITIVE,
+        "model": instance_of(
+            (TreeModel, str, Path), "'aux', 'private', a TreeModel or a model file path"
+        ),
     }
 
     def __init__(
@@ -160,6 +127,7 @@ class ModelDDP(AnswerHistograms[ModelPlan]):
         self.noise = noise
         self.allow_nonprivate = allow_nonprivate
 
+    @validated
     def release(
         self,
         data: Any,
@@ -172,9 +140,8 @@ class ModelDDP(AnswerHistograms[ModelPlan]):
     ) -> Release:
         """Calibrate from the public model, count every question, charge the ledger, add noise.
 
-        With ``model="private"`` the model is first learned from ``data`` by a DP release
-        (:class:`PrivateTree`), charged to ``ledger`` as its own release; its record is in
-        ``parts["model_step"]``.
+        With ``model="private"`` the model is first learned by :class:`PrivateTree`, charged to
+        ``ledger`` as its own release (record in ``parts["model_step"]``).
 
         Parameters
         ----------
@@ -189,25 +156,20 @@ class ModelDDP(AnswerHistograms[ModelPlan]):
         progress : callable or None, optional
             Called as ``progress(done, 2)`` after calibrating and after counting.
         learn_progress : callable or None, optional
-            With ``model="private"``: called as ``progress(links chosen, m - 1)`` while the
-            DP step chooses the tree's links.
+            With ``model="private"``: called as ``progress(links chosen, m - 1)``.
 
         Returns
         -------
         Release
-            The noisy histograms, their accuracy, the record (with both guarantees) and, in
-            ``parts``, the model, the scales and every answer's bound.
+            The noisy histograms, their accuracy, the record and, in ``parts``, model and scales.
 
         Raises
         ------
-        InputError
-            A parameter or the model is invalid.
         BudgetExceededError
             A release does not fit the ledger's budget (nothing more is released).
         """
         if not (isinstance(self.model, str) and self.model == PRIVATE):
             return super().release(data, schema, ledger=ledger, label=label, progress=progress)
-        self._validate_params()
         if self.learn_epsilon is None or self.learn_delta is None:
             raise InputError("model='private' learns the model by a DP step: give "
                              "learn_epsilon and learn_delta")  # fmt: skip
@@ -278,9 +240,7 @@ class ModelDDP(AnswerHistograms[ModelPlan]):
         }
 
     def record(self, plan: ModelPlan) -> PrivacyRecord:
-        """The guarantee of a release with ``plan``: epsilon for one answer under every law
-        Markov on the model's tree no more revealing than the model, and what the noise gives
-        any law.
+        """The guarantee of a release with ``plan``, under the model's class of laws and any law.
 
         Parameters
         ----------
@@ -290,8 +250,7 @@ class ModelDDP(AnswerHistograms[ModelPlan]):
         Returns
         -------
         PrivacyRecord
-            ``(epsilon, 0)``-dependent DP under ``dependent-dp/answer@<model>``, with both
-            guarantees in ``guarantees``.
+            ``(epsilon, 0)``-dependent DP under ``dependent-dp/answer@<model>``, both guarantees.
         """
         scales = plan.scales()
         model = plan.model
@@ -337,23 +296,7 @@ PRIVATE = "private"
 
 
 def read_model(path: str | Path) -> TreeModel:
-    """A tree model from a JSON file written from :meth:`TreeModel.to_dict`.
-
-    Parameters
-    ----------
-    path : str or pathlib.Path
-        The file.
-
-    Returns
-    -------
-    TreeModel
-        The model, its source the file's name.
-
-    Raises
-    ------
-    InputError
-        The file cannot be read, is not JSON, or is not a tree model.
-    """
+    """A :class:`TreeModel` from a JSON file of :meth:`TreeModel.to_dict`."""
     file = Path(path)
     try:
         data = json.loads(file.read_text())

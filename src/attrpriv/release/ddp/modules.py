@@ -1,22 +1,7 @@
-"""Tabular-DDP's structural tier: survey histograms whose questions fall into independent modules.
+"""Tabular-DDP's structural tier: histograms whose questions fall into independent modules.
 
-The class of laws is stated in one sentence: **the modules are independent of one another**;
-inside a module, any law at all. Changing one answer of one respondent can then move, besides
-that answer, only the other answers of its own module, so the histograms of the module's
-questions change by at most ``2`` each in l1 (one count down, one up) and every other histogram
-keeps its law. Discrete Laplace noise of scale ``2 |M| / epsilon`` on every histogram of module
-M gives every answer a loss of at most ``sum_{j in M} 2 / scale_j = epsilon`` for every such law
-(group privacy over the module, then the product of independent modules: the other modules'
-factors are the same under both values of the secret and cancel). The same noise gives, for any
-law whatsoever, ``sum_j 2 / scale_j`` over every histogram (:func:`any_law_epsilon`): both are
-in the record.
-
-The modules are public: declared by the user (a survey designer knows which questions form a
-section), or learned from public auxiliary rows (``modules="aux"``: the connected components of
-the question pairs whose G-test rejects independence on those rows, Bonferroni over the pairs).
-Nothing in the calibration reads the private rows: the scales depend on the modules, the
-schema's domains and epsilon only, so a change to one private row changes nothing but the
-counts. The privacy argument is in ``docs/mechanisms/tabular-ddp.md``.
+Scale ``2 |M| / epsilon`` on each histogram of module M, from the public modules, domains and
+epsilon only. Proof in docs/mechanisms/tabular-ddp.md, "The structural tier".
 """
 
 from __future__ import annotations
@@ -29,7 +14,7 @@ from typing import Any, ClassVar
 import pandas as pd
 from scipy import stats
 
-from attrpriv._checks import Check, check_probability
+from attrpriv._checks import Rule, groups, probability
 from attrpriv.data.schema import Schema
 from attrpriv.dp.noise import NoiseSampler
 from attrpriv.dp.record import ANY_LAW, Guarantee, PrivacyRecord
@@ -55,15 +40,7 @@ from attrpriv.release.graph.learning import (
 
 @dataclass(frozen=True)
 class ModulePlan(ScaledPlan):
-    """One discrete Laplace scale per module: ``2 |M| / epsilon`` on each of its histograms.
-
-    Parameters
-    ----------
-    modules : tuple of tuple of str
-        The modules, each a tuple of columns, in release order.
-    source : str
-        Where the modules came from: ``"declared"`` or ``"auxiliary rows (n)"``.
-    """
+    """The ``modules`` (and ``source``): scale ``2 |M| / epsilon`` on each histogram of module M."""
 
     modules: tuple[tuple[str, ...], ...]
     source: str
@@ -84,25 +61,34 @@ class ModulePlan(ScaledPlan):
         return hashlib.sha256(text.encode()).hexdigest()[:8]
 
 
+def _modules_rule(value: object, name: str) -> object:
+    """``"aux"``, or a non-empty list of non-empty lists of column names."""
+    if isinstance(value, str):
+        if value != AUX:
+            raise InputError(f"{name} must be lists of columns or {AUX!r}, got {value!r}")
+        return value
+    return groups()(value, name)
+
+
 class ModularDDP(AnswerHistograms[ModulePlan]):
-    """Histograms of every question; each answer protected against an adversary who believes
-    the modules are independent of one another (any law inside a module).
+    """Histograms of every question, each answer protected if the modules are independent.
+
+    Guarantee: epsilon-dependent DP for one answer of one respondent, for every law under which
+    the modules are independent (any law inside a module); the record also gives the bound for any
+    law. See docs/mechanisms/tabular-ddp.md.
 
     Parameters
     ----------
     epsilon : float
         The loss bound of one answer under that class of laws.
     modules : sequence of sequence of str, or "aux"
-        The modules: lists of columns, each column in at most one (columns not named form one
-        module of their own, "the rest"), or ``"aux"`` to learn them from ``aux``.
+        Lists of columns, each column in at most one (the rest form one more), or ``"aux"``.
     aux : pandas.DataFrame, str, pathlib.Path or None, optional
-        Public auxiliary rows from the same population (a frame, or a CSV/Parquet path);
-        needed with ``modules="aux"``.
+        Public rows from the same population; needed with ``modules="aux"``.
     columns : sequence of str or None, optional
         The columns to release; default every non-ignored column with a domain.
     alpha : float, optional
-        With ``modules="aux"``: the family-wise level of the pair G-tests (Bonferroni over the
-        pairs) whose rejections join two questions in one module.
+        With ``modules="aux"``: the family-wise level of the pair G-tests (Bonferroni).
     max_levels : int, optional
         Numeric columns are binned into at most this many equal-width levels.
     max_aux_rows : int, optional
@@ -115,9 +101,10 @@ class ModularDDP(AnswerHistograms[ModulePlan]):
         Accept a non-private sampler (reproducible tests only).
     """
 
-    _constraints: ClassVar[Mapping[str, Check]] = {
+    _constraints: ClassVar[Mapping[str, Rule]] = {
         **TIER_CONSTRAINTS,
-        "alpha": check_probability,
+        "modules": Rule("'aux' or a list of lists of column names", _modules_rule),
+        "alpha": probability(),
     }
 
     def __init__(
@@ -178,8 +165,7 @@ class ModularDDP(AnswerHistograms[ModulePlan]):
         }
 
     def record(self, plan: ModulePlan) -> PrivacyRecord:
-        """The guarantee of a release with ``plan``: epsilon for one answer if the modules are
-        independent of one another (any law inside each), and what the noise gives any law.
+        """The guarantee of a release with ``plan``, for independent modules and for any law.
 
         Parameters
         ----------
@@ -189,8 +175,7 @@ class ModularDDP(AnswerHistograms[ModulePlan]):
         Returns
         -------
         PrivacyRecord
-            ``(epsilon, 0)``-dependent DP under ``dependent-dp/answer@<modules>``, with both
-            guarantees in ``guarantees`` (one, for any law, when there is one module).
+            ``(epsilon, 0)``-dependent DP under ``dependent-dp/answer@<modules>``, both guarantees.
         """
         scales = plan.scales()
         listing = "; ".join("{" + ", ".join(module) + "}" for module in plan.modules)
@@ -232,26 +217,7 @@ class ModularDDP(AnswerHistograms[ModulePlan]):
 def declared_modules(
     modules: Sequence[Sequence[str]], columns: Sequence[str]
 ) -> tuple[tuple[str, ...], ...]:
-    """The declared modules over ``columns``, each column in one; the columns no module names
-    form one more module ("the rest": no assumption among them).
-
-    Parameters
-    ----------
-    modules : sequence of sequence of str
-        The modules as given.
-    columns : sequence of str
-        The released columns.
-
-    Returns
-    -------
-    tuple of tuple of str
-        The modules restricted to ``columns`` (empty ones dropped), then the rest.
-
-    Raises
-    ------
-    InputError
-        A module names a column twice, or a column that is not released.
-    """
+    """The declared modules restricted to ``columns``, then the unnamed columns as one more."""
     found = check_chunks(modules, what="module", allow_empty=True)
     released = set(columns)
     for number, module in enumerate(found, start=1):
@@ -266,23 +232,7 @@ def declared_modules(
 def learn_modules(
     codes: pd.DataFrame, levels: Mapping[str, Levels], alpha: float
 ) -> tuple[tuple[str, ...], ...]:
-    """Modules from public rows: the connected components of the pairs of columns whose
-    G-test rejects independence at family-wise level ``alpha`` (Bonferroni over the pairs).
-
-    Parameters
-    ----------
-    codes : pandas.DataFrame
-        The public rows' level codes, one column per released question.
-    levels : Mapping of str to Levels
-        The columns' levels (their numbers of states).
-    alpha : float
-        The family-wise level.
-
-    Returns
-    -------
-    tuple of tuple of str
-        The modules, each in column order, ordered by their first column.
-    """
+    """Connected components of the column pairs a G-test rejects at family-wise level ``alpha``."""
     names = [str(c) for c in codes.columns]
     states = {c: levels[c].n_states + 1 for c in names}  # + the missing code
     information = mutual_information(codes, states)

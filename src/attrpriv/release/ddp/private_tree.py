@@ -1,29 +1,8 @@
-"""Learning the model tier's tree from the private rows, as a differentially private release.
+"""The model tier's tree learned from the private rows, as a row-level DP release.
 
-When no public rows exist, the model can still come from the private ones, but only through
-a DP step whose output is then public: the tree's links are chosen one at a time by report
-noisy max on a dependence score, and the chosen links' contingency tables get discrete
-Gaussian noise, from which the kernels come (post-processing). The step is its own release,
-row-level (``dp/substitute``: what one respondent's row holds, which covers each of its
-answers), charged to the ledger before any noise is drawn, with its record; the model tier
-then uses the tree as a public model, and its record names the step.
-
-Privacy argument (docs/mechanisms/tabular-ddp.md, "The model from the private rows"). Two
-steps, both zCDP, composed by adding their rho (Bun & Steinke 2016), half each. (1) The tree,
-grown one link at a time (Prim): each round picks, by report noisy max (Gumbel noise, the
-exponential mechanism; OpenDP's ``make_noisy_max``), the link from the tree to a question not
-yet in it with the largest dependence score ``s(j, k) = sum_{a,b} |n_ab - n_a n_b / n|`` (the
-l1 distance of the pair's table from the product of its margins, in counts). Replacing one row
-(``n`` fixed) moves at most two cells of ``n_ab`` by one, and ``n_a``, ``n_b`` by one in two
-states each, so ``s`` moves by at most ``2 + 4 + 4 / n`` (:func:`score_sensitivity`, checked by
-brute force); a round of scale ``beta`` is then ``Delta^2 / (2 beta^2)``-zCDP (Cesar & Rogers
-2021), ``m - 1`` rounds add up. (2) The ``m - 1`` chosen links' tables, with discrete Gaussian
-noise: replacing a row moves one count out of a cell and one into another in each, l2
-sensitivity ``sqrt(2 (m - 1))``, ``Delta^2 / (2 sigma^2)``-zCDP (Canonne, Kamath & Steinke
-2020); the kernels come from them (post-processing). ``rho`` converts to ``(epsilon, delta)``
-by the ledger's tight conversion. At most ``max_rows`` rows are read, a sample whose positions
-do not depend on the values, so a substituted row is either in it or not. The number of rows is
-treated as public (substitution keeps it).
+Links chosen by report noisy max, their tables measured with discrete Gaussian noise (zCDP,
+half the budget each); charged to the ledger as its own release. Privacy argument in
+docs/mechanisms/tabular-ddp.md, "The model from the private rows".
 """
 
 from __future__ import annotations
@@ -37,13 +16,7 @@ import numpy as np
 import pandas as pd
 from scipy.sparse import csr_matrix
 
-from attrpriv._checks import (
-    Check,
-    check_epsilon,
-    check_positive,
-    check_positive_int,
-    check_probability,
-)
+from attrpriv._checks import EPSILON, POSITIVE, SEED, Rule, integer, names, optional, probability
 from attrpriv.data.schema import Role, Schema
 from attrpriv.dp.accounting import rho_for
 from attrpriv.dp.accuracy import Accuracy
@@ -63,8 +36,7 @@ SOURCE = "a DP release of the private rows' links"
 
 @dataclass(frozen=True)
 class PairCounts:
-    """The private rows' tables of every pair of questions: block ``(j, k)`` of ``joint`` is
-    the table of questions j and k (their states, missing included), from ``offsets``."""
+    """Private pair tables: block ``(j, k)`` of ``joint`` (see ``offsets``) is questions j and k."""
 
     joint: np.ndarray
     offsets: np.ndarray
@@ -76,9 +48,7 @@ class PairCounts:
 
 @dataclass(frozen=True)
 class PairPlan(NoisePlan):
-    """Report noisy max of scale ``select_scale`` for each of the ``m - 1`` links, then
-    discrete Gaussian noise of ``link_scale`` on the chosen links' tables; ``rho`` is all of
-    it together."""
+    """Noisy max (``select_scale``) per link, discrete Gaussian ``link_scale`` on the chosen."""
 
     rho: float
     select_scale: float
@@ -102,8 +72,7 @@ def link_sensitivity(m: int) -> float:
 
 
 def dependence_scores(joint: np.ndarray, offsets: np.ndarray, n_rows: int) -> np.ndarray:
-    """``s(j, k) = sum_{a,b} |n_ab - n_a n_b / n|`` for every pair of questions (symmetric,
-    zero diagonal), from the stacked contingency table ``joint``."""
+    """``s(j, k) = sum_{a,b} |n_ab - n_a n_b / n|`` per question pair, from stacked ``joint``."""
     m = len(offsets) - 1
     scores = np.zeros((m, m))
     for j in range(m):
@@ -117,38 +86,21 @@ def dependence_scores(joint: np.ndarray, offsets: np.ndarray, n_rows: int) -> np
 
 
 class PrivateTree(Mechanism[PairCounts, PairPlan]):
-    """The Chow-Liu tree of the private rows, learned as an ``(epsilon, delta)``-DP release
-    (row-level, substitution): the model tier's model when no public rows exist.
+    """The Chow-Liu tree of the private rows, learned as a row-level ``(epsilon, delta)``-DP
+    release.
 
-    Parameters
-    ----------
-    epsilon : float
-        The step's epsilon (row-level: it protects every answer of a row).
-    delta : float
-        The step's delta, in (0, 1).
-    columns : sequence of str or None, optional
-        The questions; default every non-ignored column with a domain.
-    max_levels : int, optional
-        Numeric columns are binned into at most this many levels.
-    prior : float, optional
-        Pseudo-rows per parent value added to the noisy tables' kernels (> 0).
-    max_rows : int, optional
-        At most this many rows are read (a sample whose positions do not depend on values).
-    seed : int, optional
-        The seed of that sample (not of the noise).
-    noise : NoiseSampler or None, optional
-        The noise sampler; default exact OpenDP noise.
-    allow_nonprivate : bool, optional
-        Accept a non-private sampler (reproducible tests only).
+    Used by :class:`ModelDDP` with ``model="private"``; ``max_rows`` rows at most are read (a
+    sample whose positions do not depend on values). See docs/mechanisms/tabular-ddp.md.
     """
 
-    _constraints: ClassVar[Mapping[str, Check]] = {
-        "epsilon": check_epsilon,
-        "delta": lambda v, n: check_probability(v, n),
-        "max_levels": lambda v, n: check_positive_int(v, n, minimum=2),
-        "prior": check_positive,
-        "max_rows": lambda v, n: check_positive_int(v, n, minimum=1),
-        "seed": lambda v, n: check_positive_int(v, n, minimum=0),
+    _constraints: ClassVar[Mapping[str, Rule]] = {
+        "epsilon": EPSILON,
+        "delta": probability(),
+        "max_levels": integer(2),
+        "prior": POSITIVE,
+        "max_rows": integer(1),
+        "seed": SEED,
+        "columns": optional(names()),
         **SAMPLER_CONSTRAINTS,
     }
 
@@ -184,34 +136,8 @@ class PrivateTree(Mechanism[PairCounts, PairPlan]):
         label: str = "",
         progress: Progress | None = None,
     ) -> Release:
-        """Count every pair of questions, charge the ledger, choose the links, measure them.
-
-        Parameters
-        ----------
-        data : pandas.DataFrame, str, pathlib.Path or dask.dataframe.DataFrame
-            The private rows.
-        schema : Schema
-            The public domains of the columns.
-        ledger : BudgetLedger or None, optional
-            Charged with the step's record before any noise is drawn.
-        label : str, optional
-            A free-text name for the release in the ledger.
-        progress : callable or None, optional
-            Called as ``progress(links chosen, m - 1)`` about every tenth of the links.
-
-        Returns
-        -------
-        Release
-            The noisy pair tables (``values``, one Series per pair), the record, and in
-            ``parts["model"]`` the learned tree (``TreeModel.to_dict``; ``TreeModel.from_dict``
-            reads it back).
-
-        Raises
-        ------
-        InputError
-            A parameter is invalid, or fewer than two questions are given.
-        BudgetExceededError
-            The step does not fit the ledger's budget (nothing is released).
+        """Count every pair of questions, charge ``ledger``, choose the links, measure them; the
+        tree is in ``parts["model"]`` (``TreeModel.to_dict``).
         """
         return self._release(data, schema, progress, ledger=ledger, label=label)
 
@@ -224,28 +150,7 @@ class PrivateTree(Mechanism[PairCounts, PairPlan]):
         label: str = "",
         progress: Progress | None = None,
     ) -> tuple[TreeModel, Release]:
-        """:meth:`release`, and the tree it learned.
-
-        Parameters
-        ----------
-        data : pandas.DataFrame, str, pathlib.Path or dask.dataframe.DataFrame
-            The private rows.
-        schema : Schema
-            The public domains of the columns.
-        ledger : BudgetLedger or None, optional
-            Charged with the step's record before any noise is drawn.
-        label : str, optional
-            A free-text name for the release in the ledger.
-        progress : callable or None, optional
-            As for :meth:`release`.
-
-        Returns
-        -------
-        model : TreeModel
-            The tree, public from here on.
-        release : Release
-            The step's release (its record is the one charged).
-        """
+        """The tree (public from here on) and the step's :meth:`release`."""
         result = self.release(data, schema, ledger=ledger, label=label, progress=progress)
         source = (
             f"{SOURCE} (epsilon {self.epsilon:g}, delta {self.delta:g}, row-level, "
@@ -254,18 +159,7 @@ class PrivateTree(Mechanism[PairCounts, PairPlan]):
         return TreeModel.from_dict(result.parts["model"], source=source), result
 
     def record(self, plan: PairPlan) -> PrivacyRecord:
-        """The step's guarantee: ``(epsilon, delta)``-DP and ``rho``-zCDP for one row.
-
-        Parameters
-        ----------
-        plan : PairPlan
-            The noise plan.
-
-        Returns
-        -------
-        PrivacyRecord
-            Row-level (``dp/substitute``), with ``rho``.
-        """
+        """The row-level (``dp/substitute``) record: ``(epsilon, delta)``-DP and ``rho``-zCDP."""
         return PrivacyRecord(
             mechanism="tabular-ddp-private-tree",
             definition=SUBSTITUTE.definition,
@@ -396,27 +290,7 @@ def tree_from_tables(
     prior: float,
     source: str = SOURCE,
 ) -> TreeModel:
-    """The tree of the noisy links' tables (post-processing): the links as chosen, rooted at
-    the first question, kernels from the tables (clipped at 0, with ``prior``).
-
-    Parameters
-    ----------
-    names : sequence of str
-        The questions.
-    cards : sequence of int
-        Their numbers of states.
-    noisy : Mapping of str to pandas.Series
-        The noisy table of every chosen link ``"link: a x b"`` (a nearer the root), row-major.
-    prior : float
-        Pseudo-rows per parent value.
-    source : str, optional
-        Where the tables came from, for the record.
-
-    Returns
-    -------
-    TreeModel
-        The tree.
-    """
+    """The tree of the noisy links' tables (post-processing), rooted at the first question."""
     position = {name: t for t, name in enumerate(names)}
     parents = [-1] * len(names)
     tables: dict[int, np.ndarray] = {}

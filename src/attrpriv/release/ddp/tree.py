@@ -1,20 +1,7 @@
-"""A public dependence model for Tabular-DDP's model tier: a Markov tree over the questions.
+"""The public dependence model of Tabular-DDP's model tier: a Markov tree over the questions.
 
-The model ``theta`` is a spanning tree ``T`` over the questions (Chow & Liu 1968: the maximum
-spanning tree of the pairwise mutual information of public rows) with, for every linked pair,
-the conditional law of one answer given the other. Its law is ``P(root) prod P(child | parent)``
-(the kernels are Dirichlet-smoothed, so every answer is possible after every other: the levels
-below are finite). It is learned from public auxiliary rows, or read from a JSON file that an
-earlier release wrote (:meth:`TreeModel.to_dict`), so a model can be reviewed and reused; the
-private rows are never read.
-
-What the loss bound uses of ``theta`` (:mod:`attrpriv.release.ddp.tree_bound`) is the tree and,
-for every directed link ``p -> c`` (both directions of every link), two numbers of the kernel
-``K(c | p)``: its *level*
-``max_{a, b, x} log K(x | a) / K(x | b)`` and its *contraction*
-``max_{a, b} TV(K(. | a), K(. | b))``. The guarantee therefore holds for every law that is
-Markov on ``T`` with kernels no more revealing than these in both directions
-(:meth:`TreeModel.edge_limits`; the reverse kernels depend on the marginals too).
+Learned from public rows (Chow-Liu) or read from a model file; the bound uses the tree and each
+directed link's level and contraction. See docs/mechanisms/tabular-ddp.md, "The model tier".
 """
 
 from __future__ import annotations
@@ -40,17 +27,7 @@ FORMAT = "attrpriv.tree-model/1"
 
 @dataclass(frozen=True)
 class EdgeLimit:
-    """How much one answer's kernel can reveal about its neighbour's: the two numbers of a
-    directed link ``parent -> child`` the loss bound reads.
-
-    Parameters
-    ----------
-    level : float
-        ``max_{a, b, x} log K(x | a) / K(x | b)`` (nats): the max-divergence between the
-        child's laws under two values of the parent.
-    contraction : float
-        ``max_{a, b} TV(K(. | a), K(. | b))``: Dobrushin's coefficient of the kernel, in [0, 1].
-    """
+    """A link's ``level`` (max log-ratio of the child's laws, nats), Dobrushin ``contraction``."""
 
     level: float
     contraction: float
@@ -67,10 +44,9 @@ class TreeModel:
     cards : tuple of int
         Each question's number of states (its levels, plus "missing" for a nullable one).
     parents : tuple of int
-        ``parents[v]`` is the position of ``v``'s parent, -1 for the root (exactly one).
+        ``parents[v]`` is the position of ``v``'s parent, -1 for the (one) root.
     kernels : tuple of numpy.ndarray
-        ``kernels[v]`` is ``P(v | parent)``, shape ``(cards[parent], cards[v])``, every entry
-        > 0 and rows summing to 1; for the root, ``P(root)`` with shape ``(1, cards[root])``.
+        ``P(v | parent)``, shape ``(cards[parent], cards[v])``, entries > 0; root: ``(1, k)``.
     source : str
         Where the model came from (``"auxiliary rows (2,000)"``, a file name).
     """
@@ -138,7 +114,7 @@ class TreeModel:
         return self.parents.index(-1)
 
     def marginals(self) -> list[np.ndarray]:
-        """Every question's marginal law under the model, by propagation from the root.
+        """Every question's marginal law under the model.
 
         Returns
         -------
@@ -168,25 +144,17 @@ class TreeModel:
         return links
 
     def kernel(self, source: int, target: int) -> np.ndarray:
-        """``P(target | source)`` for two linked questions, in either direction (the reverse
-        one by Bayes' rule with the model's marginal of ``target``).
+        """``P(target | source)`` for two linked questions, in either direction (reverse by Bayes).
 
         Parameters
         ----------
-        source : int
-            The position of the question conditioned on.
-        target : int
-            The position of a question linked to it.
+        source, target : int
+            The positions of the question conditioned on and of a question linked to it.
 
         Returns
         -------
         numpy.ndarray
             Shape ``(cards[source], cards[target])``, rows summing to 1.
-
-        Raises
-        ------
-        InputError
-            The two questions are not linked.
         """
         if self.parents[target] == source:
             return self.kernels[target]
@@ -266,8 +234,7 @@ class TreeModel:
         Returns
         -------
         dict
-            ``format``, ``source``, ``fingerprint`` and one entry per column (``name``,
-            ``states``, ``parent``, ``kernel``).
+            ``format``, ``source``, ``fingerprint`` and one entry per column.
         """
         return {
             "format": FORMAT,
@@ -301,11 +268,6 @@ class TreeModel:
         -------
         TreeModel
             The model.
-
-        Raises
-        ------
-        InputError
-            The values are not a tree model of this format.
         """
         if not isinstance(data, Mapping) or data.get("format") != FORMAT:
             raise InputError(f"a tree model file needs format {FORMAT!r}")
@@ -359,31 +321,7 @@ def _limit(kernel: np.ndarray) -> EdgeLimit:
 def learn_tree(
     codes: pd.DataFrame, cards: Mapping[str, int], *, prior: float = 1.0, source: str = ""
 ) -> TreeModel:
-    """The Chow-Liu tree of public rows: the maximum spanning tree of the plug-in mutual
-    information, rooted at the first column, each kernel ``(count + prior / card) /
-    (parent count + prior)`` (a Dirichlet prior of ``prior`` pseudo-rows per parent value).
-
-    Parameters
-    ----------
-    codes : pandas.DataFrame
-        Level codes of the public rows, one column per question.
-    cards : Mapping of str to int
-        Every question's number of states.
-    prior : float, optional
-        Pseudo-rows per parent value (> 0: every kernel entry is then positive).
-    source : str, optional
-        Where the rows came from, for the record.
-
-    Returns
-    -------
-    TreeModel
-        The model.
-
-    Raises
-    ------
-    InputError
-        ``codes`` has no rows or ``prior`` is not positive.
-    """
+    """Chow-Liu tree of ``codes``, rooted at the first column, smoothed by ``prior`` pseudo-rows."""
     prior = check_positive(prior, "prior")
     names = [str(c) for c in codes.columns]
     m = len(names)
@@ -405,19 +343,7 @@ def learn_tree(
 
 
 def spanning_parents(information: np.ndarray) -> list[int]:
-    """The maximum spanning tree of a symmetric matrix of pairwise information, rooted at the
-    first column: every column's parent position (-1 for the root).
-
-    Parameters
-    ----------
-    information : numpy.ndarray
-        ``(m, m)``, symmetric, >= 0 (the diagonal is ignored).
-
-    Returns
-    -------
-    list of int
-        ``parents[v]``, in breadth-first orientation from column 0.
-    """
+    """Parent positions of the maximum spanning tree of ``information`` (-1 for root column 0)."""
     m = information.shape[0]
     if m == 1:
         return [-1]
@@ -431,8 +357,7 @@ def spanning_parents(information: np.ndarray) -> list[int]:
 
 
 def smoothed(tables: list[np.ndarray], prior: float) -> tuple[np.ndarray, ...]:
-    """Kernels from count tables (rows: the parent's states; one row for the root):
-    ``(count + prior / k) / (row total + prior)``, every entry > 0."""
+    """Kernels ``(count + prior / k) / (row total + prior)`` from count tables."""
     kernels = []
     for counts in tables:
         table = np.maximum(counts, 0.0) + prior / counts.shape[1]

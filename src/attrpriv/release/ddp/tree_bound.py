@@ -1,34 +1,8 @@
 """The loss bound of Tabular-DDP's model tier: one answer's loss on a public Markov tree.
 
-Setting (docs/mechanisms/tabular-ddp.md, "The model tier"). Histogram ``j`` gets discrete
-Laplace noise of scale ``sigma_j``; write ``w_j = 2 / sigma_j``. For a fixed output, the
-likelihood of one respondent's answers is ``prod_j G_j(x_j)``, each ``G_j`` ranging over a
-factor at most ``e^{w_j}`` as ``x_j`` changes (one count moves from one bin to another); the
-other respondents are independent of this one and cancel. Let the respondent's answers follow
-any law Markov on the model's tree ``T`` whose every directed link ``p -> u`` has level at most
-``l`` and contraction at most ``tau`` (:class:`~attrpriv.release.ddp.tree.EdgeLimit`). Root
-``T`` at the protected answer ``i``; for ``u`` with parent ``p`` let
-
-    M_u(x_p) = E[ prod_{j in subtree(u)} G_j(X_j) | X_p = x_p ],
-    rho_u = max_{x, x'} M_u(x) / M_u(x').
-
-``M_u(x_p) = sum_{x_u} K(x_u | x_p) h(x_u)`` with ``h = G_u prod_{c child of u} M_c`` ranging
-over a factor ``R_u <= e^{w_u} prod_c rho_c``. Two facts bound ``rho_u``:
-
-- ``M_u(x) - M_u(x') = sum (K(. | x) - K(. | x')) h <= tau (max h - min h) <= tau (R_u - 1)
-  min h``, and ``M_u(x') >= min h``: so ``rho_u <= 1 + tau (R_u - 1)``;
-- ``M_u(x) / M_u(x') <= max_y K(y | x) / K(y | x') <= e^l``.
-
-The likelihood ratio of the secret pair ``(X_i = a, X_i = b)`` is
-``G_i(a) / G_i(b) prod_{c child of i} M_c(a) / M_c(b)``, so the loss is at most
-
-    loss(i) <= w_i + sum_{c child of i} log rho_c,
-    log rho_u = min(l_u, log(1 - tau_u + tau_u e^{L_u})),  L_u = w_u + sum_c log rho_c.
-
-A link the model calls independent (``tau = 0``) passes nothing; one that copies
-(``tau = 1``, large level) passes everything, as group privacy would. The bound reads the model
-only, never data. All answers at once: every directed link's ``log rho`` comes from one pass up
-the tree and one down (the messages of the link away from each answer), ``O(m)`` per scale.
+Each link passes at most ``min(l, log(1 - tau + tau e^L))`` of what lies behind it (level
+``l``, contraction ``tau``); all answers in one pass up and one down the tree. Derivation in
+docs/mechanisms/tabular-ddp.md, "The model tier".
 """
 
 from __future__ import annotations
@@ -50,8 +24,8 @@ from attrpriv.release.ddp.tree import TreeModel
 class TreeLinks:
     """The tree rooted at the model's root, with both directions' limits of every link.
 
-    ``order`` is breadth first (parents before children); for ``u`` not the root, ``down``
-    is the link ``parent -> u`` and ``up`` the link ``u -> parent``.
+    ``order`` is breadth first; for ``u`` not the root, ``down`` is ``parent -> u``, ``up`` the
+    reverse.
     """
 
     parents: np.ndarray
@@ -83,8 +57,7 @@ class TreeLinks:
 
 
 def _through(level: float, tau: float, inner: np.ndarray) -> np.ndarray:
-    """``min(l, log(1 - tau + tau e^L))``, in logs (no overflow): 0 for ``tau = 0``, ``min(l,
-    L)`` for ``tau = 1``."""
+    """``min(l, log(1 - tau + tau e^L))`` in logs: 0 at ``tau = 0``, ``min(l, L)`` at 1."""
     with np.errstate(divide="ignore"):
         passed = np.logaddexp(np.log1p(-tau), np.log(tau) + inner)
     result: np.ndarray = np.minimum(level, passed)
@@ -92,21 +65,7 @@ def _through(level: float, tau: float, inner: np.ndarray) -> np.ndarray:
 
 
 def answer_losses(links: TreeLinks, w: np.ndarray) -> np.ndarray:
-    """Every answer's loss bound when histogram ``j`` moves by a likelihood factor ``e^{w_j}``.
-
-    Parameters
-    ----------
-    links : TreeLinks
-        The model's tree and limits.
-    w : numpy.ndarray
-        ``2 / sigma_j`` per column, in the model's column order; shape ``(m,)``, or
-        ``(k, m)`` for k settings at once.
-
-    Returns
-    -------
-    numpy.ndarray
-        ``loss(i)`` per column, the shape of ``w``.
-    """
+    """Each answer's loss bound when histogram ``j`` moves by ``e^{w_j}``; ``w``: (m,) or (k, m)."""
     parents, order = links.parents, links.order
     w = np.asarray(w, dtype=np.float64)
     below = np.zeros_like(w)  # sum of log rho over u's children (links u -> child)
@@ -126,19 +85,7 @@ def answer_losses(links: TreeLinks, w: np.ndarray) -> np.ndarray:
 
 @dataclass(frozen=True)
 class AnswerBound:
-    """One answer's loss bound at the calibrated scale, and what it is made of.
-
-    Parameters
-    ----------
-    column : str
-        The protected answer.
-    own : float
-        ``2 / sigma_i`` of its own histogram.
-    through_links : float
-        What the other answers add, through the tree (``loss - own``).
-    loss : float
-        The bound: at most epsilon.
-    """
+    """One answer's ``loss`` (<= epsilon): ``own`` histogram ``2 / sigma_i`` + ``through_links``."""
 
     column: str
     own: float
@@ -156,35 +103,7 @@ def tree_scales(
     calibration: str = "per-question",
     bins: Mapping[str, int] | None = None,
 ) -> tuple[dict[str, float], tuple[AnswerBound, ...]]:
-    """Noise scales at which every answer's bound is at most ``epsilon`` for every law Markov
-    on the model's tree within its links' limits.
-
-    ``"uniform"``: the smallest single scale (bisection: the bounds grow with ``w``).
-    ``"per-question"``: from there, one scale per histogram minimising the mean scale per bin
-    (``bins``: each histogram's number of bins, public) under every answer's bound (SLSQP in
-    ``log w``), then shrunk by one common factor until every bound is met; kept only if its
-    expected error per bin is below the uniform one's. Whatever the optimiser does, the scales
-    returned meet every bound: that is checked, not assumed.
-
-    Parameters
-    ----------
-    model : TreeModel
-        The public model.
-    epsilon : float
-        The loss bound to meet.
-    calibration : {"per-question", "uniform"}, optional
-        As above.
-    bins : Mapping of str to int or None, optional
-        Bins per histogram (default 1 each).
-
-    Returns
-    -------
-    scales : dict of str to float
-        The scale of every histogram, in column order (uniform: at most ``2 m / epsilon``;
-        per question, a question may get more than that if the mean error per bin falls).
-    bounds : tuple of AnswerBound
-        Every answer's bound at those scales, in column order.
-    """
+    """Scales with each answer's loss <= ``epsilon`` on the tree: one, or per question if better."""
     epsilon = check_epsilon(epsilon)
     check_choice(calibration, "calibration", CALIBRATIONS)
     links = TreeLinks.of(model)
@@ -210,8 +129,7 @@ def tree_scales(
 def _largest_factor(
     links: TreeLinks, shape: np.ndarray, epsilon: float, low: float, high: float
 ) -> np.ndarray:
-    """``c * shape`` for the largest ``c`` in ``[low, high]`` at which every bound is at most
-    epsilon (``low`` must fit; the bounds grow with ``c``)."""
+    """``c * shape`` for the largest ``c`` in ``[low, high]`` with every bound <= epsilon."""
     if answer_losses(links, high * shape).max() <= epsilon:
         return high * shape
     while high / low - 1.0 > 1e-10:

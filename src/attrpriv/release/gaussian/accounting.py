@@ -1,21 +1,6 @@
-"""How a release's guarantee is established, and what its record says about it.
-
-* ``"gaussian"``: every model in Theta is Gaussian, F given a secret is exactly Gaussian and
-  Algorithm 1's Mahalanobis condition at (epsilon, delta) is the whole argument.
-* ``"exact"`` (the default where it applies): a scalar query whose law the non-Gaussian models
-  give exactly (a count, a sum or a mean of an integer column under the resampling model). The
-  noise is the smallest whose exact privacy loss (:mod:`attrpriv.release.gaussian.exact`) is
-  within (epsilon, delta) for every protected pair, in both directions.
-* ``"algorithm-2"`` (the default otherwise): Gaussian approximations and their cost
-  lambda_eta, with the noise chosen so that the result is (epsilon, delta)
-  (:mod:`attrpriv.release.gaussian.request`); lambda_eta of a vector query is a Monte Carlo
-  estimate with as many points as resolve eta.
-* ``"assume-gaussian"``: the approximations taken as exact, on request only.
-
-A Gaussian model on discrete variables is refused unless forced (:func:`forced_variables`).
-Before a release, Gaussian models estimated from reference data are checked against it
-(:mod:`attrpriv.release.gaussian.checks`); a release without noise is flagged: its guarantee
-rests entirely on the model.
+"""How a release's guarantee is established (``"gaussian"``, ``"exact"``, ``"algorithm-2"``,
+``"assume-gaussian"``) and what its record says. See docs/mechanisms/attribute-private-gaussian.md,
+"How the guarantee is established".
 """
 
 from __future__ import annotations
@@ -88,8 +73,7 @@ def method(specs: Specs, approximation: str) -> tuple[str, list[PairLaw] | None]
 
 
 def exact_laws(specs: Specs) -> list[PairLaw] | None:
-    """Both exact laws of every protected pair under every non-Gaussian model, or None when
-    some law is not available (a vector query, a non-integer variable)."""
+    """Both exact laws of every pair under each non-Gaussian model, or None if one is missing."""
     query = specs.query
     if query.size != 1:
         return None
@@ -128,9 +112,7 @@ def exact(
     base: Array,
     slack: float,
 ) -> Array:
-    """The smallest noise covariance (1 x 1) whose exact delta is within ``delta`` for every
-    pair, at least ``base`` (the Gaussian models' noise). ``slack``: how far the sampler's grid
-    may move the released value (each pair's delta is charged its effect on both laws)."""
+    """Smallest 1 x 1 noise covariance >= ``base`` with exact delta <= ``delta`` per pair."""
     approximate = tuple(c for c in constraints if not c.gaussian)
     start = 0.0
     if approximate:
@@ -164,8 +146,7 @@ def algorithm_2(
     noise_at: Callable[[float], Array],
     tried: Callable[..., None] | None = None,
 ) -> dict[str, Any]:
-    """Algorithm 2 with the noise chosen so that its guarantee is (epsilon, delta);
-    ``tried(detail=...)`` is called after each noise level is evaluated."""
+    """Algorithm 2 with noise giving (epsilon, delta); ``tried(detail=...)`` after each level."""
     query = specs.query
     inexact = [m for m in specs.models if not m.gaussian]
     monte_carlo = query.size > 1 or exact_laws(specs) is None

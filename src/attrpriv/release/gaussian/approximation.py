@@ -1,34 +1,9 @@
-"""Algorithm 2 of Zhang, Ohrimenko & Cummings: the mechanism on non-Gaussian data.
+"""Algorithm 2 (Zhang, Ohrimenko & Cummings): the approximation cost lambda_eta on non-Gaussian
+data.
 
-When F given a secret is not Gaussian, Algorithm 2 calibrates the noise on Gaussian
-approximations ``N(mu_a, S)`` of the conditional laws (one covariance S per secret) and pays
-for the approximation with an eta-approximate max-divergence bound lambda.
-
-What we bound (a variant stated on the *released* values, see docs): let P_a be the law of the
-release ``F + Z`` when F follows its actual conditional law given ``s_a``, and Q_a the law when F
-follows the approximation (``Q_a = N(mu_a, S + Sigma_Z)``). With the hockey-stick divergence
-``H_g(P || Q) = sup_S P(S) - g Q(S)``, ``lambda_eta`` is the smallest lambda with
-
-    H_{e^lambda}(P_a || Q_a) <= eta   and   H_{e^lambda}(Q_a || P_a) <= eta   for every a.
-
-Then for every set S: ``P_a(S) <= e^lambda Q_a(S) + eta``, ``Q_a(S) <= e^eps Q_b(S) + delta``
-(Algorithm 1 on the approximations) and ``Q_b(S) <= e^lambda P_b(S) + eta``, which chain to
-
-    P_a(S) <= e^(eps + 2 lambda) P_b(S) + e^lambda delta + (1 + e^(eps + lambda)) eta,
-
-an (eps + 2 lambda, e^lambda delta + (1 + e^(eps + lambda)) eta) guarantee: the form of the
-paper's Theorem 3. Adding independent noise never increases a hockey-stick divergence, so a
-bound between the laws of F itself (the paper's condition) implies ours; ours is finite for a
-discrete F as soon as the noise has full rank, which the paper's needs its variant for.
-
-Two ways to compute it:
-
-* :func:`lambda_eta_pmf` for a scalar F with a known finite-support law (exact pmfs of counts
-  and integer sums, or any list of atoms): numerical integration on a fine grid.
-* :func:`lambda_eta_samples` for vector queries: P_a is replaced by the mixture over draws of F
-  (convex in P, so the plug-in is conservative *in expectation*), and the hockey-stick
-  integrals are estimated by Monte Carlo, each at its Chernoff-Hoeffding upper confidence
-  bound (:func:`upper_bound`). This is an estimate, not a proof; records say so.
+Exact for a scalar F with a finite-support law (:func:`lambda_eta_pmf`); a Monte Carlo estimate, not
+a proof, for vector queries (:func:`lambda_eta_samples`). See
+docs/mechanisms/attribute-private-gaussian.md, "Algorithm 2".
 """
 
 from __future__ import annotations
@@ -78,11 +53,7 @@ def model_lambdas(
     n_eval: int,
     cache: dict[Any, Any] | None = None,
 ) -> list[Approximation]:
-    """lambda_eta for every support value of one secret under one non-Gaussian model.
-
-    ``cache`` keeps the drawn datasets between calls (a calibration evaluates several noise
-    levels on the same draws, so that lambda_eta changes only with the noise).
-    """
+    """lambda_eta for every support value of one secret; ``cache`` keeps the draws between calls."""
     cov = model.approximation_cov(query, secret)
     out = []
     rng = np.random.default_rng(model.seed)
@@ -108,8 +79,7 @@ def model_lambdas(
 
 
 def points_needed(eta: float, confidence: float = 0.95) -> int:
-    """Monte Carlo points per direction at which the confidence bound of an estimate of 0
-    (:func:`upper_bound`) is a quarter of ``eta``: the rest is left to the estimate itself."""
+    """Monte Carlo points per direction that make the confidence bound of 0 a quarter of ``eta``."""
     alpha = (1.0 - confidence) / 2.0
     points = math.log(1.0 / alpha) / -math.log1p(-eta / 4.0)
     return math.ceil(points) if points < 1e18 else 10**18
@@ -121,8 +91,7 @@ def points_needed(eta: float, confidence: float = 0.95) -> int:
 def lambda_eta_pmf(
     atoms: Array, probs: Array, approx_mean: float, approx_var: float, noise_var: float, eta: float
 ) -> float:
-    """lambda_eta between ``sum_x p_x N(x, noise_var)`` and ``N(approx_mean, approx_var +
-    noise_var)`` (both directions), by integration on a grid of step ``sd / 16``."""
+    """lambda_eta (both ways) of ``sum_x p_x N(x, noise_var)`` vs its Gaussian approximation."""
     eta = check_probability(eta, "eta")
     atoms, probs = np.asarray(atoms, dtype=np.float64), np.asarray(probs, dtype=np.float64)
     if noise_var <= 0.0:
@@ -197,10 +166,7 @@ def lambda_eta_samples(
     confidence: float = 0.95,
     seed: int | None = 0,
 ) -> float:
-    """lambda_eta between the mixture ``mean_j N(F_j, noise_cov)`` over draws ``F_j`` (rows of
-    ``samples``) and ``N(approx_mean, approx_cov + noise_cov)``: Monte Carlo estimates of both
-    hockey-stick integrals from ``n_eval`` points, each taken at its Chernoff-Hoeffding upper
-    confidence bound (level ``confidence``, split over the two directions)."""
+    """lambda_eta of the mixture over ``samples`` vs the approximation (Monte Carlo upper bound)."""
     eta = check_probability(eta, "eta")
     n_eval = check_positive_int(n_eval, "n_eval", minimum=100)
     alpha = (1.0 - check_probability(confidence, "confidence")) / 2.0
@@ -240,10 +206,7 @@ def lambda_eta_samples(
 def _log_ratio(
     points: Array, centres: Array, log_weights: Array, mean_q: Array, cov_q: Array
 ) -> Array:
-    """``log p(y) - log q(y)``; p the mixture ``sum_j w_j N(centre_j, I)``, q = N(mean_q, cov_q).
-
-    The kernel sums run in float32 after the largest term is factored out (relative error
-    ~1e-6 in p, far below the Monte Carlo error); the rest in float64."""
+    """``log p(y) - log q(y)``, p the mixture ``sum_j w_j N(centre_j, I)``, q = N(mean_q, cov_q)."""
     k = points.shape[1]
     log_p = np.empty(points.shape[0])
     chunk = max(1, 2**21 // centres.shape[0])
@@ -268,11 +231,7 @@ def _log_ratio(
 
 
 def upper_bound(mean: float, m: int, alpha: float) -> float:
-    """Upper confidence bound, valid with probability ``1 - alpha``, on the expectation of
-    [0, 1] variables whose mean over ``m`` independent draws is ``mean``: the largest ``mu``
-    with ``m kl(mean || mu) <= log(1 / alpha)`` (Chernoff-Hoeffding: Hoeffding 1963, Theorem 1,
-    for any [0, 1] variables; ``kl`` the Bernoulli divergence). With ``mean = 0`` it is
-    ``1 - alpha^(1/m)``, about ``log(1 / alpha) / m``."""
+    """Chernoff-Hoeffding bound (probability ``1 - alpha``) on a [0, 1] mean from ``m`` draws."""
     budget = math.log(1.0 / alpha) / m
     mean = min(max(mean, 0.0), 1.0)
     if mean >= 1.0:

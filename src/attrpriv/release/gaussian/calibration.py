@@ -1,20 +1,8 @@
-"""Gaussian noise calibration for the attribute-private Gaussian mechanism (Zhang et al., Alg. 1).
+"""Gaussian noise calibration (Algorithm 1): the largest Mahalanobis shift ``r(epsilon, delta)``.
 
-Two Gaussians with the same covariance ``S`` and means ``mu_a``, ``mu_b`` are
-(epsilon, delta)-indistinguishable exactly when the Gaussian mechanism with l2 sensitivity
-``m = sqrt(d^T S^+ d)`` (``d = mu_a - mu_b``, the *Mahalanobis shift*) and unit noise is
-(epsilon, delta)-DP (Balle & Wang 2018, Theorem 8; ``d`` must lie in the range of ``S``). So
-every guarantee here reduces to one number, the largest shift ``r(epsilon, delta)`` allowed:
-
-* ``"classic"``: ``r = epsilon / c`` with ``c = sqrt(2 ln(1.25 / delta))`` (Dwork & Roth 2014,
-  Theorem A.1, proven for epsilon < 1). For epsilon >= 1 the value is accepted only if the exact
-  condition below confirms it.
-* ``"analytic"``: the largest ``r`` with
-  ``Phi(r/2 - epsilon/r) - e^epsilon Phi(-r/2 - epsilon/r) <= delta`` (Balle & Wang 2018,
-  Theorem 8, exact for every epsilon > 0), found by root finding and then verified.
-
-The noise covariance ``Sigma_Z`` must then make ``d^T (Sigma_c + Sigma_Z)^+ d <= r^2`` for every
-secret pair, where ``Sigma_c`` is the conditional covariance of the query given the secret.
+``"classic"`` (Dwork & Roth, accepted for epsilon >= 1 only if the exact condition confirms it) or
+``"analytic"`` (Balle & Wang 2018). See docs/mechanisms/attribute-private-gaussian.md, "Algorithm
+1".
 """
 
 from __future__ import annotations
@@ -67,9 +55,7 @@ class Calibration:
 
 
 def gaussian_delta(shift: float, epsilon: float) -> float:
-    """Smallest delta for which N(0, 1) and N(shift, 1) are (epsilon, delta)-indistinguishable:
-    ``Phi(shift/2 - epsilon/shift) - e^epsilon Phi(-shift/2 - epsilon/shift)``, written for
-    small epsilon as ``P(b < Z < a) - expm1(epsilon) Phi(b)`` to avoid cancellation."""
+    """Smallest delta for which N(0, 1) and N(shift, 1) are (epsilon, delta)-indistinguishable."""
     if shift <= 0.0:
         return 0.0
     if math.isinf(shift):
@@ -89,9 +75,7 @@ def gaussian_delta(shift: float, epsilon: float) -> float:
 
 
 def nominal_delta(shift: float, epsilon: float, method: str) -> float:
-    """The delta a Gaussian pair at Mahalanobis ``shift`` is certified for at ``epsilon``:
-    exact (``"analytic"``), or the classic ``1.25 exp(-(epsilon / shift)^2 / 2)`` (the inverse
-    of ``c = sqrt(2 ln(1.25 / delta))``) where it is not below the exact one."""
+    """The delta a Gaussian pair at Mahalanobis ``shift`` is certified for at ``epsilon``."""
     exact = gaussian_delta(shift, epsilon)
     if method == "classic":
         return max(exact, 1.25 * math.exp(-0.5 * (epsilon / shift) ** 2))
@@ -107,11 +91,7 @@ def check_gaussian_delta(value: object, name: str = "delta") -> float:
 
 
 def calibrate(epsilon: float, delta: float, method: str = "analytic") -> Calibration:
-    """The largest allowed Mahalanobis shift for (epsilon, delta).
-
-    The arguments are trusted (the mechanism's constraints checked them: epsilon > 0, delta in
-    (0, 1), ``method`` one of :data:`CALIBRATIONS`).
-    """
+    """The largest allowed Mahalanobis shift for (epsilon, delta); arguments trusted."""
     if method == "classic":
         shift = epsilon / math.sqrt(2.0 * math.log(1.25 / delta))
         if not shift > 0.0:  # 1.25 / delta overflows: delta is (sub)normal-tiny
@@ -197,9 +177,7 @@ def check_covariance(cov: object, name: str, size: int | None = None) -> Array:
 
 
 def _spectrum(cov: Array, shift: Array) -> tuple[Array, Array, bool]:
-    """Eigenvalues of ``cov`` (clipped at 0, negligible ones set to 0), the squared components
-    of ``shift`` along the eigenvectors (negligible ones on zero eigenvalues dropped), and
-    whether ``shift`` leaves the range of ``cov`` (a real component on a zero eigenvalue)."""
+    """Eigenvalues of ``cov`` (clipped), ``shift``'s squared parts, and if it leaves the range."""
     values, vectors = np.linalg.eigh(cov)
     values = np.clip(values, 0.0, None)
     parts = (vectors.T @ shift) ** 2
@@ -222,13 +200,7 @@ def mahalanobis_sq(shift: Array, cov: Array) -> float:
 
 
 def isotropic_variance(shift: Array, cov: Array, max_shift: float) -> float:
-    """Smallest ``s >= 0`` with ``d^T (cov + s I)^+ d <= max_shift^2``.
-
-    The left side is decreasing in ``s`` and at most ``||d||^2 / (lambda_min(cov) + s)``, so
-    ``s = ||d||^2 / max_shift^2 - lambda_min(cov)`` (the closed form of a literal reading of
-    the paper) always suffices; the exact smallest ``s`` lies below it and is found by root
-    finding.
-    """
+    """Smallest ``s >= 0`` with ``d^T (cov + s I)^+ d <= max_shift^2`` (root finding)."""
     limit = max_shift**2
     if mahalanobis_sq(shift, cov) <= limit:
         return 0.0
@@ -253,12 +225,7 @@ def isotropic_variance(shift: Array, cov: Array, max_shift: float) -> float:
 
 
 def rank_one_variance(shift: Array, cov: Array, max_shift: float) -> float:
-    """Smallest ``t >= 0`` with ``d^T (cov + t u u^T)^+ d <= max_shift^2``, ``u = d / ||d||``.
-
-    By Sherman-Morrison, ``d^T (cov + t u u^T)^+ d = m / (1 + t m / ||d||^2)`` with
-    ``m = d^T cov^+ d``, so ``t = ||d||^2 (1 / max_shift^2 - 1 / m)`` (``1/m = 0`` when ``d``
-    leaves the range of ``cov``: the noise along ``u`` alone must then hide the shift).
-    """
+    """Smallest ``t >= 0`` with ``d^T (cov + t u u^T)^+ d <= max_shift^2``, ``u = d / ||d||``."""
     m = mahalanobis_sq(shift, cov)
     limit = max_shift**2
     if m <= limit:
@@ -269,11 +236,7 @@ def rank_one_variance(shift: Array, cov: Array, max_shift: float) -> float:
 
 @dataclass(frozen=True)
 class Constraint:
-    """One secret pair: the mean shift of the query and its conditional covariance.
-
-    ``gaussian``: the pair's conditional laws are exactly Gaussian (a Gaussian model), so the
-    Mahalanobis condition is the whole guarantee; otherwise they are approximations.
-    """
+    """One secret pair: mean shift, conditional covariance (``gaussian``: laws exactly Gaussian)."""
 
     label: str
     shift: Array
@@ -289,12 +252,7 @@ def isotropic_noise(constraints: Sequence[Constraint], max_shift: float) -> Arra
 
 
 def directional_noise(constraints: Sequence[Constraint], max_shift: float) -> Array:
-    """A sum of rank-one terms ``t u u^T`` along the shifts, added greedily.
-
-    Constraints are visited from the most to the least demanding; each adds the smallest
-    ``t`` along its own shift given the noise already added. Adding a PSD term never breaks a
-    constraint already met (``(A + B)^+`` shrinks as B grows, on the range), so all hold.
-    """
+    """A sum of rank-one terms ``t u u^T`` along the shifts, added greedily."""
     size = constraints[0].shift.size
     noise = np.zeros((size, size))
     order = sorted(constraints, key=lambda c: -mahalanobis_sq(c.shift, c.cov))
@@ -307,13 +265,7 @@ def directional_noise(constraints: Sequence[Constraint], max_shift: float) -> Ar
 
 
 def _top_up(constraints: Sequence[Constraint], noise: Array, max_shift: float) -> Array:
-    """Add the isotropic variance any constraint still lacks after rounding.
-
-    In exact arithmetic nothing is added. With badly conditioned covariances the computed
-    Mahalanobis shift can exceed the limit by a relative 1e-6 or so; each round adds the
-    smallest ``s I`` that closes the largest gap as computed, but at least a small and doubling
-    fraction of the largest variance, until the check passes.
-    """
+    """Add the isotropic variance any constraint still lacks after rounding."""
     floor = 1e-9 * max(float(np.max(np.diag(c.cov + noise))) for c in constraints)
     for _ in range(60):
         short = [c for c in constraints if mahalanobis_sq(c.shift, c.cov + noise) > max_shift**2]

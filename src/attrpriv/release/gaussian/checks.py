@@ -1,21 +1,8 @@
 """Checking a Gaussian model against its public reference data before a release.
 
-A :class:`~attrpriv.release.gaussian.theta.GaussianModel` states the conditional law of F given
-each secret value from a mean and a covariance alone: a conditional mean linear in the secret
-and a conditional covariance that does not depend on it. What the reference data show instead:
-if the n records are i.i.d. from the reference rows, then given that the records' mean of the
-secret's variable x equals a, each record is (asymptotically in n, by the Gibbs conditioning
-principle) distributed as the reference rows *exponentially tilted* to mean a, i.e. weighted
-``w_i ~ exp(t x_i)`` with t such that ``sum_i w_i x_i = a``. For a category's indicator the
-tilted law is exact: rows with and without the category in proportions a and 1 - a, which is
-the resampling model. So, per record, with Y the query's variables and weighted moments,
-
-    E[F | a] = s * n * E_w[Y],    Cov[F | a] = s s^T / n * Cov_w(Y - beta x),
-
-``beta = Cov_w(Y, x) / Var_w(x)`` and ``s = n`` for sums, 1 for means. Each is compared with the
-model's, in standard errors of the weighted estimates (``sum_i w_i^2 ...``: the reference's
-own sampling error); a difference beyond 3 standard errors is reported as a warning, in the
-record and by the CLI.
+Conditional moments from the exponentially tilted reference are compared with the model's; beyond
+:data:`LIMIT` standard errors it warns. See docs/mechanisms/attribute-private-gaussian.md, "Model
+check and warnings".
 """
 
 from __future__ import annotations
@@ -43,8 +30,7 @@ class ModelWarning(UserWarning):
 
 
 def tilt(x: Array, target: float) -> Array | None:
-    """Weights ``w ~ exp(t x)`` (summing to 1) with weighted mean ``target``; ``None`` when the
-    target is not strictly inside the range of ``x`` (no tilt reaches it)."""
+    """Weights ``w ~ exp(t x)`` with weighted mean ``target``; None unless inside x's range."""
     low, high = float(x.min()), float(x.max())
     if not low < target < high:
         return None
@@ -70,10 +56,7 @@ def tilt(x: Array, target: float) -> Array | None:
 def check_model(
     model: GaussianModel, query: Query, secret: Secret
 ) -> tuple[dict[str, Any], list[str]]:
-    """The model's conditional means and variances of F against the reference's, per secret
-    value; and a warning per statistic where they differ beyond :data:`LIMIT` standard errors.
-
-    The model must come from :meth:`GaussianModel.from_data` (it keeps its reference)."""
+    """Model vs reference conditional means/variances; a warning beyond :data:`LIMIT` std errors."""
     assert model.reference is not None and model.schema is not None
     n = model.n
     ys = design_matrix(model.reference, model.schema, query.statistics)

@@ -1,28 +1,8 @@
 """The exact privacy loss of a scalar release when F has a finite-support law under each secret.
 
-Under the resampling model a scalar statistic over an integer-valued variable (a count, a sum of
-an integer column, their means) has an exact pmf given each secret value. Releasing
-``F + N(0, sigma^2)`` then gives, under ``s_a``, the finite Gaussian mixture
-``P_a = sum_x p_a(x) N(x, sigma^2)``. The guarantee for a pair (a, b) is the hockey-stick
-divergence
-
-    delta_ab(epsilon) = sup_S P_a(S) - e^epsilon P_b(S) = integral (p_a(y) - e^epsilon p_b(y))^+ dy,
-
-taken in both directions. No Gaussian approximation is involved: this is the privacy loss of the
-release under the model itself, and the noise is calibrated to it (:func:`exact_noise`).
-
-How it is computed (:func:`hockey_stick`). The integrand is positive on the set
-``A = {y : log p_a(y) - log p_b(y) > epsilon}``. Its boundaries are located on a grid of step
-``sigma / 8`` laid over ``[x - 12 sigma, x + 12 sigma]`` around every atom (both densities are
-evaluated with the atoms within 12 sigma of each point, in log space) and refined by bisection
-to machine precision; on each interval of A the integral is a finite sum of normal CDF
-differences, computed in closed form. The mass outside the grid (at most
-``2 Phi(-12) ~ 4e-33``) and the mass of the tail atoms dropped (at most ``1e-12`` in each
-tail of P_a) are added to the result, so it errs on the side of a larger delta. With
-``sigma = 0`` the laws are discrete and ``delta = sum_x (p_a(x) - e^epsilon p_b(x))^+``.
-
-Adding independent noise is post-processing, so ``delta_ab`` does not increase with sigma: the
-smallest sufficient sigma is found by bisection.
+The hockey-stick divergence of two Gaussian mixtures, computed to err on the larger side; the noise
+is found by bisection. See docs/mechanisms/attribute-private-gaussian.md, "The exact privacy loss of
+a scalar release".
 """
 
 from __future__ import annotations
@@ -73,11 +53,8 @@ class PairLaw:
 
 
 def hockey_stick(atoms: Array, p: Array, q: Array, sigma: float, epsilon: float) -> float:
-    """``sup_S P(S) - e^epsilon Q(S)`` for ``P = sum p_x N(x, sigma^2)``, ``Q`` likewise.
-
-    ``atoms`` sorted and distinct, ``p`` and ``q`` their probabilities (zeros allowed); with
-    ``sigma = 0`` the laws are the discrete ones. See the module docstring for the method; the
-    result is an upper bound up to the bisection's round-off.
+    """``sup_S P(S) - e^epsilon Q(S)`` for ``P = sum p_x N(x, sigma^2)`` and ``Q`` likewise (an
+    upper bound); ``atoms`` sorted and distinct, ``sigma = 0`` for the discrete laws.
     """
     gamma = math.exp(epsilon)
     if sigma <= 0.0:
@@ -97,9 +74,7 @@ def hockey_stick(atoms: Array, p: Array, q: Array, sigma: float, epsilon: float)
 
 
 def _prune(p: Array, q: Array) -> tuple[Array, Array, float]:
-    """Drop the tail atoms of P holding at most 1e-12 of probability in each tail (their mass
-    is returned, to be added to the bound) and Q's likewise (removing mass from Q can only
-    raise the divergence)."""
+    """Drop tail atoms holding at most 1e-12 per tail; returns P's dropped mass too."""
     p, q = p.copy(), q.copy()
     dropped = 0.0
     for law, counted in ((p, True), (q, False)):
@@ -114,8 +89,7 @@ def _prune(p: Array, q: Array) -> tuple[Array, Array, float]:
 
 
 def _grid(x: Array, sigma: float) -> tuple[Array, Array]:
-    """Grid of step ``<= sigma / 8`` over the union of ``[x - 12 sigma, x + 12 sigma]``, and the
-    index where each of its connected segments starts."""
+    """Grid of step <= sigma / 8 over the ``x +- 12 sigma`` windows, and each segment's start."""
     reach = _WIDTH * sigma
     lows, highs = x - reach, x + reach
     breaks = np.flatnonzero(lows[1:] > highs[:-1]) + 1  # a gap between consecutive atoms
@@ -226,8 +200,7 @@ class ExactNoise:
 def pair_deltas(
     pairs: Sequence[PairLaw], sigma: float, epsilon: float, slack: float = 0.0
 ) -> dict[str, float]:
-    """delta of every pair (the larger of its two directions) at ``sigma``; ``slack`` as in
-    :func:`grid_charge`."""
+    """delta of every pair (larger direction) at ``sigma``; ``slack`` as in :func:`grid_charge`."""
     charge = grid_charge(sigma, epsilon, slack)
     out: dict[str, float] = {}
     for pair in pairs:
@@ -238,9 +211,7 @@ def pair_deltas(
 
 
 def grid_charge(sigma: float, epsilon: float, slack: float) -> float:
-    """What a sampler that moves each released value by up to ``slack`` (its float grid) can
-    add to a delta: both laws move by at most ``TV(N(0, sigma^2), N(slack, sigma^2))``, so
-    delta grows by at most ``(1 + e^epsilon)`` times it. Without noise nothing is sampled."""
+    """What a sampler moving each value by up to ``slack`` adds to a delta (0 without noise)."""
     if slack <= 0.0 or sigma <= 0.0:
         return 0.0
     return (1.0 + math.exp(epsilon)) * float(special.erf(slack / (2.0 * math.sqrt(2.0) * sigma)))
@@ -254,11 +225,8 @@ def exact_noise(
     step: float,
     slack: float = 0.0,
 ) -> ExactNoise:
-    """The smallest sigma (to a relative 1e-4) with every pair's delta at most ``delta``.
-
-    ``start``: a first guess (the Gaussian approximation's sigma); ``step``: the spacing of the
-    atoms (the search never goes below ``step / 1000``, where delta has reached its discrete
-    value to within round-off); ``slack``: the sampler's grid (:func:`grid_charge`).
+    """The smallest sigma (to a relative 1e-4) with every pair's delta at most ``delta``; ``start``
+    a first guess, ``step`` the atoms' spacing, ``slack`` the sampler's grid.
     """
 
     def fits(sigma: float) -> bool:

@@ -1,22 +1,8 @@
 """The attribute-private Gaussian mechanism (Zhang, Ohrimenko & Cummings, Algorithms 1 and 2).
 
-The secret is a *property of the whole dataset* (a column's mean, a category's share), and the
-adversary knows the data distribution (a model Theta). Given that the secret takes value a, the
-query F is (approximately) Gaussian with mean mu_a and covariance S; releasing ``F + Z`` with
-``Z ~ N(0, Sigma_Z)`` gives ``N(mu_a, S + Sigma_Z)``, so for every protected pair (a, b) it is
-enough that the Mahalanobis shift ``d^T (S + Sigma_Z)^+ d``, ``d = mu_a - mu_b``, is at most
-``r(epsilon, delta)^2`` (see :mod:`attrpriv.release.gaussian.calibration`). The data's own
-randomness S pays for part (or all: privacy "for free") of the noise.
-
-Variants: ``"isotropic"`` adds ``s I`` with the smallest such s (the paper's sigma^2 for a
-scalar query, its conditional-covariance extension for vectors); ``"directional"`` adds noise
-only along the mean shifts (rank-one terms), usually far less in total.
-
-The guarantee stated is the one asked for. Where F given a secret is not Gaussian (the
-resampling model), it rests on the exact privacy loss of a scalar release or on Algorithm 2
-calibrated to the request (:mod:`attrpriv.release.gaussian.accounting`); a Gaussian model on
-discrete variables is refused unless forced, and models are checked against their reference
-data before a release (:mod:`attrpriv.release.gaussian.checks`).
+Noise ``Z`` on F so that, for every protected pair, the Mahalanobis shift between the conditional
+laws is small enough; the data's own randomness pays for part of it. See
+docs/mechanisms/attribute-private-gaussian.md.
 """
 
 from __future__ import annotations
@@ -31,20 +17,21 @@ import numpy as np
 import pandas as pd
 
 from attrpriv._checks import (
-    Check,
-    check_epsilon,
-    check_flag,
-    check_non_negative,
-    check_positive_int,
-    check_probability,
+    EPSILON,
+    FLAG,
+    NON_NEGATIVE,
+    Rule,
+    integer,
     one_of,
+    one_or_list,
     optional,
+    probability,
 )
 from attrpriv._progress import progress
 from attrpriv.data.schema import Schema
 from attrpriv.dp.accuracy import Accuracy
 from attrpriv.dp.ledger import BudgetLedger
-from attrpriv.dp.mechanism import SAMPLER_CONSTRAINTS, Mechanism
+from attrpriv.dp.mechanism import SAMPLER_CONSTRAINTS, Mechanism, validated
 from attrpriv.dp.noise import NoiseSampler
 from attrpriv.dp.record import PrivacyRecord, Release
 from attrpriv.dp.units import PrivacyUnit
@@ -80,62 +67,66 @@ class Answer:
     inferred: tuple[str, ...]
 
 
+def _query_rule(value: object, name: str) -> Query:
+    """The query ``value`` names (:meth:`Query.of`); a value that names none is refused."""
+    if not isinstance(value, (Query, Statistic, str, list, tuple)):
+        raise InputError(f"{name} must be a Query, a statistic or a list of them")
+    return Query.of(value)
+
+
 class AttributePrivateGaussian(Mechanism[Answer, GaussianPlan]):
-    """Release statistics F while hiding the value of whole-dataset secrets (attribute privacy).
+    """Release statistics F while hiding the value of whole-dataset secrets.
+
+    Guarantee: ``(epsilon, delta)`` attribute privacy for each protected pair of secret values,
+    against every adversary whose belief is a model in Theta. See
+    docs/mechanisms/attribute-private-gaussian.md.
 
     Parameters
     ----------
     query : Query, sequence of Statistic or str, or str
-        The statistics, e.g. ``["mean(age)", "count(sex=Female)"]`` (see :class:`Statistic`).
+        The statistics, e.g. ``["mean(age)", "count(sex=Female)"]``.
     secrets : Secret or sequence of Secret
-        One or more :class:`Secret` (protected statistic and its values or pairs).
+        The protected statistics and their values or pairs.
     model : ThetaModel or sequence of ThetaModel
-        One model or a list (the set Theta): :class:`GaussianModel`, :class:`ResamplingModel`.
+        The set Theta: :class:`GaussianModel` or :class:`ResamplingModel` instances.
     epsilon : float
-        With ``delta``, the guarantee of the release: every accounting below states exactly
-        this (epsilon, delta) pair, or refuses.
+        The guarantee's epsilon: stated exactly, or the release is refused.
     delta : float
         The guarantee's delta (> 0).
     variant : str, optional
-        ``"isotropic"`` or ``"directional"`` (see the module docstring).
+        ``"isotropic"`` (``s I``) or ``"directional"`` (noise along the mean shifts only).
     calibration : str, optional
-        ``"analytic"`` (Balle & Wang 2018, any epsilon) or ``"classic"``
-        (``c = sqrt(2 ln(1.25/delta))``; refused where it does not give (epsilon, delta)).
+        ``"analytic"`` (any epsilon) or ``"classic"`` (refused where it does not hold).
     approximation : str, optional
-        How a non-Gaussian model (the resampling model) is accounted for: ``"exact"``, the
-        exact privacy loss of a scalar release whose law the model gives exactly (a count, or a
-        sum or mean of an integer column); ``"bound"``, Algorithm 2 (Gaussian approximations
-        with their cost lambda_eta, the noise chosen so that the result is (epsilon, delta));
-        ``"auto"`` (default), exact where it applies, else Algorithm 2; ``"assume-gaussian"``,
-        the approximations taken as exact (the paper's Section 4.3 practice; the record says
-        so).
+        Non-Gaussian models: ``"exact"``, ``"bound"`` (Algorithm 2), ``"auto"`` or
+        ``"assume-gaussian"``.
     eta : float or None, optional
-        Algorithm 2's eta; default ``delta / (2 (1 + e^epsilon))``, half of delta.
+        Algorithm 2's eta; default ``delta / (2 (1 + e^epsilon))``.
     smoothing : float, optional
-        Independent noise added on top, per statistic, in standard deviations of that statistic
-        given the secret (Algorithm 2 needs full-rank noise to bound a discrete one).
+        Extra noise per statistic, in standard deviations of it given the secret.
     n_eval : int or None, optional
-        Monte Carlo points per direction for Algorithm 2 on vector queries; default: as many as
-        resolve eta (see :func:`~attrpriv.release.gaussian.approximation.points_needed`).
+        Monte Carlo points per direction for Algorithm 2 on vectors; default as many as eta needs.
     noise : NoiseSampler or None, optional
-        A :class:`NoiseSampler`; default exact OpenDP noise.
+        The noise sampler; default exact OpenDP noise.
     allow_nonprivate : bool, optional
         Accept a non-private sampler (reproducible tests only).
     progress : bool, optional
-        Report each noise level Algorithm 2 tries on stderr (a bar on a terminal, a line per
-        level elsewhere); its search reads only the models, never the data.
+        Report each noise level Algorithm 2 tries on stderr.
     """
 
-    _constraints: ClassVar[Mapping[str, Check]] = {
-        "epsilon": check_epsilon,
-        "delta": check_gaussian_delta,
+    _constraints: ClassVar[Mapping[str, Rule]] = {
+        "epsilon": EPSILON,
+        "delta": Rule("a number in (0, 1)", check_gaussian_delta),
         "variant": one_of(VARIANTS),
         "calibration": one_of(CALIBRATIONS),
         "approximation": one_of(APPROXIMATIONS),
-        "eta": optional(check_probability),
-        "smoothing": check_non_negative,
-        "n_eval": optional(lambda value, name: check_positive_int(value, name, minimum=100)),
-        "progress": check_flag,
+        "eta": optional(probability()),
+        "smoothing": NON_NEGATIVE,
+        "n_eval": optional(integer(100)),
+        "progress": FLAG,
+        "model": one_or_list(ThetaModel, "a GaussianModel, a ResamplingModel"),
+        "query": Rule("a Query, a statistic or a list of statistics", _query_rule),
+        "secrets": one_or_list(Secret, "one Secret"),
         **SAMPLER_CONSTRAINTS,
     }
 
@@ -176,11 +167,9 @@ class AttributePrivateGaussian(Mechanism[Answer, GaussianPlan]):
     def release(
         self, data: Any, schema: Schema, *, ledger: BudgetLedger | None = None, label: str = ""
     ) -> Release:
-        """Compute F, charge the ledger (before any noise is drawn), add noise, return
-        values + record. ``data``: a DataFrame, a CSV/Parquet path or a Dask DataFrame.
+        """Compute F, charge the ledger (before any noise is drawn), add noise.
 
-        The model checks' findings, and a release without noise, are also issued as
-        :class:`~attrpriv.release.gaussian.checks.ModelWarning` (they are in the record).
+        Model-check findings and a release without noise are also issued as ``ModelWarning``.
 
         Parameters
         ----------
@@ -200,8 +189,6 @@ class AttributePrivateGaussian(Mechanism[Answer, GaussianPlan]):
 
         Raises
         ------
-        InputError
-            A parameter is invalid, or the data does not fit the schema or the model.
         BudgetExceededError
             The release does not fit the ledger's budget (nothing is released).
         """
@@ -210,8 +197,9 @@ class AttributePrivateGaussian(Mechanism[Answer, GaussianPlan]):
             warnings.warn(text, ModelWarning, stacklevel=2)
         return result
 
+    @validated
     def calibrate(self, sampler: NoiseSampler | None = None) -> GaussianPlan:
-        """The noise, from public quantities only (the models): no data is used.
+        """The noise, from the models only (no data is used).
 
         Parameters
         ----------
@@ -222,13 +210,7 @@ class AttributePrivateGaussian(Mechanism[Answer, GaussianPlan]):
         -------
         GaussianPlan
             The noise of the release and its accounting.
-
-        Raises
-        ------
-        InputError
-            A parameter of the mechanism is invalid.
         """
-        self._validate_params()
         return self._plan(self._specs(), sampler or self._sampler(), ())
 
     def _measure(self, data: Any, schema: Schema) -> Answer:
@@ -263,12 +245,7 @@ class AttributePrivateGaussian(Mechanism[Answer, GaussianPlan]):
 
     @staticmethod
     def _perturb(values: Any, plan: GaussianPlan) -> Array:
-        """``values + Z`` for one query answer (shape (k,)) or many (shape (N, k)).
-
-        Private: noise is drawn only inside a charged release (and by audits). Directional
-        noise is drawn in the eigenbasis of its covariance, one exact OpenDP draw per
-        direction, and rotated back (rotation is post-processing of a private release).
-        """
+        """``values + Z`` for one answer (shape (k,)) or many (shape (N, k))."""
         array = np.array(values, dtype=np.float64)
         rows = np.atleast_2d(array)
         if rows.shape[1] != plan.scales.size:
@@ -283,8 +260,7 @@ class AttributePrivateGaussian(Mechanism[Answer, GaussianPlan]):
 
     # -- calibration -------------------------------------------------------------------------
     def _plan(self, specs: Specs, sampler: NoiseSampler, inferred: tuple[str, ...]) -> GaussianPlan:
-        """The noise for (epsilon, delta) under the accounting the models allow (see
-        :mod:`attrpriv.release.gaussian.accounting`), then the model checks."""
+        """The noise for (epsilon, delta) under the models' accounting, then the model checks."""
         epsilon, delta = float(self.epsilon), float(self.delta)
         forced = accounting.forced_variables(specs)
         constraints, sensitivity = self._constraints_of(specs, sampler)
@@ -342,10 +318,6 @@ class AttributePrivateGaussian(Mechanism[Answer, GaussianPlan]):
         query = Query.of(self.query)
         secrets = (self.secrets,) if isinstance(self.secrets, Secret) else tuple(self.secrets)
         models = (self.model,) if isinstance(self.model, ThetaModel) else tuple(self.model)
-        if not secrets or not all(isinstance(s, Secret) for s in secrets):
-            raise InputError("secrets must be one Secret or a non-empty list of them")
-        if not models or not all(isinstance(m, ThetaModel) for m in models):
-            raise InputError("model must be a GaussianModel, a ResamplingModel, or a list of them")
         if len({m.n for m in models}) != 1:
             raise InputError(f"every model must describe the same n, got {[m.n for m in models]}")
         return Specs(query, secrets, models)
@@ -417,10 +389,7 @@ class AttributePrivateGaussian(Mechanism[Answer, GaussianPlan]):
         Returns
         -------
         PrivacyRecord
-            The plan's ``(epsilon, delta)`` attribute privacy under the unit
-            ``attribute-privacy/<secrets>`` (the protected statistics, sorted), with each
-            secret's sensitivity, the noise covariance and its calibration, and the
-            accounting's assumptions.
+            ``(epsilon, delta)`` attribute privacy under ``attribute-privacy/<secrets>``.
         """
         return self._record(
             plan,

@@ -26,11 +26,8 @@ request; or the approximations taken as exact on request."""
 
 @dataclass(frozen=True)
 class GaussianPlan(NoisePlan):
-    """The calibrated noise: covariance, how it is sampled, and the guarantee it gives.
-
-    ``epsilon`` and ``delta`` are the guarantee stated: the pair requested. ``certified`` is
-    the pair actually computed (never above it); ``calibration`` holds the nominal pair and
-    Mahalanobis shift the covariance was sized for (Algorithm 2: the pair before lambda_eta).
+    """The calibrated noise and its guarantee: ``epsilon``, ``delta`` as requested, ``certified``
+    the pair computed (never above), ``calibration`` what the covariance was sized for.
     """
 
     covariance: Array
@@ -97,8 +94,7 @@ class GaussianPlan(NoisePlan):
 
 
 def _summary(constraint: Constraint, noise: Array) -> dict[str, Any]:
-    """One secret pair: its shift, the data's own spread along it, and the Mahalanobis shift
-    before and after the noise."""
+    """One secret pair: its shift, the data's spread along it, Mahalanobis shift before/after."""
     d = constraint.shift
     unit = d / np.linalg.norm(d)
     return {

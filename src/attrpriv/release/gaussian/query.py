@@ -1,9 +1,7 @@
 """Queries and secrets of the attribute-private Gaussian mechanism, and their values on data.
 
-Every statistic is a sum or a mean over the n records of one *per-record variable*: a numeric
-column (``mean(age)``, ``sum(age)``) or the indicator of a category (``share(sex=Female)``,
-``count(sex=Female)``). A query F is a tuple of statistics; a secret is one statistic g_i with
-the values it may take (a finite set U, an interval, or explicit pairs Q).
+A statistic is a sum or mean over records of a column or a category's indicator; a secret is
+one statistic with the values it may take.
 """
 
 from __future__ import annotations
@@ -36,19 +34,11 @@ class Statistic:
     Parameters
     ----------
     aggregate : {"mean", "sum", "share", "count"}
-        ``mean``/``sum`` of a column, or ``share``/``count`` (the mean/sum of the indicator)
-        of a category.
+        ``mean``/``sum`` of a column, ``share``/``count`` of a category's indicator.
     column : str
         The column (non-empty).
     value : hashable or None, optional
-        The category of a ``share`` or ``count`` (required there); ``None`` for ``mean`` and
-        ``sum``.
-
-    Raises
-    ------
-    InputError
-        ``aggregate`` is none of the four, ``column`` is not a non-empty string, or ``value``
-        is missing for an indicator or given for a mean or sum.
+        The category, required for ``share`` and ``count``, ``None`` otherwise.
     """
 
     aggregate: str
@@ -68,27 +58,18 @@ class Statistic:
 
     @classmethod
     def parse(cls, text: object) -> Statistic:
-        """``"mean(age)"``, ``"sum(age)"``, ``"share(sex=Female)"``, ``"count(income=>50K)"``.
-
-        The category is split off at the first ``=`` and kept as text (it is matched against
-        the domain's categories as text later).
+        """Parse ``"mean(age)"``, ``"sum(age)"``, ``"share(sex=Female)"`` or
+        ``"count(income=>50K)"``.
 
         Parameters
         ----------
         text : str or Statistic
-            The statistic written as above (surrounding spaces allowed); a
-            :class:`Statistic` is returned as it is.
+            The statistic as text (category split at the first ``=``, kept as text), or a statistic.
 
         Returns
         -------
         Statistic
             The statistic ``text`` names.
-
-        Raises
-        ------
-        InputError
-            ``text`` is neither a :class:`Statistic` nor a string of one of the four forms,
-            or a ``share``/``count`` has no ``column=value``.
         """
         if isinstance(text, Statistic):
             return text
@@ -121,7 +102,7 @@ class Statistic:
         return self.value is not None
 
     def scale(self, n: int) -> float:
-        """The statistic is ``scale * (sum over records of the variable)``.
+        """The factor of the sum over records of the variable.
 
         Parameters
         ----------
@@ -146,14 +127,7 @@ class Query:
     Parameters
     ----------
     statistics : tuple of Statistic or str
-        The k statistics, in order (any iterable; strings are parsed with
-        :meth:`Statistic.parse`); at least one, all distinct. Use :meth:`of` for a single
-        statistic.
-
-    Raises
-    ------
-    InputError
-        ``statistics`` is empty, holds two equal statistics, or one that cannot be parsed.
+        At least one, all distinct (strings are parsed); use :meth:`of` for a single one.
     """
 
     statistics: tuple[Statistic, ...]
@@ -174,18 +148,12 @@ class Query:
         Parameters
         ----------
         statistics : Query, Statistic, str or sequence of Statistic or str
-            A :class:`Query` (returned as it is), one statistic (a :class:`Statistic` or its
-            text) or a list of them.
+            A :class:`Query` (returned as it is), one statistic or a list of them.
 
         Returns
         -------
         Query
             The query of those statistics.
-
-        Raises
-        ------
-        InputError
-            As for :class:`Query`.
         """
         if isinstance(statistics, Query):
             return statistics
@@ -212,37 +180,29 @@ class Query:
         Returns
         -------
         numpy.ndarray
-            float64 of shape ``(k,)``: ``1 / n`` for means and shares, 1 for sums and counts.
+            float64 of shape ``(k,)``.
         """
         return np.array([s.scale(n) for s in self.statistics])
 
 
 @dataclass(frozen=True)
 class Secret:
-    """A protected statistic g_i and the values it may take: exactly one of a finite set
-    ``values`` (every pair protected), an ``interval`` [lo, hi], or explicit ``pairs`` Q.
+    """A protected statistic and its values: one of ``values``, ``interval`` or ``pairs``.
 
-    Values are on the statistic's own scale (a share in [0, 1], a count in [0, n], a mean of
-    the column); they are stored as floats.
+    Values are on the statistic's own scale (a share in [0, 1], a count in [0, n], a mean).
 
     Parameters
     ----------
     statistic : Statistic or str
-        The protected statistic (text is parsed with :meth:`Statistic.parse`).
+        The protected statistic.
     values : tuple of float, optional
-        Finite values, at least two distinct ones; every pair of them is protected.
+        At least two distinct values; every pair of them is protected.
     interval : tuple of float or None, optional
-        ``(lower, upper)``, finite with ``lower < upper``: the values in it are protected.
+        ``(lower, upper)``, finite, ``lower < upper``: the values in it are protected.
     pairs : tuple of tuple of float, optional
-        Explicit ``(a, b)`` pairs of two different finite values, each protected.
+        Explicit ``(a, b)`` pairs of two different finite values.
     name : str, optional
-        A name for the secret; default the statistic's text (``str(statistic)``).
-
-    Raises
-    ------
-    InputError
-        ``statistic`` cannot be parsed, not exactly one of ``values``, ``interval`` and
-        ``pairs`` is given, or the one given is not as described above.
+        A name for the secret; default ``str(statistic)``.
     """
 
     statistic: Statistic
@@ -275,13 +235,12 @@ class Secret:
         object.__setattr__(self, "name", self.name or label)
 
     def candidate_values(self) -> tuple[float, ...]:
-        """Every value named by the spec (the interval's end points for an interval).
+        """Every value named by the spec.
 
         Returns
         -------
         tuple of float
-            ``values`` as given, ``(lower, upper)`` for an interval, or the sorted distinct
-            values of ``pairs``.
+            ``values``, ``(lower, upper)`` for an interval, or the sorted values of ``pairs``.
         """
         if self.values:
             return self.values
@@ -290,19 +249,17 @@ class Secret:
         return tuple(sorted({v for p in self.pairs for v in p}))
 
     def value_pairs(self, values: Sequence[float]) -> tuple[tuple[float, float], ...]:
-        """The protected pairs among ``values`` (the model's support points of the spec).
+        """The protected pairs among ``values``.
 
         Parameters
         ----------
         values : sequence of float
-            The secret values the model supports (ignored when the secret has explicit
-            ``pairs``).
+            The secret values the model supports (ignored with explicit ``pairs``).
 
         Returns
         -------
         tuple of tuple of float
-            ``pairs`` when given, else every pair ``(a, b)`` with ``a`` before ``b`` in the
-            sorted ``values``.
+            ``pairs`` when given, else every ordered pair of the sorted ``values``.
         """
         if self.pairs:
             return self.pairs
@@ -314,8 +271,7 @@ class Secret:
         Returns
         -------
         str
-            E.g. ``"share(sex=F) in {0.4, 0.6}"``, ``"mean(age) in [30, 40]"`` or
-            ``"count(sex=F): 10 vs 20"``.
+            E.g. ``"share(sex=F) in {0.4, 0.6}"`` or ``"count(sex=F): 10 vs 20"``.
         """
         if self.values:
             return f"{self.statistic} in {{{', '.join(f'{v:g}' for v in self.values)}}}"
@@ -389,11 +345,7 @@ def check_statistic(schema: Schema, statistic: Statistic) -> None:
 
 
 def design_matrix(reference: Any, schema: Schema, statistics: Sequence[Statistic]) -> Array:
-    """Per-record variables of ``statistics`` (columns or category indicators), rows x vars.
-
-    The reference columns are validated against their public domains; missing values are
-    refused (the model is over complete records).
-    """
+    """Per-record variables of ``statistics`` (rows x vars), validated; missing values refused."""
     if not isinstance(reference, pd.DataFrame):
         raise InputError(f"reference data must be a pandas DataFrame, got {type(reference)}")
     columns = []

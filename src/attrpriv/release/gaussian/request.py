@@ -1,28 +1,8 @@
-"""Algorithm 2 calibrated to the requested guarantee.
+"""Algorithm 2 calibrated to the requested guarantee: the largest Mahalanobis shift whose
+approximation cost still gives (epsilon, delta), found by a guess and bisection to 1 %.
 
-Algorithm 2 pays for its Gaussian approximations: noise calibrated for a nominal
-``(epsilon_0, delta_0)`` on the approximations, with approximation cost ``lambda_eta``, gives
-``(epsilon_0 + 2 lambda, e^lambda delta_0 + (1 + e^(epsilon_0 + lambda)) eta)``
-(:mod:`attrpriv.release.gaussian.approximation`). Asked for (epsilon, delta), we choose the noise
-so that this is at most (epsilon, delta).
-
-Every noise covariance the mechanism builds is determined by one number, the largest
-Mahalanobis shift ``r`` it leaves between the approximations of any protected pair. At a given
-``r`` the approximations are ``(epsilon_0, delta_r(epsilon_0))``-indistinguishable for every
-``epsilon_0`` (``delta_r`` the exact Gaussian delta, or the classic bound), and lambda_eta is a
-property of the noise. So ``r`` is feasible when, with ``epsilon_0 = epsilon - 2 lambda > 0``,
-
-    e^lambda delta_r(epsilon_0) + (1 + e^(epsilon_0 + lambda)) eta <= delta.
-
-A smaller ``r`` means more noise, a smaller lambda (adding noise never increases a hockey-stick
-divergence) and a smaller ``delta_r``: we search for the largest feasible ``r``. From the ``r``
-of (epsilon, delta) itself (no cost), the first guess is the ``r`` that would be feasible if
-lambda kept the value it has there (more noise lowers lambda, so the guess is feasible); then
-bisection between the two, to 1 %. Should the guess fail, we halve ``r`` until feasible.
-
-The guarantee stated is the one requested; the pair actually certified (never above it) is
-reported beside it. Without a feasible ``r`` within a factor 4096 of the first, the request is
-refused with the best pair reached.
+Refused, with the best pair reached, if none is found within a factor 4096 of the first.
+See docs/mechanisms/attribute-private-gaussian.md, "Algorithm 2".
 """
 
 from __future__ import annotations
@@ -127,8 +107,7 @@ def search(
 
 
 def _guess(trial: Trial, epsilon: float, delta: float, eta: float, method: str) -> float | None:
-    """The largest shift that would be feasible if lambda kept its value at ``trial``: more
-    noise only lowers lambda, so it is feasible and usually close to the best."""
+    """Largest shift feasible if lambda kept its ``trial`` value (it is: more noise lowers it)."""
     lam = trial.lam
     if not math.isfinite(lam) or 2.0 * lam >= epsilon:
         return None

@@ -1,17 +1,7 @@
-"""An empirical model Theta: the n private records are i.i.d. draws from a public reference.
+"""The resampling model Theta: the n private records are i.i.d. draws from a public reference.
 
-The secret is the share (or count) of a category among the n records, e.g. the share of
-``income=>50K``. Given that exactly k of the n records have the category, the k records are
-i.i.d. draws from the reference rows *with* the category and the other n - k from the rows
-without it. So F (a vector of sums or means of per-record variables) has, exactly,
-
-    E[F | k]   = scale * (k mu_+ + (n - k) mu_-)
-    Cov[F | k] = scale scale^T * (k V_+ + (n - k) V_-)
-
-with mu_+/-, V_+/- the mean and (population) covariance of the variables in the two groups.
-These closed forms are what the mechanism uses; :meth:`ResamplingModel.moment_check` also
-draws ``draws`` datasets per secret value and reports how far the Monte Carlo moments are from
-them (a check of the model, and the draws Algorithm 2 needs for vector queries).
+F given the count of a category has closed-form moments and, for one integer variable, an
+exact pmf. See docs/mechanisms/attribute-private-gaussian.md, "Statistics, secrets and models".
 """
 
 from __future__ import annotations
@@ -42,8 +32,7 @@ _CHUNK = 2**22  # floats gathered at a time when drawing datasets
 
 @dataclass(frozen=True)
 class _Groups:
-    """The query's variables on reference rows with (``pos``) and without (``neg``) the secret
-    category, with their means and population covariances."""
+    """Query variables on reference rows with/without the secret category: means, covariances."""
 
     pos: Array
     neg: Array
@@ -54,7 +43,10 @@ class _Groups:
 
 
 class ResamplingModel(ThetaModel):
-    """Theta = n records drawn i.i.d. from a public ``reference`` DataFrame (see module doc).
+    """Theta: n records drawn i.i.d. from a public ``reference`` DataFrame.
+
+    The secret is the share or count of a category among the n records. See
+    docs/mechanisms/attribute-private-gaussian.md.
 
     Parameters
     ----------
@@ -63,17 +55,11 @@ class ResamplingModel(ThetaModel):
     schema : Schema
         The public domains (categories are matched against them).
     n : int
-        The number of private records.
+        The number of private records (>= 2).
     draws : int, optional
-        Datasets drawn per secret value for the Monte Carlo checks and Algorithm 2.
+        Datasets drawn per secret value for the Monte Carlo checks and Algorithm 2 (>= 100).
     seed : int or None, optional
-        Seed of those draws (they are public computations, not privacy noise).
-
-    Raises
-    ------
-    InputError
-        ``reference`` is not a non-empty DataFrame, ``schema`` is not a :class:`Schema`, or
-        ``n`` (>= 2) or ``draws`` (>= 100) is not an integer in range.
+        Seed of those draws (public computations, not privacy noise).
     """
 
     gaussian = False
@@ -100,9 +86,8 @@ class ResamplingModel(ThetaModel):
 
     # -- the model ---------------------------------------------------------------------------
     def support(self, secret: Secret) -> tuple[float, ...]:
-        """The secret values to consider; :class:`InputError` for values outside the support.
-
-        For an interval, the values are every share ``k / n`` (or count ``k``) inside it.
+        """The secret values to consider: for an interval, every share ``k / n`` (or count ``k``) in
+        it.
 
         Parameters
         ----------
@@ -112,20 +97,14 @@ class ResamplingModel(ThetaModel):
         Returns
         -------
         tuple of float
-            The secret's values (:meth:`Secret.candidate_values`, or the interval's values as
-            above).
+            The secret's values.
 
         Raises
         ------
         InputError
-            The secret is not a share or count, an interval holds fewer than two values, a
-            value is outside [0, 1] (share) or [0, n] (count) or is not a multiple of
-            ``1 / n`` (an integer for a count), the reference has no rows to draw a value
-            from (none with the category, or none without it), or the secret's statistic
-            does not fit the reference (a missing column, missing values) or the schema.
+            Not a share or count, or a value out of range, off the ``1 / n`` grid or not drawable.
         SchemaError
-            The secret's column is not in the schema, or the reference has values outside
-            its domain.
+            The column is not in the schema, or the reference is outside its domain.
         """
         stat = self._secret_statistic(secret)
         groups = self._groups(Query((stat,)), stat)
@@ -149,7 +128,7 @@ class ResamplingModel(ThetaModel):
         return values
 
     def conditional(self, query: Query, secret: Secret, value: float) -> Conditional:
-        """Mean and covariance of F given ``secret == value`` (the closed forms above).
+        """Mean and covariance of F given ``secret == value`` (closed forms).
 
         Parameters
         ----------
@@ -168,10 +147,9 @@ class ResamplingModel(ThetaModel):
         Raises
         ------
         InputError
-            The secret is not a share or count, ``value`` is not a multiple of ``1 / n`` (an
-            integer for a count), or a statistic does not fit the reference or the schema.
+            The secret or ``value`` is invalid, or a statistic does not fit the reference.
         SchemaError
-            A column is not in the schema, or the reference has values outside its domain.
+            A column is not in the schema, or the reference is outside its domain.
         """
         stat = self._secret_statistic(secret)
         g = self._groups(query, stat)
@@ -193,7 +171,7 @@ class ResamplingModel(ThetaModel):
         secret : Secret
             A secret on the share or count of a category.
         value : float
-            The value of the secret's statistic (on its own scale), which fixes k.
+            The value of the secret's statistic, which fixes k.
         size : int
             The number of datasets to draw.
         rng : numpy.random.Generator
@@ -202,14 +180,7 @@ class ResamplingModel(ThetaModel):
         Returns
         -------
         numpy.ndarray
-            float64 of shape ``(size, k)``: F on each dataset.
-
-        Raises
-        ------
-        InputError
-            As for :meth:`conditional`.
-        SchemaError
-            As for :meth:`conditional`.
+            float64 of shape ``(size, k)``.
         """
         stat = self._secret_statistic(secret)
         g = self._groups(query, stat)
@@ -227,12 +198,12 @@ class ResamplingModel(ThetaModel):
         return out
 
     def pmf(self, query: Query, secret: Secret, value: float) -> tuple[Array, Array] | None:
-        """Exact distribution of a scalar F over an integer-valued variable (by convolution).
+        """Exact law of a scalar F over an integer-valued variable (by convolution).
 
         Parameters
         ----------
         query : Query
-            The released statistics (only a single statistic has a pmf here).
+            The released statistics (a single statistic has a pmf).
         secret : Secret
             A secret on the share or count of a category.
         value : float
@@ -241,16 +212,7 @@ class ResamplingModel(ThetaModel):
         Returns
         -------
         tuple of numpy.ndarray or None
-            ``(atoms, probabilities)``: the values F takes with positive probability, and
-            those probabilities (summing to 1); ``None`` when ``query`` has more than one
-            statistic or its variable is not integer-valued on the reference.
-
-        Raises
-        ------
-        InputError
-            As for :meth:`conditional`.
-        SchemaError
-            As for :meth:`conditional`.
+            ``(atoms, probabilities)``; ``None`` for several statistics or a non-integer variable.
         """
         if query.size != 1:
             return None
@@ -268,11 +230,7 @@ class ResamplingModel(ThetaModel):
         return atoms[keep], probs[keep] / probs[keep].sum()
 
     def moment_check(self, query: Query, secret: Secret) -> dict[str, Any]:
-        """Monte Carlo moments from ``draws`` datasets per secret value against the closed forms:
-        the largest mean error in conditional standard deviations, and the relative (Frobenius)
-        error of the covariance.
-
-        The draws use a generator seeded with ``seed``, so the check is reproducible.
+        """Monte Carlo moments (``draws`` per value, seeded) against the closed forms.
 
         Parameters
         ----------
@@ -284,15 +242,7 @@ class ResamplingModel(ThetaModel):
         Returns
         -------
         dict
-            ``draws``, ``max_mean_error_sd`` (the largest over the secret's values) and
-            ``max_cov_rel_error``.
-
-        Raises
-        ------
-        InputError
-            As for :meth:`support` and :meth:`conditional`.
-        SchemaError
-            As for :meth:`support` and :meth:`conditional`.
+            ``draws``, ``max_mean_error_sd`` and ``max_cov_rel_error``.
         """
         rng = np.random.default_rng(self.seed)
         mean_err, cov_err = 0.0, 0.0

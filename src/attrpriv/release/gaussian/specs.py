@@ -10,9 +10,7 @@ from attrpriv.release.gaussian.theta import ThetaModel
 
 @dataclass(frozen=True)
 class Specs:
-    """The query, the secrets and the models, checked and as tuples; ``discrete``: the
-    variables the schema makes discrete (category indicators, integer columns), known at
-    release (a plan made without data knows only the indicators)."""
+    """The checked query, secrets and models; ``discrete``: variables the schema makes discrete."""
 
     query: Query
     secrets: tuple[Secret, ...]

@@ -1,11 +1,7 @@
 """Models Theta of the data for the attribute-private Gaussian mechanism.
 
-Queries and secrets (:mod:`attrpriv.release.gaussian.query`) are sums or means of per-record
-variables. A model describes the distribution of the n records (the ``theta`` of the Pufferfish
-framework): :class:`GaussianModel` (records i.i.d. multivariate Gaussian, closed forms, Section
-4.3 of the paper) and :class:`~attrpriv.release.gaussian.resampling.ResamplingModel` (records
-i.i.d. from a public reference dataset). A model answers: which secret values are in its
-support, and what is the conditional mean and covariance of F given that a secret takes a value.
+A model gives the support of a secret and the conditional mean and covariance of F given its
+value. See docs/mechanisms/attribute-private-gaussian.md, "Statistics, secrets and models".
 """
 
 from __future__ import annotations
@@ -72,8 +68,7 @@ class ThetaModel(ABC):
         """A JSON-ready description for privacy records."""
 
     def approximation_cov(self, query: Query, secret: Secret) -> Array:
-        """The covariance shared by the Gaussian approximations of F given each secret value
-        (Algorithm 2 needs one per secret): the mean of the conditional covariances."""
+        """Covariance shared by F's Gaussian approximations: mean conditional covariance."""
         covs = [self.conditional(query, secret, v).cov for v in self.support(secret)]
         return np.asarray(np.mean(covs, axis=0), dtype=np.float64)
 
@@ -87,44 +82,28 @@ class ThetaModel(ABC):
 
 
 class GaussianModel(ThetaModel):
-    """Records i.i.d. N(mean, cov) over named per-record variables (Section 4.3 of the paper).
+    """Records i.i.d. N(mean, cov) over named per-record variables (closed forms).
 
-    Given the mean of variable i equal to a, the mean of the other variables is Gaussian with
-    mean ``mu_J + V_Ji / V_ii (a - mu_i)`` and covariance ``(V_JJ - V_Ji V_iJ / V_ii) / n``.
-    ``bounds`` (optional) gives each variable's public range, the support of mean secrets.
-
-    The model is exact only for Gaussian records. On *discrete* variables (a category's
-    indicator, named ``column=value``, or any variable listed in ``discrete``; at release, every
-    integer column of the schema too) F given a secret is a sum of discrete records, and the
-    delta this model states can be several times too small; the mechanism refuses such a model
-    unless ``force=True`` (the record then says so). :meth:`from_data` keeps its reference data,
-    against which the mechanism checks the model's conditional moments before a release.
+    Exact only for Gaussian records: on discrete variables (indicators, ``discrete``, integer
+    columns) its delta can be too small, so the mechanism refuses it unless ``force=True``. See
+    docs/mechanisms/attribute-private-gaussian.md.
 
     Parameters
     ----------
     variables : sequence of str
-        The k per-record variables: distinct non-empty names, a column (``"age"``) or a
-        category's indicator (``"sex=Female"``).
+        Distinct names: a column (``"age"``) or a category's indicator (``"sex=Female"``).
     mean : sequence of float
         The mean of a record, one finite value per variable.
     cov : sequence of sequence of float
-        The ``k x k`` covariance of a record: finite, symmetric and positive semi-definite.
+        The ``k x k`` covariance of a record: finite, symmetric, positive semi-definite.
     n : int
-        The number of records in a dataset (an integer >= 1).
+        The number of records in a dataset (>= 1).
     bounds : mapping of str to tuple of float, optional
-        ``(lower, upper)``, the public range of some variables (used as it is, not checked):
-        the support of secrets on their means.
+        ``(lower, upper)`` public ranges (not checked): the support of mean secrets.
     discrete : sequence of str, optional
-        Variables that are discrete (a single string is ignored); indicators are always.
+        Variables that are discrete (indicators always are).
     force : bool, optional
         Let the mechanism use the model although some variables are discrete.
-
-    Raises
-    ------
-    InputError
-        ``variables`` is not a list of distinct non-empty names, ``mean`` or ``cov`` does not
-        fit them, ``n`` is not an integer >= 1, ``discrete`` names unknown variables, or
-        ``force`` is not a bool.
     """
 
     gaussian = True
@@ -169,12 +148,9 @@ class GaussianModel(ThetaModel):
         *,
         force: bool = False,
     ) -> GaussianModel:
-        """Mean and covariance of per-record variables estimated from public reference data.
+        """A model estimated from public reference data (sample covariance, ``ddof=1``).
 
         Indicators and integer columns are discrete: refused by the mechanism unless ``force``.
-
-        The covariance is the sample covariance (``ddof=1``); each variable's bounds are its
-        public domain (``[0, 1]`` for an indicator).
 
         Parameters
         ----------
@@ -183,28 +159,23 @@ class GaussianModel(ThetaModel):
         schema : Schema
             The public domains; the reference columns are validated against them.
         variables : sequence of str or Statistic
-            The per-record variables: ``"age"`` (a numeric or integer column),
-            ``"sex=Female"`` (a category's indicator), or statistics (their variables).
+            ``"age"``, ``"sex=Female"``, or statistics (their variables).
         n : int
-            The number of records in a dataset (an integer >= 1).
+            The number of records in a dataset (>= 1).
         force : bool, optional
             As for :class:`GaussianModel`.
 
         Returns
         -------
         GaussianModel
-            The fitted model, with ``reference`` and ``schema`` kept for the mechanism's
-            moment check.
+            The fitted model, keeping ``reference`` and ``schema`` for the moment check.
 
         Raises
         ------
         InputError
-            ``reference`` is not a DataFrame, lacks a column or has missing values in it, a
-            variable is not a valid name or does not fit its column's domain (a categorical
-            column without a category, a category outside the domain or of a continuous
-            column), or the estimated model is invalid (e.g. from a single row).
+            The reference or a variable is invalid, or the estimate is (e.g. from one row).
         SchemaError
-            A column is not in the schema, or the reference has values outside its domain.
+            A column is not in the schema, or the reference is outside its domain.
         """
         stats = [_as_variable_stat(v) for v in variables]
         matrix = design_matrix(reference, schema, stats)
@@ -235,12 +206,7 @@ class GaussianModel(ThetaModel):
         Returns
         -------
         int
-            The index of ``statistic.variable`` in ``variables``.
-
-        Raises
-        ------
-        InputError
-            The statistic's variable is not in the model.
+            The index of ``statistic.variable``.
         """
         try:
             return self.variables.index(statistic.variable)
@@ -251,7 +217,7 @@ class GaussianModel(ThetaModel):
             ) from None
 
     def support(self, secret: Secret) -> tuple[float, ...]:
-        """The secret values to consider; :class:`InputError` for values outside the support.
+        """The secret values to consider.
 
         Parameters
         ----------
@@ -261,15 +227,12 @@ class GaussianModel(ThetaModel):
         Returns
         -------
         tuple of float
-            :meth:`Secret.candidate_values` (the interval's end points for an interval).
+            :meth:`Secret.candidate_values`.
 
         Raises
         ------
         InputError
-            The secret's variable is not in the model, a value is outside the support (a
-            share outside [0, 1], a count outside [0, n], a mean outside the variable's
-            ``bounds`` where given), or the variable has zero variance and the secret more
-            than one value.
+            Unknown variable, a value outside the support, or several values of a constant variable.
         """
         i = self.index(secret.statistic)
         values = secret.candidate_values()
@@ -282,7 +245,7 @@ class GaussianModel(ThetaModel):
         return values
 
     def conditional(self, query: Query, secret: Secret, value: float) -> Conditional:
-        """Mean and covariance of F given ``secret == value`` (closed form, see above).
+        """Mean and covariance of F given ``secret == value`` (closed form).
 
         Parameters
         ----------
@@ -297,11 +260,6 @@ class GaussianModel(ThetaModel):
         -------
         Conditional
             ``mean`` (shape ``(k,)``) and ``cov`` (shape ``(k, k)``) of F given the secret.
-
-        Raises
-        ------
-        InputError
-            A statistic of ``query`` or the secret's is not over a variable of the model.
         """
         i = self.index(secret.statistic)
         cols = [self.index(s) for s in query.statistics]
@@ -315,8 +273,7 @@ class GaussianModel(ThetaModel):
     def sample(
         self, query: Query, secret: Secret, value: float, size: int, rng: np.random.Generator
     ) -> Array:
-        """Draw whole datasets of n records, condition each on the secret exactly (Matheron's
-        rule: shift every record by ``V_.i / V_ii (a - mean_i)``) and compute F on it.
+        """F on ``size`` datasets of n records, each conditioned exactly on the secret.
 
         Parameters
         ----------
@@ -334,12 +291,7 @@ class GaussianModel(ThetaModel):
         Returns
         -------
         numpy.ndarray
-            float64 of shape ``(size, k)``: F on each dataset.
-
-        Raises
-        ------
-        InputError
-            A statistic of ``query`` or the secret's is not over a variable of the model.
+            float64 of shape ``(size, k)``.
         """
         i = self.index(secret.statistic)
         cols = [self.index(s) for s in query.statistics]
@@ -361,8 +313,7 @@ class GaussianModel(ThetaModel):
         Returns
         -------
         dict
-            ``type`` (``"gaussian"``), ``n``, ``variables``, ``mean``, ``cov``, ``discrete``,
-            ``force`` and ``reference_rows`` (``None`` unless made by :meth:`from_data`).
+            ``type`` (``"gaussian"``), the parameters and ``reference_rows``.
         """
         return {
             "type": "gaussian",

@@ -1,20 +1,5 @@
-"""Bayesian networks of survey columns: public binning, then structure and CPDs with pgmpy.
-
-Tabular-DDP models how one respondent's answers depend on each other with a discrete Bayesian
-network per chunk of columns. This module gives it three things:
-
-* :class:`Levels`: the finite levels a column is counted and modelled over. They come from the
-  column's *public* domain only: a categorical or integer domain with more than ``max_levels``
-  values is cut into ``max_levels`` runs of consecutive values, a numeric one into equal-width
-  bins. A nullable column gets one more network state for "missing" (never a histogram bin).
-* :func:`learn_network`: structure by hill climbing with BIC (``"hc"``, pgmpy's
-  ``causal_discovery.HillClimbSearch``), a Chow-Liu tree (``"chow-liu"``, pgmpy's
-  ``TreeSearch``: fast) or an exhaustive search over every DAG (``"exact"``, pgmpy's
-  ``ExhaustiveSearch``: at most :data:`EXACT_MAX_COLUMNS` columns), then CPDs with a Dirichlet
-  prior (``prior`` pseudo-counts per cell, so that no probability is 0), converted to a
-  :class:`~attrpriv.release.graph.network.DiscreteNetwork` for exact inference.
-* :func:`learning_rows`: the rows to learn from: a DataFrame (subsampled to ``max_rows``) or a
-  bounded reservoir sample of a CSV/Parquet file read by DuckDB.
+"""Bayesian networks of survey columns: public binning (:class:`Levels`), structure and CPDs
+with pgmpy (:func:`learn_network`), and the rows to learn from (:func:`learning_rows`).
 
 Learning from private data is not itself private: see docs/mechanisms/tabular-ddp.md.
 """
@@ -45,11 +30,7 @@ EXACT_MAX_COLUMNS = 4
 
 @dataclass(frozen=True)
 class Levels:
-    """The finite levels of one column, from its public domain (binned when finer).
-
-    ``starts[t]`` is where level t begins: a position in the domain's value order for
-    categorical and integer domains, a left bin edge for numeric ones.
-    """
+    """A column's levels; ``starts[t]``: where level t begins (position or bin's left edge)."""
 
     column: Column
     labels: tuple[Hashable, ...]
@@ -205,9 +186,7 @@ def encode(frame: pd.DataFrame, levels: Mapping[str, Levels]) -> pd.DataFrame:
 def learning_rows(
     data: Any, schema: Schema, columns: Sequence[str], max_rows: int, seed: int | None
 ) -> pd.DataFrame:
-    """At most ``max_rows`` rows of ``columns`` to learn networks from (a uniform sample),
-    drawn by the data's aggregation engine: a DataFrame, a CSV/Parquet path (sampled by DuckDB
-    without loading the file) or a Dask DataFrame."""
+    """At most ``max_rows`` rows of ``columns`` (a uniform sample) to learn networks from."""
     max_rows = check_positive_int(max_rows, "max_learn_rows")
     with aggregator_for(data, schema) as aggregator:
         return aggregator.sample_rows(columns, max_rows, seed)
@@ -221,11 +200,7 @@ def learn_network(
     max_parents: int = 3,
     prior: float = 1.0,
 ) -> DiscreteNetwork:
-    """Learn a network over the columns of ``codes`` (level codes ``0 .. n_states - 1``).
-
-    Structure by ``structure`` (see :data:`STRUCTURES`), CPDs by pgmpy's Bayesian estimator
-    with a Dirichlet prior of ``prior`` pseudo-counts per cell. States are the codes.
-    """
+    """A network over the level codes of ``codes``: ``structure`` search, smoothed CPDs."""
     check_choice(structure, "structure", STRUCTURES)
     max_parents = check_positive_int(max_parents, "max_parents")
     prior = check_positive(prior, "prior")
@@ -259,9 +234,7 @@ def learn_network(
 
 @contextmanager
 def _pgmpy_imports() -> Iterator[None]:
-    """Import pgmpy without its import-time warnings: its modules import ``tqdm.auto``, which
-    warns in a notebook without ipywidgets ("IProgress not found") although attrpriv shows no
-    pgmpy progress, and its older ``estimators`` package warns that an alias moved."""
+    """Import pgmpy without its import-time warnings."""
     with warnings.catch_warnings():
         warnings.filterwarnings("ignore", message="IProgress not found")
         warnings.simplefilter("ignore", FutureWarning)

@@ -1,14 +1,7 @@
-"""A discrete Bayesian network: a *public* model of how variables (columns, time steps) depend.
+"""A discrete Bayesian network: a public model of how variables depend, with exact inference.
 
-Pufferfish mechanisms for correlated data (the Markov quilt mechanism, Tabular-DDP) need exact
-answers to three questions about such a model, and this module gives them without sampling:
-
-* joint marginals ``P(X_A)`` by variable elimination over the ancestral set of ``A``,
-* conditionals ``P(X_A | X_g)`` from those marginals,
-* which variables are *not* d-separated from a node given a set (Bayes-ball reachability,
-  Koller & Friedman 2009, Algorithm 3.1).
-
-Forward sampling is provided for tests and benchmarks; it is not a private path.
+Marginals by variable elimination, conditionals, and d-separation (Bayes-ball); sampling is
+for tests only. See docs/mechanisms/markov-quilt.md.
 """
 
 from __future__ import annotations
@@ -39,32 +32,16 @@ Card = Callable[[str], int]
 
 @dataclass(frozen=True, eq=False)
 class DiscreteNetwork:
-    """A discrete Bayesian network over named variables: a public model of how columns depend.
-
-    ``states[v]`` lists the ordered finite states of ``v``; ``parents[v]`` its parents (a node
-    missing from ``parents`` has none); ``cpds[v]`` has shape ``(*parent cards, card(v))``, the
-    last axis indexed by ``states[v]`` and summing to 1. Arrays are copied and made read-only.
+    """A discrete Bayesian network over named variables (arrays copied and made read-only).
 
     Parameters
     ----------
     states : mapping of str to sequence of hashable
-        The ordered, distinct, non-empty states of each node (node names are non-empty
-        strings); stored as tuples, in the order given.
+        The ordered, distinct, non-empty states of each node.
     parents : mapping of str to sequence of str
-        The parents of each node, in the order of the CPD's axes; a node missing from it has
-        none.
+        The parents of each node, in the order of its CPD's axes (missing: none).
     cpds : mapping of str to array_like
-        The conditional probability table of each node, shape ``(*parent cards, card(v))``,
-        finite and >= 0, each row summing to 1 within 1e-6 (rows are then renormalised).
-
-    Raises
-    ------
-    InputError
-        ``states`` is empty or a node's states are not a list of distinct values; ``parents``
-        is not a mapping, names an unknown node, or a parent is unknown, the node itself or
-        repeated; a node has no CPD or its CPD is not numeric, has the wrong shape, has
-        negative or non-finite entries or rows that do not sum to 1; or the graph has a
-        directed cycle.
+        Shape ``(*parent cards, card(v))``, >= 0, rows summing to 1 within 1e-6.
     """
 
     states: Mapping[str, tuple[Hashable, ...]]
@@ -89,23 +66,17 @@ class DiscreteNetwork:
 
     @classmethod
     def from_pgmpy(cls, model: DiscreteBayesianNetwork) -> DiscreteNetwork:
-        """Convert a fitted pgmpy ``DiscreteBayesianNetwork`` (every node needs a TabularCPD).
+        """Convert a fitted pgmpy ``DiscreteBayesianNetwork``.
 
         Parameters
         ----------
         model : pgmpy.models.DiscreteBayesianNetwork
-            A fitted network whose nodes are strings, each with a ``TabularCPD``.
+            A fitted network with string nodes, each with a ``TabularCPD``.
 
         Returns
         -------
         DiscreteNetwork
-            The same network: each node's states, parents and CPD (moved to the last axis).
-
-        Raises
-        ------
-        InputError
-            A node name is not a string, a node has no CPD, or the converted network is
-            invalid (see :class:`DiscreteNetwork`).
+            The same network.
         """
         states: dict[str, tuple[Hashable, ...]] = {}
         parents: dict[str, tuple[str, ...]] = {}
@@ -138,11 +109,6 @@ class DiscreteNetwork:
         -------
         int
             ``len(states[node])``.
-
-        Raises
-        ------
-        InputError
-            ``node`` is not a node of the network.
         """
         return len(self.states[self._node(node)])
 
@@ -157,12 +123,7 @@ class DiscreteNetwork:
         Returns
         -------
         tuple of str
-            The nodes that have ``node`` as a parent, in topological order.
-
-        Raises
-        ------
-        InputError
-            ``node`` is not a node of the network.
+            The nodes with ``node`` as a parent, in topological order.
         """
         return self._children[self._node(node)]
 
@@ -177,12 +138,7 @@ class DiscreteNetwork:
         Returns
         -------
         set of str
-            ``nodes``, their parents, their parents' parents, and so on.
-
-        Raises
-        ------
-        InputError
-            One of ``nodes`` is not a node of the network.
+            ``nodes`` and their ancestors.
         """
         found: set[str] = set()
         stack = [self._node(n) for n in nodes]
@@ -199,19 +155,17 @@ class DiscreteNetwork:
         Parameters
         ----------
         variables : sequence of str
-            Distinct nodes of the network (a sequence, not a single string).
+            Distinct nodes (a sequence, not a single string).
 
         Returns
         -------
         numpy.ndarray
-            float64 probabilities of shape ``(card(v1), ..., card(vk))``, axes indexed by the
-            nodes' states.
+            float64 of shape ``(card(v1), ..., card(vk))``.
 
         Raises
         ------
         InputError
-            ``variables`` is a string or names an unknown or repeated node, or exact
-            inference needs a table larger than :data:`MAX_INFERENCE_CELLS` cells.
+            An unknown or repeated node, or a table above :data:`MAX_INFERENCE_CELLS` cells.
         """
         names = self._variables(variables, "variables")
         relevant = self.ancestors(names)
@@ -226,32 +180,26 @@ class DiscreteNetwork:
         return _contract(factors, tuple(names), self.card)
 
     def conditional(self, target: Sequence[str], given: str, *, zero: str = "raise") -> np.ndarray:
-        """``P(target | given)``, shape ``(card(given), *cards(target))``.
-
-        A state of ``given`` with probability 0 has no conditional: ``zero="raise"`` (default)
-        raises :class:`InputError` naming it, ``zero="nan"`` fills its row with NaN.
+        """``P(target | given)``, one row per state of ``given``.
 
         Parameters
         ----------
         target : sequence of str
-            Distinct nodes of the network (a sequence, not a single string), not ``given``.
+            Distinct nodes (a sequence, not a single string), not ``given``.
         given : str
             The node conditioned on.
         zero : {"raise", "nan"}, optional
-            What to do with states of ``given`` of probability 0 (see above).
+            For a state of ``given`` of probability 0: raise (default) or fill its row with NaN.
 
         Returns
         -------
         numpy.ndarray
-            float64 of shape ``(card(given), *cards(target))``: row ``a`` is the joint
-            distribution of ``target`` given the ``a``-th state of ``given``.
+            float64 of shape ``(card(given), *cards(target))``.
 
         Raises
         ------
         InputError
-            ``zero`` is neither ``"raise"`` nor ``"nan"``; ``target`` is a string or names an
-            unknown or repeated node; ``given`` is unknown or in ``target``; a state of
-            ``given`` has probability 0 and ``zero="raise"``; or exact inference is too large.
+            An invalid argument, a zero-probability state with ``zero="raise"``, or too large.
         """
         check_choice(zero, "zero", ("raise", "nan"))
         names = self._variables(target, "target")
@@ -273,29 +221,19 @@ class DiscreteNetwork:
         return result
 
     def separates(self, quilt: Collection[str], node: str) -> tuple[str, ...]:
-        """Nodes *not* d-separated from ``node`` given ``quilt`` (``node`` included, quilt not).
-
-        This is the "nearby" set X_N of a Markov quilt: every other node is independent of
-        ``node`` given the quilt in every distribution that factorises over the graph.
+        """Nodes *not* d-separated from ``node`` given ``quilt``: the nearby set of a Markov quilt.
 
         Parameters
         ----------
         quilt : collection of str
-            The observed nodes (the Markov quilt X_Q), not including ``node``.
+            The observed nodes (the Markov quilt), not including ``node``.
         node : str
-            The protected node X_i.
+            The protected node.
 
         Returns
         -------
         tuple of str
-            The nodes reachable from ``node`` by an active trail given ``quilt`` (``node``
-            included), in topological order.
-
-        Raises
-        ------
-        InputError
-            ``node`` or a node of ``quilt`` is not in the network, or ``node`` is in
-            ``quilt``.
+            The nodes with an active trail to ``node`` (``node`` included), in topological order.
         """
         node = self._node(node)
         observed = {self._node(q) for q in quilt}
@@ -310,19 +248,14 @@ class DiscreteNetwork:
         Parameters
         ----------
         n : int
-            The number of samples (an integer >= 1).
+            The number of samples (>= 1).
         rng : numpy.random.Generator
             The source of randomness.
 
         Returns
         -------
         pandas.DataFrame
-            ``n`` rows, one column per node in topological order, holding the nodes' states.
-
-        Raises
-        ------
-        InputError
-            ``n`` is not an integer >= 1.
+            ``n`` rows of the nodes' states, columns in topological order.
         """
         n = check_positive_int(n, "n")
         codes: dict[str, np.ndarray] = {}

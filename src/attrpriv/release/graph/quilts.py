@@ -1,18 +1,8 @@
-"""Markov quilts on a Bayesian network: max-influence and the noise scale they justify.
+"""Markov quilts on a Bayesian network (Song, Wang & Chaudhuri 2017): max-influence and scale.
 
-Song, Wang & Chaudhuri (SIGMOD 2017). For a protected node X_i, any set X_Q of other nodes is a
-*Markov quilt*: with X_N the nodes not d-separated from X_i given X_Q (X_i included) and X_R
-the rest, X_R is independent of X_i given X_Q. If F changes by at most ``sensitivity[j]``
-(l1) when X_j alone changes, Laplace noise of scale
-
-    sigma(Q) = sum_{j in N} sensitivity[j] / (epsilon - e(X_Q | X_i)),
-    e(X_Q | X_i) = max_{a, b} max_{x_Q} log P(X_Q = x_Q | X_i = a) / P(X_Q = x_Q | X_i = b),
-
-makes F + noise epsilon-Pufferfish private for the secret pairs (X_i = a, X_i = b) whenever
-e < epsilon (docs/mechanisms/markov-quilt.md has the proof). Every quilt gives a valid bound,
-so the smallest scale over any family of candidate quilts is valid too; the empty quilt
-(N = the nodes d-connected to X_i, all of them in a connected network) is always a candidate.
-Secrets are states of X_i with positive probability (Pufferfish conditions on them).
+A quilt ``Q`` of node ``i`` justifies Laplace scale ``sum_{j nearby} sensitivity[j] / (epsilon -
+e(Q | i))``; the smallest over candidates (the empty quilt always one) is valid. Proof in
+docs/mechanisms/markov-quilt.md.
 """
 
 from __future__ import annotations
@@ -43,18 +33,15 @@ class Quilt:
     Parameters
     ----------
     node : str
-        The protected node X_i.
+        The protected node.
     quilt : tuple of str
-        The Markov quilt X_Q (empty for the empty quilt).
+        The Markov quilt (empty for the empty quilt).
     nearby : tuple of str
-        X_N: the nodes not d-separated from ``node`` given ``quilt`` (``node`` included), in
-        topological order.
+        The nodes not d-separated from ``node`` given ``quilt`` (``node`` included).
     influence : float
-        The max-influence ``e(X_Q | X_i)`` of the quilt, in nats (below epsilon for a quilt
-        :func:`best_quilt` chose).
+        The max-influence of the quilt, in nats.
     scale : float
-        The Laplace scale the quilt justifies: the sum of the sensitivities of ``nearby``
-        divided by ``epsilon - influence``.
+        The Laplace scale: the nearby sensitivities' sum over ``epsilon - influence``.
     """
 
     node: str
@@ -64,12 +51,12 @@ class Quilt:
     scale: float
 
     def to_dict(self) -> dict[str, Any]:
-        """The quilt as plain JSON-ready values, for records and reports.
+        """The quilt as JSON-ready values.
 
         Returns
         -------
         dict
-            ``node``, ``quilt`` and ``nearby`` (lists), ``influence`` and ``scale``.
+            ``node``, ``quilt``, ``nearby``, ``influence`` and ``scale``.
         """
         return {
             "node": self.node,
@@ -81,12 +68,7 @@ class Quilt:
 
 
 def max_log_ratio(conditional: np.ndarray) -> np.ndarray:
-    """``R[..., a, b] = max_y log(C[..., a, y] / C[..., b, y])`` for tables of distributions.
-
-    ``conditional`` has shape ``(..., k, m)``: k distributions over m outcomes (any leading
-    batch axes). Outcomes impossible under both a and b are ignored; one possible under a only
-    gives +inf. Every entry is >= 0 because both rows sum to 1.
-    """
+    """``R[..., a, b] = max_y log(C[..., a, y] / C[..., b, y])`` (>= 0; +inf if only a allows y)."""
     table = np.asarray(conditional, dtype=np.float64)
     with np.errstate(divide="ignore", invalid="ignore"):
         logs = np.log(table)
@@ -106,31 +88,27 @@ def influence_of(conditional: np.ndarray) -> float:
 
 
 def max_influence(network: DiscreteNetwork, quilt: Sequence[str], node: str) -> float:
-    """``e(X_Q | X_i)``: the most a quilt's value can tell about ``node`` (0.0 for no quilt).
-
-    Only states of ``node`` with positive probability are compared (they are the secrets).
+    """``e(X_Q | X_i)``: the most a quilt's value can tell about ``node``, over its supported
+    states.
 
     Parameters
     ----------
     network : DiscreteNetwork
         The public model.
     quilt : sequence of str
-        The quilt X_Q: distinct nodes of ``network``, not ``node``.
+        Distinct nodes of ``network``, not ``node``.
     node : str
-        The protected node X_i.
+        The protected node.
 
     Returns
     -------
     float
-        ``max_{a, b} max_{x_Q} log P(X_Q = x_Q | X_i = a) / P(X_Q = x_Q | X_i = b)`` in nats,
-        >= 0 (``inf`` when some quilt value is possible under one state only); 0.0 for an
-        empty quilt or a node with fewer than 2 supported states.
+        In nats, >= 0 (``inf`` possible); 0.0 for an empty quilt.
 
     Raises
     ------
     InputError
-        ``node`` is in ``quilt``, a node is not in the network or repeated, or exact
-        inference is too large.
+        ``node`` is in ``quilt``, an unknown or repeated node, or too large to infer.
     """
     names = tuple(quilt)
     if node in names:
@@ -153,24 +131,20 @@ def best_quilt(
     *,
     max_quilt_size: int | None = None,
 ) -> Quilt:
-    """The minimum-scale quilt for ``node`` among the candidates (see :func:`candidate_quilts`).
-
-    Quilts with influence >= epsilon are infeasible and skipped; the empty quilt never is.
+    """The minimum-scale quilt for ``node`` among the candidates (influence >= epsilon skipped).
 
     Parameters
     ----------
     network : DiscreteNetwork
         The public model.
     node : str
-        The protected node X_i.
+        The protected node.
     epsilon : float
         The privacy-loss parameter (finite, > 0).
     sensitivity : mapping of str to float
-        The l1 sensitivity of the released statistic to each node: one finite value >= 0 for
-        every node of ``network`` and no other keys.
+        The l1 sensitivity to each node: a finite value >= 0 for every node, no other keys.
     max_quilt_size : int, optional
-        The largest subset of other nodes tried as a quilt (an integer >= 1); all sizes when
-        ``None`` (the moral-graph rings are tried either way).
+        The largest subset tried (>= 1); all sizes when ``None``.
 
     Returns
     -------
@@ -180,8 +154,7 @@ def best_quilt(
     Raises
     ------
     InputError
-        ``epsilon``, ``sensitivity``, ``node`` or ``max_quilt_size`` is invalid, there would
-        be more than :data:`MAX_CANDIDATES` candidate quilts, or exact inference is too large.
+        An invalid argument, more than :data:`MAX_CANDIDATES` candidates, or too large.
     """
     epsilon = check_epsilon(epsilon)
     weights = check_sensitivity(network, sensitivity)
@@ -222,7 +195,7 @@ def quilt_scale(
     nodes: Sequence[str] | None = None,
     max_quilt_size: int | None = None,
 ) -> tuple[float, dict[str, Quilt]]:
-    """``sigma_max``: the largest best-quilt scale over the protected ``nodes`` (default all).
+    """The largest best-quilt scale over the protected ``nodes``: the scale that protects all.
 
     Parameters
     ----------
@@ -231,27 +204,23 @@ def quilt_scale(
     epsilon : float
         The privacy-loss parameter (finite, > 0).
     sensitivity : mapping of str to float
-        The l1 sensitivity of the released statistic to each node: one finite value >= 0 for
-        every node of ``network`` and no other keys.
+        The l1 sensitivity to each node: a finite value >= 0 for every node, no other keys.
     nodes : sequence of str, optional
-        The protected nodes (a non-empty list, not a single string); every node when
-        ``None``.
+        The protected nodes (a non-empty list); every node when ``None``.
     max_quilt_size : int, optional
         As for :func:`best_quilt`.
 
     Returns
     -------
     sigma_max : float
-        The largest of the best quilts' scales: the Laplace scale that protects every node.
+        The largest of the best quilts' scales.
     quilts : dict of str to Quilt
-        The best quilt of each protected node, in the order of ``nodes``.
+        The best quilt of each protected node.
 
     Raises
     ------
     InputError
-        ``nodes`` is a string, empty or names an unknown node; ``epsilon``, ``sensitivity``
-        or ``max_quilt_size`` is invalid; there would be more than :data:`MAX_CANDIDATES`
-        candidate quilts for a node; or exact inference is too large.
+        An invalid argument, more than :data:`MAX_CANDIDATES` candidates, or too large.
     """
     protected = network.nodes if nodes is None else tuple(nodes)
     if isinstance(nodes, str) or not protected:
@@ -273,14 +242,7 @@ def candidate_quilts(
     max_quilt_size: int | None = None,
     within: int | None = None,
 ) -> Iterator[tuple[str, ...]]:
-    """The quilts tried for ``node``: the empty one, every subset of the other nodes of at
-    most ``max_quilt_size`` nodes (all sizes when None) among those at moral distance at most
-    ``within`` (every node when None), then the moral-graph rings.
-
-    Ring d is the set of nodes at distance d from ``node`` in the moral graph: separating
-    shells around it, of any size. Subsets come nearest first (by moral distance) and smallest
-    first. Quilts whose joint table with ``node`` exceeds :data:`MAX_QUILT_CELLS` are skipped.
-    """
+    """Quilts tried for ``node``: empty, small nearby subsets, moral-graph rings (cells capped)."""
     distance = moral_distances(network, node)
     others = _within(network, node, distance, within)
     largest = (
@@ -310,9 +272,7 @@ def candidate_quilts(
 def affordable_quilt_size(
     network: DiscreteNetwork, node: str, max_quilt_size: int | None, within: int | None
 ) -> int:
-    """The largest quilt size up to ``max_quilt_size`` (None: any) whose subsets, drawn from
-    the nodes within moral distance ``within`` of ``node``, number at most
-    :data:`MAX_CANDIDATES` (at least 1: single nodes are always affordable in practice)."""
+    """Largest quilt size <= ``max_quilt_size`` with at most :data:`MAX_CANDIDATES` subsets."""
     others = _within(network, node, moral_distances(network, node), within)
     size = len(others) if max_quilt_size is None else min(max_quilt_size, len(others))
     while size > 1 and _subsets(len(others), size) > MAX_CANDIDATES:

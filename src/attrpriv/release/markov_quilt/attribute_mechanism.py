@@ -1,9 +1,7 @@
 """The attribute-private Markov quilt mechanism (Zhang, Ohrimenko & Cummings).
 
-The nodes are the attributes of a record, related by a public Bayesian network; the secrets are
-the values of the protected attributes; the released statistic is the histograms of chosen
-columns over records drawn independently from the network. The quilt search is the one of
-:mod:`attrpriv.release.graph.quilts`; docs/mechanisms/markov-quilt.md has the privacy argument.
+Histograms of records drawn from a public Bayesian network, private for protected attributes.
+See docs/mechanisms/markov-quilt.md, "Attribute-private version".
 """
 
 from __future__ import annotations
@@ -12,19 +10,25 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
-from attrpriv._checks import Check, check_epsilon
+from attrpriv._checks import EPSILON, Rule, integer, names, one_or_list, optional
 from attrpriv.data.aggregate import aggregator_for
 from attrpriv.data.schema import Categorical, Integer, Schema
 from attrpriv.dp.accuracy import Accuracy
 from attrpriv.dp.ledger import BudgetLedger
-from attrpriv.dp.mechanism import SAMPLER_CONSTRAINTS, Mechanism, NoisePlan
+from attrpriv.dp.mechanism import SAMPLER_CONSTRAINTS, Mechanism, NoisePlan, validated
 from attrpriv.dp.noise import NoiseSampler
 from attrpriv.dp.record import PrivacyRecord, Release
 from attrpriv.dp.units import PrivacyUnit
 from attrpriv.errors import InputError
+from attrpriv.release._histograms import (
+    Counts,
+    Histograms,
+    flat_bins,
+    histogram_accuracy,
+    split_bins,
+)
 from attrpriv.release.graph.network import DiscreteNetwork
 from attrpriv.release.graph.quilts import Quilt, quilt_scale
-from attrpriv.release.laplace import Counts, Histograms, _noisy_histograms, histogram_accuracy
 
 
 @dataclass(frozen=True)
@@ -49,18 +53,19 @@ class AttributePlan(NoisePlan):
 class AttributeMarkovQuilt(Mechanism[Counts, AttributePlan]):
     """Histograms of columns, private for the values of the ``protected`` attributes.
 
+    Guarantee: epsilon-Pufferfish privacy for each record's protected values, with records drawn
+    independently from any network in the class. See docs/mechanisms/markov-quilt.md.
+
     Parameters
     ----------
     networks : DiscreteNetwork or sequence of DiscreteNetwork
-        A public :class:`DiscreteNetwork` over the attributes of one record, or several (the
-        class Theta). Records are independent draws from it.
+        Public network(s) over the attributes of one record (the class Theta).
     epsilon : float
         Privacy parameter.
     protected : str or sequence of str
         The attribute(s) whose values are secret (network nodes).
     columns : sequence of str, optional
-        The columns whose histograms are released (network nodes in the schema); default every
-        network node.
+        The columns whose histograms are released; default every network node.
     max_quilt_size : int or None, optional
         The largest quilt tried besides the moral-graph rings (default: all).
     noise : NoiseSampler or None, optional
@@ -69,8 +74,12 @@ class AttributeMarkovQuilt(Mechanism[Counts, AttributePlan]):
         Accept a non-private sampler (reproducible tests only).
     """
 
-    _constraints: ClassVar[Mapping[str, Check]] = {
-        "epsilon": check_epsilon,
+    _constraints: ClassVar[Mapping[str, Rule]] = {
+        "networks": one_or_list(DiscreteNetwork, "a DiscreteNetwork"),
+        "epsilon": EPSILON,
+        "protected": names(single=True),
+        "columns": optional(names()),
+        "max_quilt_size": optional(integer()),
         **SAMPLER_CONSTRAINTS,
     }
 
@@ -101,7 +110,7 @@ class AttributeMarkovQuilt(Mechanism[Counts, AttributePlan]):
         ledger: BudgetLedger | None = None,
         label: str = "",
     ) -> Release:
-        """Count the columns, charge the ledger (before noise), add noise, return values+record.
+        """Count the columns, charge the ledger (before any noise), add noise.
 
         Parameters
         ----------
@@ -121,13 +130,12 @@ class AttributeMarkovQuilt(Mechanism[Counts, AttributePlan]):
 
         Raises
         ------
-        InputError
-            A parameter is invalid, or the data does not fit the schema or the networks.
         BudgetExceededError
             The release does not fit the ledger's budget (nothing is released).
         """
         return self._release(data, schema, ledger=ledger, label=label)
 
+    @validated
     def calibrate(self, sampler: NoiseSampler | None = None) -> AttributePlan:
         """Best quilt of every protected node in every network; the largest scale wins.
 
@@ -140,13 +148,7 @@ class AttributeMarkovQuilt(Mechanism[Counts, AttributePlan]):
         -------
         AttributePlan
             The chosen quilts and the noise scale.
-
-        Raises
-        ------
-        InputError
-            A parameter of the mechanism is invalid.
         """
-        self._validate_params()
         return self._plan(sampler or self._sampler(), ())
 
     def _plan(self, sampler: NoiseSampler, inferred: tuple[str, ...]) -> AttributePlan:
@@ -200,9 +202,7 @@ class AttributeMarkovQuilt(Mechanism[Counts, AttributePlan]):
         Returns
         -------
         PrivacyRecord
-            ``(epsilon, 0)``-Pufferfish privacy under the unit ``pufferfish/record:<nodes>``
-            (the protected nodes), with the per-node sensitivities and discrete Laplace scale
-            ``sigma_max``.
+            ``(epsilon, 0)``-Pufferfish privacy under ``pufferfish/record:<nodes>``.
         """
         names = ", ".join(repr(p) for p in plan.protected)
         return self._record(
@@ -226,7 +226,8 @@ class AttributeMarkovQuilt(Mechanism[Counts, AttributePlan]):
         )
 
     def _noise(self, measured: Counts, plan: AttributePlan) -> Histograms:
-        return _noisy_histograms(measured.histograms, plan.sigma_max, plan.sampler)
+        flat = plan.sampler.discrete_laplace(flat_bins(measured.histograms), plan.sigma_max)
+        return split_bins(flat, measured.histograms)
 
     def _accuracy(self, plan: AttributePlan, values: Histograms) -> Accuracy:
         return histogram_accuracy(values, dict.fromkeys(values, plan.sigma_max))

@@ -1,24 +1,7 @@
-"""The Markov quilt search on a chain (SWC17, Section 5): the best quilt of every node.
+"""The Markov quilt search on a chain: the best quilt of every node.
 
-A chain X_0 .. X_{T-1} with initial distribution q and transition matrix P. The quilts of X_i
-are {X_{i-a}, X_{i+b}} (nearby set X_{i-a+1} .. X_{i+b-1}, a + b - 1 nodes), the one-sided
-{X_{i-a}} or {X_{i+b}} (the nearby set runs to the chain's end) and the empty quilt (all T
-nodes). Past and future are independent given X_i, so
-
-    e({X_{i-a}, X_{i+b}} | X_i) = max_{x, x'} [B_a(x, x') + F_b(x, x')],
-    F_b(x, x') = max_y log P^b(x, y) / P^b(x', y),
-    B_a(x, x') = max_z log P(X_{i-a} = z | X_i = x) / P(X_{i-a} = z | X_i = x'),
-
-with P(X_{i-a} = z | X_i = x) = mu_{i-a}(z) P^a(z, x) / mu_i(x) (Bayes; mu_t = q P^t).
-``method="exact"`` computes these. ``method="approx"`` bounds them from two numbers of the
-class, pi_min (smallest stationary probability) and s (second singular value of P in
-l2(pi), s^2 the second eigenvalue of P P*): with delta_t = (1/pi_min - 1) s^t < 1,
-
-    F_b <= log((1 + delta_b) / (1 - delta_b)),  B_a <= 2 log((1 + delta_a) / (1 - delta_a)),
-
-for any initial distribution (docs/mechanisms/markov-quilt.md has the derivation). Both search
-every quilt; a quilt whose nearby set alone needs a larger scale than the best found is never
-built, so the search stops at the widths that can still win.
+``method="exact"`` computes the max-influences; ``"approx"`` bounds them from pi_min and the
+second singular value, for any initial law. See docs/mechanisms/markov-quilt.md, "Search".
 """
 
 from __future__ import annotations
@@ -113,11 +96,7 @@ def calibrate_chain(
     *,
     method: str = "exact",
 ) -> ChainCalibration:
-    """Best quilt of every node of a chain of ``length``, worst case over the class ``models``.
-
-    The arguments are trusted: :class:`MarkovQuiltMechanism` checked its parameters, and the
-    length and Lipschitz constant come from the chains and the query.
-    """
+    """Best quilt of every node of a ``length`` chain, worst case over ``models`` (trusted)."""
     if method == "approx":
         pi_min, s = mixing_constants(models)
         per_model = [_all_nodes(ApproxInfluences(pi_min, s), length, epsilon, lipschitz)]
@@ -181,12 +160,7 @@ def _all_nodes(sides: Influences, length: int, epsilon: float, lipschitz: float)
 
 
 class _EdgeTable:
-    """Best quilts of nodes near the ends when influences do not depend on the node.
-
-    scale(a, b) for a, b <= width is computed once; its 2-d prefix minimum answers "best
-    two-sided quilt with a <= i and b <= T-1-i" for every node, and the one-sided options are
-    one vector each. A node whose best could use a wider quilt gets ``None``.
-    """
+    """Best quilts of nodes near the ends if influences are node-independent (``None``: search)."""
 
     def __init__(
         self, sides: Influences, length: int, width: int, epsilon: float, lipschitz: float
@@ -296,12 +270,7 @@ def _side(vecs: np.ndarray, none_count: int | None, n_pairs: int) -> _Options:
 
 
 def _search(left: _Options, right: _Options, epsilon: float, lipschitz: float) -> _Choice:
-    """Minimum-scale (left, right) pair, evaluating only the pairs that can still win.
-
-    Every pair term is >= 0, so the influence of (a, b) is at least the larger of the two
-    sides' own influences; that gives a cheap lower bound on each pair's scale. The pairs with
-    the smallest bounds are evaluated first, then every pair whose bound beats the best.
-    """
+    """Minimum-scale (left, right) pair, evaluating only pairs that can still win."""
     own_l = np.maximum(left.vecs.max(axis=1, initial=-np.inf), 0.0)
     own_r = np.maximum(right.vecs.max(axis=1, initial=-np.inf), 0.0)
     lk, rk = np.flatnonzero(own_l < epsilon), np.flatnonzero(own_r < epsilon)

@@ -1,10 +1,6 @@
 """The Markov quilt mechanism (Song, Wang & Chaudhuri, SIGMOD 2017) for Markov chains.
 
-:class:`MarkovQuiltMechanism` releases a statistic of Markov chains (the histogram of their
-states, or their sum) so that no single X_i is revealed: epsilon-Pufferfish privacy for the
-secret pairs (X_i = a, X_i = b) against every adversary whose belief is a chain in Theta. The
-quilt search is :mod:`attrpriv.release.markov_quilt.chain_calibration`;
-docs/mechanisms/markov-quilt.md has the privacy argument.
+See docs/mechanisms/markov-quilt.md for the privacy argument.
 """
 
 from __future__ import annotations
@@ -17,10 +13,10 @@ from typing import Any, ClassVar
 import numpy as np
 import pandas as pd
 
-from attrpriv._checks import Check, check_epsilon, one_of
+from attrpriv._checks import EPSILON, Rule, distinct_values, one_of, one_or_list, optional
 from attrpriv.dp.accuracy import Accuracy
 from attrpriv.dp.ledger import BudgetLedger
-from attrpriv.dp.mechanism import SAMPLER_CONSTRAINTS, Mechanism, NoisePlan
+from attrpriv.dp.mechanism import SAMPLER_CONSTRAINTS, Mechanism, NoisePlan, validated
 from attrpriv.dp.noise import NoiseSampler
 from attrpriv.dp.record import PrivacyRecord, Release
 from attrpriv.dp.units import PrivacyUnit
@@ -60,17 +56,19 @@ class ChainPlan(NoisePlan):
 class MarkovQuiltMechanism(Mechanism[Chains, ChainPlan]):
     """epsilon-Pufferfish release of the state histogram (or sum) of Markov chains.
 
+    Guarantee: no single state X_i is revealed (secret pairs ``X_i = a`` vs ``X_i = b``) against
+    every adversary whose belief is a chain in Theta. See docs/mechanisms/markov-quilt.md.
+
     Parameters
     ----------
     models : MarkovChainModel or sequence of MarkovChainModel
-        A :class:`MarkovChainModel`, or several (the class Theta: the noise covers all).
+        One chain model, or several (the class Theta: the noise covers all).
     epsilon : float
         Privacy parameter.
     states : sequence of hashable, optional
         Labels of the chain states, in the models' order; default ``0 .. k-1``.
     query : str, optional
-        ``"histogram"`` (counts of every state; Lipschitz 2 per node) or ``"sum"`` of the
-        (numeric) states (Lipschitz max(states) - min(states) per node).
+        ``"histogram"`` (Lipschitz 2 per node) or ``"sum"`` of numeric states.
     method : str, optional
         ``"exact"`` max-influence, or ``"approx"`` (mixing bound; irreducible chains).
     noise : NoiseSampler or None, optional
@@ -79,10 +77,12 @@ class MarkovQuiltMechanism(Mechanism[Chains, ChainPlan]):
         Accept a non-private sampler (reproducible tests only).
     """
 
-    _constraints: ClassVar[Mapping[str, Check]] = {
-        "epsilon": check_epsilon,
+    _constraints: ClassVar[Mapping[str, Rule]] = {
+        "epsilon": EPSILON,
         "query": one_of(QUERIES),
         "method": one_of(INFLUENCE_METHODS),
+        "models": one_or_list(MarkovChainModel, "a MarkovChainModel"),
+        "states": optional(distinct_values("states")),
         **SAMPLER_CONSTRAINTS,
     }
 
@@ -112,9 +112,7 @@ class MarkovQuiltMechanism(Mechanism[Chains, ChainPlan]):
         ledger: BudgetLedger | None = None,
         label: str = "",
     ) -> Release:
-        """Release the statistic of ``sequences`` (one chain, or a list of independent chains).
-
-        The chain lengths are public. The ledger is charged before any noise is drawn.
+        """Release the statistic of ``sequences``; chain lengths are public.
 
         Parameters
         ----------
@@ -139,10 +137,11 @@ class MarkovQuiltMechanism(Mechanism[Chains, ChainPlan]):
         """
         return self._release(sequences, ledger=ledger, label=label)
 
+    @validated
     def calibrate(
         self, lengths: int | Sequence[int], sampler: NoiseSampler | None = None
     ) -> ChainPlan:
-        """The quilts and noise scale for chains of ``lengths`` (public: no data is used).
+        """The quilts and noise scale for chains of ``lengths`` (no data is used).
 
         Parameters
         ----------
@@ -155,13 +154,7 @@ class MarkovQuiltMechanism(Mechanism[Chains, ChainPlan]):
         -------
         ChainPlan
             The quilts and the noise scale.
-
-        Raises
-        ------
-        InputError
-            A parameter of the mechanism is invalid.
         """
-        self._validate_params()
         wanted = [lengths] if isinstance(lengths, int) else list(lengths)
         return self._plan(wanted, sampler or self._sampler())
 
@@ -200,9 +193,7 @@ class MarkovQuiltMechanism(Mechanism[Chains, ChainPlan]):
         Returns
         -------
         PrivacyRecord
-            ``(epsilon, 0)``-Pufferfish privacy under the unit ``pufferfish/chain-state@<theta>``
-            (the plan's fingerprint of Theta), with the query's per-node Lipschitz constant as
-            sensitivity and Laplace scale ``sigma_max`` (discrete for the histogram).
+            ``(epsilon, 0)``-Pufferfish privacy under ``pufferfish/chain-state@<theta>``.
         """
         discrete = self.query == "histogram"
         return self._record(

@@ -1,10 +1,6 @@
-"""Markov chains as Pufferfish models (SWC17, Section 5): X_0 .. X_{T-1}, time-homogeneous.
+"""Time-homogeneous Markov chains as Pufferfish models, and the mixing constants of a class.
 
-A model is an initial distribution q and a transition matrix P; a class Theta of models is a
-list of them. Besides marginals, sampling and the view as a Bayesian network, this module gives
-the two numbers of a class that the approximate quilt search needs (:func:`mixing_constants`):
-pi_min, the smallest stationary probability, and s, the second singular value of P in
-l2(pi) (s^2 is the second eigenvalue of P P*, P* the time reversal).
+See docs/mechanisms/markov-quilt.md.
 """
 
 from __future__ import annotations
@@ -25,24 +21,14 @@ from attrpriv.release.graph.quilts import max_log_ratio
 
 @dataclass(frozen=True, eq=False)
 class MarkovChainModel:
-    """A time-homogeneous Markov chain: ``initial`` distribution and ``transition`` matrix.
-
-    Both are copied as float64, renormalised and made read-only.
+    """A time-homogeneous Markov chain (arrays copied as float64, renormalised, read-only).
 
     Parameters
     ----------
     initial : array_like
-        The distribution of X_0: a vector of k finite probabilities >= 0 summing to 1 (within
-        1e-6).
+        The law of X_0: k probabilities >= 0 summing to 1 (within 1e-6).
     transition : array_like
-        The ``k x k`` row-stochastic matrix ``P[a, b] = P(X_{t+1} = b | X_t = a)`` (finite,
-        >= 0, each row summing to 1 within 1e-6).
-
-    Raises
-    ------
-    InputError
-        ``initial`` or ``transition`` is not numeric, has the wrong shape, holds a negative
-        or non-finite entry or does not sum to 1, or their numbers of states differ.
+        ``k x k``, ``P[a, b] = P(X_{t+1} = b | X_t = a)``, rows summing to 1 (within 1e-6).
     """
 
     initial: np.ndarray
@@ -62,23 +48,22 @@ class MarkovChainModel:
 
     @classmethod
     def stationary(cls, transition: Any) -> MarkovChainModel:
-        """The chain started in its stationary distribution (needs an irreducible chain).
+        """The chain started in its stationary distribution.
 
         Parameters
         ----------
         transition : array_like
-            A ``k x k`` row-stochastic matrix (as for :class:`MarkovChainModel`).
+            A ``k x k`` row-stochastic, irreducible matrix.
 
         Returns
         -------
         MarkovChainModel
-            The chain whose ``initial`` is the unique stationary distribution of
-            ``transition``.
+            The chain whose ``initial`` is the stationary distribution.
 
         Raises
         ------
         InputError
-            ``transition`` is not a row-stochastic matrix, or it is not irreducible.
+            ``transition`` is not row-stochastic or not irreducible.
         """
         matrix = _distributions(transition, "transition", ndim=2)
         return cls(stationary_distribution(matrix), matrix)
@@ -93,22 +78,17 @@ class MarkovChainModel:
         return bool(np.allclose(self.initial @ self.transition, self.initial, rtol=0, atol=1e-12))
 
     def marginals(self, length: int) -> np.ndarray:
-        """``mu[t] = P(X_t = .)`` for t < length, shape ``(length, n_states)``.
+        """The law of every X_t for t < length.
 
         Parameters
         ----------
         length : int
-            The number of time steps (an integer >= 1).
+            The number of time steps (>= 1).
 
         Returns
         -------
         numpy.ndarray
-            float64 of shape ``(length, n_states)``; row ``t`` is the distribution of X_t.
-
-        Raises
-        ------
-        InputError
-            ``length`` is not an integer >= 1.
+            float64 of shape ``(length, n_states)``.
         """
         length = check_positive_int(length, "length")
         mu = np.empty((length, self.n_states))
@@ -118,26 +98,19 @@ class MarkovChainModel:
         return mu
 
     def sample(self, n: int, length: int, rng: np.random.Generator) -> np.ndarray:
-        """``n`` chains of ``length`` states (codes 0..k-1), shape (n, length); not private.
+        """``n`` chains of ``length`` state codes (not private).
 
         Parameters
         ----------
-        n : int
-            The number of chains (an integer >= 1).
-        length : int
-            The number of states in each chain (an integer >= 1).
+        n, length : int
+            The number of chains, and of states in each chain (each >= 1).
         rng : numpy.random.Generator
             The source of randomness.
 
         Returns
         -------
         numpy.ndarray
-            int64 state codes of shape ``(n, length)``.
-
-        Raises
-        ------
-        InputError
-            ``n`` or ``length`` is not an integer >= 1.
+            int64 codes of shape ``(n, length)``.
         """
         n, length = check_positive_int(n, "n"), check_positive_int(length, "length")
         cumulative = np.cumsum(self.transition, axis=1)
@@ -148,27 +121,19 @@ class MarkovChainModel:
         return out
 
     def to_network(self, length: int, states: Sequence[Hashable] | None = None) -> DiscreteNetwork:
-        """The chain as a Bayesian network over nodes ``X0 .. X{length-1}``.
+        """The chain as a Bayesian network ``X0 -> X1 -> ... -> X{length-1}``.
 
         Parameters
         ----------
         length : int
-            The number of time steps (an integer >= 1).
+            The number of time steps (>= 1).
         states : sequence of hashable, optional
-            The labels of the ``n_states`` states, in code order (distinct); the codes
-            ``0 .. k-1`` when ``None``.
+            Distinct labels of the states, in code order; default the codes.
 
         Returns
         -------
         DiscreteNetwork
-            The chain ``X0 -> X1 -> ... -> X{length-1}``, with CPD ``initial`` for ``X0`` and
-            ``transition`` for the others.
-
-        Raises
-        ------
-        InputError
-            ``length`` is not an integer >= 1, or ``states`` does not hold ``n_states``
-            distinct labels.
+            The chain.
         """
         length = check_positive_int(length, "length")
         labels = tuple(range(self.n_states)) if states is None else tuple(states)
@@ -263,10 +228,7 @@ def _plain(value: Any) -> Any:
 
 
 class Influences(Protocol):
-    """Influence of a quilt node at distance 1..width before (``left``, B_a) or after
-    (``right``, F_b) X_i, per pair of states: shape ``(width, n_pairs)``, -inf for pairs that
-    are not secrets. ``invariant``: the values do not depend on i (only on the distance).
-    """
+    """Per-pair influence of quilt nodes 1..width before/after X_i, ``(width, n_pairs)``."""
 
     invariant: bool
     n_pairs: int

@@ -1,8 +1,6 @@
-"""Block resampling for tables: the sensitive column and its proxies redrawn from DP counts of
-the private rows, with no public rows needed (docs/sanitize/block.md).
+"""Block resampling for tables: a sensitive column and its proxies redrawn from DP counts.
 
-- :class:`BlockResampler` -- the mechanism (``fit`` on the schema, ``release`` on private rows).
-- :func:`association` -- the noisy association ``proxies="auto"`` picks proxies by.
+See docs/sanitize/block.md.
 """
 
 from __future__ import annotations

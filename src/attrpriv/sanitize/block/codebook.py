@@ -1,9 +1,7 @@
 """Public codes for the columns of a table: the cells the block resampler counts.
 
-Every code is decided by public facts only: a categorical or small integer column's schema
-domain (one code per value), a wider numeric column's bins (quantiles of public rows when there
-are any, else equal widths over the schema's range), and one more code for a missing value.
-Nothing here reads a private value to choose a cell.
+Codes come from public facts only (schema domains, bins from public rows or the schema's
+range, a missing-value code); no private value chooses a cell.
 """
 
 from __future__ import annotations
@@ -23,25 +21,10 @@ EXACT_VALUES = 20
 
 @dataclass(frozen=True, eq=False)  # holds arrays
 class ColumnCode:
-    """How one column's values map to codes ``0 .. size - 1`` (the last one: missing).
+    """How one column's values map to codes ``0 .. size - 1`` (the last one: missing, if nullable).
 
-    Parameters
-    ----------
-    name : str
-        The column.
-    levels : tuple or None
-        One code per value (categorical or small integer domain); None for a binned column.
-    edges : numpy.ndarray or None
-        A binned column's inner bin edges (``len(edges) + 1`` bins, right-closed); None when
-        ``levels`` is given.
-    lower, upper : float
-        The schema's range (binned columns; a drawn bin's value lies inside it).
-    integer : bool
-        Whether a drawn value of a binned column is a whole number.
-    public : numpy.ndarray or None
-        Public values of a binned column, sorted, to draw a bin's value from; None: uniform.
-    nullable : bool
-        Whether a missing value is allowed (it then has the last code).
+    ``levels`` (one code per value) or ``edges`` (inner right-closed bin edges over
+    [``lower``, ``upper``]); a bin's value is drawn from sorted ``public`` values, else uniformly.
     """
 
     name: str
@@ -140,29 +123,7 @@ class ColumnCode:
 
 
 def column_code(name: str, schema: Schema, public: pd.DataFrame | None, bins: int) -> ColumnCode:
-    """The public code of column ``name`` (see the module docstring).
-
-    Parameters
-    ----------
-    name : str
-        The column, which the schema must describe with a domain.
-    schema : Schema
-        The public domains.
-    public : pandas.DataFrame or None
-        Public rows; a binned column's bins are their quantiles and its drawn values theirs.
-    bins : int
-        How many bins a wide numeric column gets (fewer where public quantiles coincide).
-
-    Returns
-    -------
-    ColumnCode
-        The column's codes.
-
-    Raises
-    ------
-    InputError
-        The schema has no domain for the column.
-    """
+    """The public code of column ``name`` from ``schema`` (``bins`` from ``public`` quantiles)."""
     if name not in schema:
         raise InputError(f"the schema has no column {name!r}: its public domain is needed")
     domain = schema.domain(name)

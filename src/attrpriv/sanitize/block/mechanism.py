@@ -1,14 +1,8 @@
 """Block resampling: a sensitive column and its proxies redrawn from DP counts of private rows.
 
-:class:`BlockResampler` needs no public rows. A release counts, in the private rows, the
-sensitive column against the task's target and against each other candidate column and the
-target (one small contingency table per column), with discrete Gaussian noise (OpenDP) on every
-cell: the only step that reads a private sensitive value. From those noisy tables alone it
-picks the proxies (the columns whose noisy association with the sensitive one is at least
-``association``), then redraws every row's sensitive value given the row's target and other
-released columns (naive Bayes over the noisy tables), and each proxy given the drawn value and
-the target; every other column is released as it is. The privacy argument is in
-``docs/sanitize/block.md``.
+The noisy contingency tables (discrete Gaussian, OpenDP) are the only step that reads a
+private sensitive value; proxies are picked and values drawn from them. See
+docs/sanitize/block.md.
 """
 
 from __future__ import annotations
@@ -22,24 +16,29 @@ import numpy as np
 import pandas as pd
 
 from attrpriv._checks import (
-    Check,
-    check_epsilon,
-    check_non_negative,
-    check_positive_int,
-    check_probability,
+    EPSILON,
+    NON_NEGATIVE,
+    SEED,
+    Rule,
+    integer,
     one_of,
     optional,
+    probability,
 )
 from attrpriv.data.schema import Categorical, Integer, Role, Schema
 from attrpriv.dp.accounting import rho_for
 from attrpriv.dp.accuracy import Accuracy
-from attrpriv.dp.mechanism import SAMPLER_CONSTRAINTS, Mechanism, NoisePlan, check_fitted
+from attrpriv.dp.mechanism import SAMPLER_CONSTRAINTS, Mechanism, NoisePlan, check_fitted, validated
 from attrpriv.dp.noise import NoiseSampler
 from attrpriv.dp.record import PrivacyRecord
 from attrpriv.dp.units import PrivacyUnit
 from attrpriv.errors import InputError
 from attrpriv.sanitize._draw import draw_categories
-from attrpriv.sanitize._names import column_name, column_names, proxies_choice
+from attrpriv.sanitize._names import (
+    COLUMN_NAME,
+    COLUMN_NAMES,
+    PROXIES,
+)
 from attrpriv.sanitize.block.codebook import codebook, typed_values
 from attrpriv.sanitize.resample.mechanism import ResampledRelease
 from attrpriv.sanitize.resample.ranking import data_frame
@@ -68,23 +67,7 @@ be for :func:`association` to score a dependence."""
 class BlockPlan(NoisePlan):
     """Discrete Gaussian noise of one scale on every cell of every measured table.
 
-    Parameters
-    ----------
-    sensitive : str
-        The sensitive column.
-    protected : tuple of str
-        The unit's columns: the sensitive one and the proxies named before any private row is
-        read.
-    tables : tuple of tuple of str
-        The columns of each measured table (the sensitive one first, the target last).
-    cells : int
-        How many cells the tables hold together.
-    rho : float
-        The zCDP bound, the largest that converts to ``(epsilon, delta)``.
-    sensitivity : float
-        The l2 sensitivity of all the tables together under the unit, ``sqrt(2 m)``.
-    scale : float
-        The discrete Gaussian sigma of every cell, ``sensitivity / sqrt(2 rho)``.
+    ``scale = sensitivity / sqrt(2 rho)``, ``sensitivity = sqrt(2 m)`` for ``m`` tables.
     """
 
     sensitive: str
@@ -120,30 +103,10 @@ class ReleasedTables:
 
 
 def association(table: np.ndarray, scale: float, depth: int = 1) -> float:
-    """Cramér's V of a noisy two-way table (rows: the sensitive values), less the noise's share.
+    """Cramér's V of a noisy two-way ``table`` (rows: the sensitive values), less the noise's share.
 
-    Columns whose noisy total is below three standard deviations of its noise are pooled into
-    one (a sparse column is mostly noise). Under independence each chi-square term has mean
-    about ``(expected + variance) / expected`` (sampling and noise) and the statistic a
-    standard deviation of about ``sqrt(2 sum(((expected + variance) / expected)^2))``; the
-    score is 0 unless the statistic exceeds its mean by :data:`SIGNIFICANCE` such deviations,
-    and the V of the excess otherwise, so that a column unrelated to the sensitive one scores 0
-    however noisy or small its table.
-
-    Parameters
-    ----------
-    table : numpy.ndarray
-        Shape ``(k, m)``: noisy counts, negative ones allowed (clipped at 0 here).
-    scale : float
-        The standard deviation of the noise of each cell of the table it was summed from.
-    depth : int, default 1
-        How many noisy cells each cell of ``table`` sums (a three-way table summed over the
-        target: the target's size).
-
-    Returns
-    -------
-    float
-        The V of the excess chi-square, in [0, 1]; 0 where it is not significant.
+    ``scale``: the noise std per summed cell; ``depth``: cells summed into each. Returns a value
+    in [0, 1], 0 where not significant (:data:`SIGNIFICANCE`). See docs/sanitize/block.md.
     """
     counts = np.clip(np.asarray(table, dtype=np.float64), 0.0, None)
     variance = scale**2 * depth
@@ -179,9 +142,7 @@ def conditional(table: np.ndarray, axis: int = 0) -> np.ndarray:
 
 
 def _shrunk(table: np.ndarray, scale: float) -> np.ndarray:
-    """``P(proxy | s, target)`` from a clipped noisy table ``(s, proxy, target)``, shrunk
-    towards ``P(proxy | s)`` with the weight of the noise in the slice (``scale`` per cell):
-    a slice of few rows follows the sensitive value alone, a large one its own counts."""
+    """``P(proxy | s, target)`` from a noisy table, shrunk towards ``P(proxy | s)`` by its noise."""
     pooled = conditional(table.sum(axis=2), axis=1)[:, :, None]  # P(proxy | s)
     weight = scale * table.shape[1]
     shrunk: np.ndarray = (table + weight * pooled) / (table.sum(axis=1, keepdims=True) + weight)
@@ -196,95 +157,52 @@ def _at(target: np.ndarray | None, n: int) -> np.ndarray:
 class BlockResampler(Mechanism[BlockCounts, BlockPlan]):
     """Redraw a sensitive column and its proxies from DP counts of the private rows themselves.
 
-    :meth:`fit` reads public facts only: the schema's domains (a numeric column's bins: equal
-    widths over its range, or quantiles of ``public`` rows when given), which columns are
-    candidates, and the task's target. :meth:`release` counts, in the private rows, a table of
-    the sensitive column and the target, and one of the sensitive column, each candidate and
-    the target (without a target: the sensitive column and each candidate), adds discrete
-    Gaussian noise of scale ``sqrt(2 m) / sqrt(2 rho)`` to every cell (``m`` tables, ``rho``
-    the largest zCDP bound that converts to ``(epsilon, delta)``; the ledger is charged first),
-    then, from the noisy tables and the released columns alone:
-
-    1. picks the proxies: with ``proxies="auto"``, every candidate whose noisy association with
-       the sensitive column (Cramér's V less the noise's share, :func:`association`) is at
-       least ``association``; a list names them;
-    2. draws each row's sensitive value from ``P(s | target) * prod_k P(k | s, target)`` over
-       the row's released candidates ``k`` (naive Bayes on the noisy tables);
-    3. draws each proxy from ``P(proxy | drawn value, target)``, and a value in the drawn bin.
-
-    Every other column is released as it is.
-
-    The release is ``(epsilon, delta)``-DP for the unit
-    ``dp/substitute:<sensitive,named proxies...>``: neighbouring private tables differ in
-    those columns of one row. Proxies picked by ``"auto"`` are redrawn too (their pick is a
-    function of the noisy tables), but their own values are not in the unit: a table that
-    differs in one of them is not a neighbour. What the columns released unchanged reveal
-    about the sensitive one is not protected. See
-    ``docs/sanitize/block.md``.
+    Guarantee: ``(epsilon, delta)``-DP for the unit ``dp/substitute:<sensitive,named proxies...>``
+    (those columns of one row). Proxies picked by ``"auto"`` are redrawn but not in the unit;
+    columns released unchanged are not protected. Needs no public rows. See docs/sanitize/block.md.
 
     Parameters
     ----------
     sensitive : str
         The sensitive column (its schema domain categorical or integer).
     proxies : "auto" or list of str, default "auto"
-        The columns to redraw beside the sensitive one: ``"auto"`` picks them from the noisy
-        tables (``association``); a list names them, and they join the unit.
+        ``"auto"`` picks them from the noisy tables; named ones join the unit.
     association : float, default 0.1
-        The noisy association with the sensitive column (in [0, 1]) at which ``"auto"`` redraws
-        a candidate.
+        The noisy association in [0, 1] at which ``"auto"`` redraws a candidate.
     task : str or None, default None
-        The task's target, conditioned on by every table and released as it is; default the
-        schema's target; None without either.
+        The task's target, conditioned on and released as it is; default the schema's target.
     keep : list of str, default ()
         Columns never redrawn and not counted (released as they are).
     epsilon : float, default 1.0
         The privacy loss of a release, > 0.
     delta : float, default 1e-6
-        The delta of the ``(epsilon, delta)`` guarantee, in (0, 1); the noise is the largest
-        zCDP ``rho`` that converts to it.
+        The delta of the guarantee, in (0, 1).
     bins : int, default 10
         Bins of a numeric column with more than 20 values, >= 2.
     prior_weight : float, default 1.0
-        What each public row given to :meth:`fit` counts for beside a private row, >= 0: its
-        exact counts, times this weight, are added to the noisy tables before anything is
-        picked or drawn (a prior from public data: post-processing); 0 uses the public rows for
-        the numeric bins only.
+        Weight >= 0 of each public row's counts added to the noisy tables as a prior.
     conditional : {"hgb", "none"}, default "hgb"
-        How a proxy picked by ``"auto"`` (outside the unit) is drawn besides the drawn
-        sensitive value and the target. ``"hgb"``: given every column outside the unit too (the
-        columns released unchanged, and the proxies outside the unit drawn before it), by
-        gradient boosting cross-fitted on the private rows' values of those columns
-        (identical for neighbours); ``"none"``: given the drawn value and the target only. A
-        named proxy (in the unit) is always drawn given those two only.
+        How an ``"auto"`` proxy is drawn: also given the columns outside the unit, or not.
     seed : int, default 0
         Seeds the post-processing draws, >= 0.
     noise : NoiseSampler or None, default None
         The noise sampler; default exact OpenDP noise.
     allow_nonprivate : bool, default False
         Accept a non-private sampler (reproducible tests only).
-
-    Attributes
-    ----------
-    candidates_ : tuple of str
-        The columns counted against the sensitive one.
-    task_ : str or None
-        The task's target.
-    codes_ : dict of str to ColumnCode
-        The public codes of every counted column.
     """
 
-    _constraints: ClassVar[Mapping[str, Check]] = {
-        "sensitive": column_name,
-        "proxies": proxies_choice,
-        "association": lambda value, name: check_probability(value, name, open_interval=False),
-        "task": optional(column_name),
-        "keep": column_names,
-        "epsilon": check_epsilon,
-        "delta": lambda value, name: check_probability(value, name),
-        "bins": lambda value, name: check_positive_int(value, name, minimum=2),
-        "prior_weight": check_non_negative,
+    _constraints: ClassVar[Mapping[str, Rule]] = {
+        "sensitive": COLUMN_NAME,
+        "proxies": PROXIES,
+        "association": probability(open_interval=False),
+        "task": optional(COLUMN_NAME),
+        "keep": COLUMN_NAMES,
+        "epsilon": EPSILON,
+        "delta": probability(),
+        "bins": integer(2),
+        "prior_weight": NON_NEGATIVE,
         "conditional": one_of(CONDITIONALS),
-        "seed": lambda value, name: check_positive_int(value, name, minimum=0),
+        "seed": SEED,
         **SAMPLER_CONSTRAINTS,
     }
 
@@ -320,33 +238,22 @@ class BlockResampler(Mechanism[BlockCounts, BlockPlan]):
         self.allow_nonprivate = allow_nonprivate
 
     # -- fit: public facts only -------------------------------------------------------------
+    @validated
     def fit(self, schema: Schema, public: pd.DataFrame | None = None) -> BlockResampler:
         """Read the public domains and choose what to count.
 
         Parameters
         ----------
         schema : Schema
-            The public domains and roles: every counted column needs a domain; columns with
-            role ``ignore`` and ``keep`` are released as they are, uncounted.
+            Public domains and roles; ``ignore`` and ``keep`` columns pass through uncounted.
         public : pandas.DataFrame or None, optional
-            Public rows (not the private ones), with every counted column: their numeric
-            values place a binned column's edges and give the values drawn in a bin, and their
-            counts, times ``prior_weight``, are a prior added to the noisy tables. Not
-            modified.
+            Public rows (not the private ones): numeric bin edges and the counts' prior.
 
         Returns
         -------
         BlockResampler
             ``self``, fitted.
-
-        Raises
-        ------
-        InputError
-            A parameter is invalid; the schema lacks the sensitive column, the task or a named
-            proxy, or a domain; the sensitive column's domain is not categorical or integer,
-            or has fewer than two values; a named proxy is the target, kept or ignored.
         """
-        self._validate_params()
         if not isinstance(schema, Schema):
             raise InputError(f"schema must be a Schema, got {type(schema).__name__}")
         if public is not None:
@@ -436,25 +343,14 @@ class BlockResampler(Mechanism[BlockCounts, BlockPlan]):
         Returns
         -------
         ResampledRelease
-            The released table (``values``: same rows, index and column order as ``data``),
-            its record, the noise's accuracy and diagnostics (``parts``: ``sensitive``,
-            ``proxies``, ``association``, ``noisy_counts``, ``passed_through``).
-
-        Raises
-        ------
-        NotFittedError
-            The resampler is not fitted, or a parameter that shapes the fit changed since.
-        InputError
-            A parameter is invalid, ``data`` is not a DataFrame with rows, lacks a counted
-            column, or has a value outside its public domain (a missing sensitive value too).
-        BudgetExceededError
-            The release does not fit the ledger's budget (nothing is released).
+            The released table (same rows, index and columns as ``data``) and its record.
         """
         out = self._release(data, ledger=ledger, label=label)
         return ResampledRelease(out.values, out.record, out.parts, out.accuracy)
 
+    @validated
     def calibrate(self, sampler: NoiseSampler | None = None) -> BlockPlan:
-        """The noise of a release (public: the fitted tables, no private data).
+        """The noise of a release (from the fitted tables, no private data).
 
         Parameters
         ----------
@@ -465,14 +361,8 @@ class BlockResampler(Mechanism[BlockCounts, BlockPlan]):
         -------
         BlockPlan
             The tables and the discrete Gaussian scale of every cell.
-
-        Raises
-        ------
-        NotFittedError
-            The resampler is not fitted.
         """
         self._check_fitted()
-        self._validate_params()
         return self._plan(sampler or self._sampler())
 
     def _plan(self, sampler: NoiseSampler) -> BlockPlan:
@@ -516,14 +406,13 @@ class BlockResampler(Mechanism[BlockCounts, BlockPlan]):
         Parameters
         ----------
         plan : BlockPlan
-            The noise plan of the release (from :meth:`calibrate` or a release).
+            The noise plan of the release.
 
         Returns
         -------
         PrivacyRecord
             ``(epsilon, delta)``-DP and ``rho``-zCDP under
-            ``dp/substitute:<sensitive,named proxies...>``, with the tables' l2 sensitivity and
-            discrete Gaussian scale, and its assumptions.
+            ``dp/substitute:<sensitive,named proxies...>``.
         """
         protected = list(plan.protected)
         own = [
@@ -672,20 +561,10 @@ class BlockResampler(Mechanism[BlockCounts, BlockPlan]):
         target: np.ndarray | None,
         through_s: np.ndarray,
     ) -> np.ndarray:
-        """``log P(proxy | context, target) - log P*(proxy | context, target)`` for each row.
+        """Per row, ``log P(proxy | context, target) - log P*(proxy | context, target)``.
 
-        The context is ``given``: the columns released unchanged and the proxies outside the
-        unit drawn before this one. ``P(proxy | context, target)`` is a gradient-boosting model
-        fitted on the private rows' true values of the proxy and of those columns (none is in
-        the unit: neighbours have the same values, so reading them costs nothing under the
-        unit), cross-fitted (:data:`CROSS_FIT_FOLDS`), and read at each row's released or drawn
-        context. ``P*`` (``through_s``) is what the noisy tables already imply through the
-        sensitive column, ``sum_s P(proxy | s, target) P(s | context, target)``, the law the
-        row's sensitive value was drawn from updated by the proxies drawn since (a drawn proxy
-        tells of the drawn value, not of the private one): the term adds only the dependence
-        that does not run through the sensitive value, so a proxy tied to the context through
-        it is not counted twice (a context unrelated to the sensitive value makes ``P*`` the
-        proxy's law given the target alone).
+        The dependence on the context not already carried through the sensitive value; fitted on
+        columns outside the unit (cross-fitted), so it costs nothing under the unit.
         """
         from sklearn.ensemble import HistGradientBoostingClassifier
         from threadpoolctl import threadpool_limits

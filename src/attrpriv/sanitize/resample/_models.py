@@ -1,20 +1,7 @@
 """What proxy resampling learns from the public auxiliary data: the proxies and their conditionals.
 
-Nothing here sees private data except through :meth:`Design.matrix` and :meth:`Conditional.draw`
-at release time, which read only the columns released unchanged (the context) and the already
-resampled ones; every model is fitted on auxiliary rows.
-
-- :class:`Design` -- columns to a float matrix for gradient boosting: categorical columns as codes
-  over the public categories (an unknown or missing value is NaN), numeric ones as numbers.
-- :func:`rank_greedy` -- greedy ranking of the columns that predict the sensitive one: fit a
-  booster on the remaining columns, take the column whose permutation lowers the validation AUC
-  most, remove it, refit (so that of two copies of one proxy both are found).
-- :class:`Conditional` -- one proxy given the sensitive value and other columns: a booster over
-  the proxy's levels (its categories, or a numeric proxy's frequent values and quantile bins of
-  the rest; rare values pooled),
-  then an auxiliary value of the drawn level, uniformly (so a drawn value always occurs in the
-  auxiliary data, spikes and integers included); :class:`Chain`, the proxies one after the
-  other (the ``"hgb"`` redraw).
+Every model is fitted on auxiliary rows; at release they read only the context columns and
+the already resampled ones. See docs/sanitize/resample.md.
 """
 
 from __future__ import annotations
@@ -197,14 +184,7 @@ def _proba(model: HistGradientBoostingClassifier, x: np.ndarray, n_classes: int)
 
 @dataclass(frozen=True)
 class Ranking:
-    """The greedy proxy ranking: each pick, its importance, and the AUC left after removing it.
-
-    ``auc_all`` is the validation AUC of the sensitive column from every candidate;
-    ``auc_left[i]`` is the AUC from what is left once the first ``i + 1`` proxies are removed
-    (the last one estimates the leakage floor of the release), ``auc_left_upper[i]`` the upper
-    end of its 95% CI (what the stopping rule reads). ``task_importance[i]`` is the ``i``-th
-    pick's AUC drop for the task's target (empty when the ranking had no task).
-    """
+    """The greedy proxy ranking: each pick, its importance, the AUC left and its 95% upper end."""
 
     proxies: tuple[str, ...]
     importance: tuple[float, ...]
@@ -216,9 +196,7 @@ class Ranking:
 
 @dataclass(frozen=True)
 class Task:
-    """The task a release should stay useful for: its target's levels on the auxiliary rows
-    (:class:`Levels` codes), and how much a candidate's importance for it counts against
-    picking the candidate as a proxy."""
+    """The task's target levels on the auxiliary rows, and the weight of its importance."""
 
     codes: np.ndarray
     n_classes: int
@@ -265,13 +243,11 @@ def rank_greedy(
     stop_at: float | None = None,
     task: Task | None = None,
 ) -> Ranking:
-    """Pick ``n_proxies`` columns of ``design`` greedily by permutation importance (AUC drop),
-    fewer once the upper end of the 95% CI of the validation AUC of what is left
-    (:func:`auc_upper`) is at ``stop_at`` or below. With a ``task``,
-    each step picks the largest AUC drop of the sensitive column minus ``task.weight`` times the
-    candidate's AUC drop (if positive) for the task's target, from a second booster on the same
-    columns: of two proxies that hide the sensitive column alike, the one the task needs less
-    is redrawn first."""
+    """Pick up to ``n_proxies`` columns greedily by permutation importance (AUC drop).
+
+    Stops once the upper 95% bound of the AUC left is at most ``stop_at``; with a ``task``, a
+    candidate's AUC drop for the task, times its weight, counts against it.
+    """
     train, valid = train_test_split(
         np.arange(len(aux)), test_size=VALIDATION, random_state=seed, stratify=strata(codes)
     )
@@ -356,11 +332,7 @@ class Levels:
 
 
 def numeric_levels(values: pd.Series) -> np.ndarray:
-    """A level per row of a numeric column: each value held by at least 1 / ``NUMERIC_LEVELS``
-    of the rows is a level of its own (a spike such as the zeros of a capital-gains column,
-    which quantile bins would merge with its neighbours), the other values fall in quantile
-    bins of at least ``MIN_LEVEL`` rows, at most ``NUMERIC_LEVELS`` levels in all; a missing
-    value is ``MISSING``."""
+    """A level per row of a numeric column: frequent values alone, the rest in quantile bins."""
     missing = np.asarray(values.isna())
     counts = values.value_counts()
     spikes = counts.index[counts >= len(values) / NUMERIC_LEVELS]
@@ -377,10 +349,7 @@ def numeric_levels(values: pd.Series) -> np.ndarray:
 
 @dataclass(frozen=True)
 class Conditional:
-    """One proxy given ``design``'s columns: a booster over its levels, fitted on auxiliary rows.
-
-    ``model`` is None for a proxy with one level (its draw is the auxiliary distribution).
-    """
+    """One proxy given ``design``'s columns: a booster over its levels (``None`` for one level)."""
 
     proxy: str
     design: Design
@@ -416,9 +385,7 @@ class Conditional:
 
 @dataclass(frozen=True)
 class Chain:
-    """The ``"hgb"`` redraw: each proxy from its :class:`Conditional`, given the drawn sensitive
-    value, the context columns and the proxies drawn before it. ``template`` holds the
-    auxiliary dtypes of the proxies (public)."""
+    """The ``"hgb"`` redraw: each proxy from its :class:`Conditional`, in order."""
 
     conditionals: tuple[Conditional, ...]
     template: pd.DataFrame
@@ -455,12 +422,7 @@ class Chain:
 
 @dataclass(frozen=True)
 class SensitiveModel:
-    """The sensitive column's law given the context columns, learnt on the auxiliary rows.
-
-    ``prior`` is the auxiliary marginal over the public domain (add-one smoothed): a draw
-    re-weighs the model's probabilities by ``marginal / prior``, so that the released marginal
-    follows the (noisy) private one while each value keeps its dependence on the context.
-    """
+    """The sensitive column's law given the context, re-weighed by ``marginal / prior`` at draw."""
 
     design: Design
     model: HistGradientBoostingClassifier | None
@@ -502,9 +464,7 @@ def sample_rows(weights: np.ndarray, rng: np.random.Generator) -> np.ndarray:
 
 
 def column(values: np.ndarray, like: pd.Series, index: pd.Index) -> pd.Series:
-    """``values`` as a column of ``like``'s dtype (an auxiliary column: public), where it fits:
-    a categorical dtype gains the values it lacks, an integer one with a missing value stays
-    as inferred."""
+    """``values`` as a column of ``like``'s (public) dtype, where it fits."""
     series = pd.Series(values, index=index, dtype=object, name=like.name)
     dtype = like.dtype
     if isinstance(dtype, pd.CategoricalDtype):

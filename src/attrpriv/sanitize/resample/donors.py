@@ -1,18 +1,7 @@
 """Donor redraws: a released row's proxies copied together from one auxiliary row.
 
-The default way :class:`~attrpriv.sanitize.resample.ProxyResampler` redraws the proxies
-(``conditional="donor"``): for each released row, the donor is an auxiliary row with the same
-(drawn) sensitive value and the same level of the task's target, among the ``k`` nearest to the
-row on the other released (context) columns, the one used least so far (ties at random). Its
-proxies are copied into the row as they are, all of them together, so the redrawn columns keep
-their joint law with each other, with the task's target and with the drawn sensitive value,
-exactly as the auxiliary data has it; a model of each proxy given the others (the ``"hgb"``
-chain) keeps only what its booster learnt. Choosing the least-used donor spreads the release
-over the auxiliary rows instead of repeating the ones nearest to many rows.
-
-Everything here is public or released: the auxiliary rows, the drawn sensitive values (from the
-noisy marginal), the context columns and the task's target (both released unchanged) and the
-generator's draws. A private proxy is never read.
+The donor shares the row's drawn sensitive value and task level and is among the nearest on
+the context, least used first. Reads only public or released values, never a private proxy.
 """
 
 from __future__ import annotations
@@ -32,12 +21,7 @@ NO_TASK = -1
 
 @dataclass(frozen=True)
 class Coordinates:
-    """Context columns to points, each column adding at most about 1 to a squared distance.
-
-    A numeric column is its rank among the auxiliary values (in [0, 1]), with a second
-    coordinate that is 1 for a missing value; a categorical one is one-hot over its auxiliary
-    categories, scaled by 1/sqrt(2), so that two different categories are 1 apart squared.
-    """
+    """Context columns to points, each column adding at most about 1 to a squared distance."""
 
     columns: tuple[str, ...]
     sorted_values: tuple[np.ndarray | None, ...]
@@ -110,13 +94,7 @@ class TaskLevels:
 
 @dataclass(frozen=True)
 class Donors:
-    """The auxiliary rows' proxies, and what a released row's donor must share with it.
-
-    ``block`` holds the auxiliary proxies (positional, the auxiliary dtypes), ``sensitive`` the
-    auxiliary sensitive values' domain positions, ``task`` their task levels (``NO_TASK``
-    without a task), ``near`` their context columns other than the task's target (made into
-    coordinates one pool at a time, so that a large table's one-hot never sits in memory whole).
-    """
+    """The auxiliary rows' proxies, and what a released row's donor must share with it."""
 
     proxies: tuple[str, ...]
     block: pd.DataFrame

@@ -1,10 +1,7 @@
 """Proxy resampling on the evaluation's (leakage, utility) plane, beside the other sanitizers.
 
-:func:`attrpriv.sanitize.sweep` sanitizes the private rows (scored) and the auxiliary rows (to
-train the sanitized-aux adversary) with the same method. A :class:`ProxyResampler` fitted on
-the auxiliary rows refuses to release them (they are its training rows), so the sweep's method
-is a pair: one resampler fitted on the auxiliary rows releases the private ones, and one fitted
-on the private rows releases the auxiliary ones, as an auditor who holds both would.
+A pair of resamplers: one fitted on the auxiliary rows releases the private ones, the other
+the auxiliary ones (which the first refuses as its training rows).
 """
 
 from __future__ import annotations
@@ -27,13 +24,8 @@ __all__ = ["ResamplingSanitizer"]
 class ResamplingSanitizer:
     """Two fitted proxy resamplers seen as one sanitizer, for the sweep.
 
-    Parameters
-    ----------
-    for_private : ProxyResampler
-        Fitted on the auxiliary rows; releases every table that does not repeat them.
-    for_aux : ProxyResampler
-        Fitted on the private rows; releases the auxiliary rows (which ``for_private``
-        refuses).
+    ``for_private`` (fitted on the auxiliary rows) releases the private rows; ``for_aux``
+    (fitted on the private rows) releases the auxiliary ones.
     """
 
     def __init__(self, for_private: ProxyResampler, for_aux: ProxyResampler) -> None:
@@ -53,33 +45,7 @@ class ResamplingSanitizer:
         columns: Sequence[str] | None = None,
         seed: int = 0,
     ) -> ResamplingSanitizer:
-        """Fit both resamplers (the task's ``target`` is never a proxy).
-
-        Parameters
-        ----------
-        aux : pandas.DataFrame
-            The auxiliary rows, with ``sensitive``.
-        private : pandas.DataFrame
-            The private rows, with ``sensitive``.
-        sensitive : str
-            The sensitive column.
-        target : str
-            The task's column, kept out of the proxies.
-        epsilon : float
-            The privacy loss of each release, > 0.
-        n_proxies : int or "auto", default 3
-            Proxies to redraw.
-        columns : sequence of str or None, default None
-            The columns the sweep evaluates (the decoupler's, with the sensitive and target
-            ones): the resamplers are fitted on these only. ``None``: every column.
-        seed : int, default 0
-            Seed of both resamplers (the second uses ``seed + 1``).
-
-        Returns
-        -------
-        ResamplingSanitizer
-            The pair.
-        """
+        """Fit both on ``columns`` (default all), seeds ``seed``, ``seed + 1``; ``target`` kept."""
         if columns is not None:
             aux, private = aux[list(columns)], private[list(columns)]
         settings: dict[str, Any] = {"task": target, "epsilon": epsilon, "n_proxies": n_proxies}
@@ -88,18 +54,7 @@ class ResamplingSanitizer:
         return cls(first, second)
 
     def at(self, epsilon: float) -> ResamplingSanitizer:
-        """The same fitted pair, releasing at another ``epsilon`` (the fits do not depend on it).
-
-        Parameters
-        ----------
-        epsilon : float
-            The privacy loss of each release, > 0 (checked when a release starts).
-
-        Returns
-        -------
-        ResamplingSanitizer
-            A pair of shallow copies with ``epsilon`` set; this pair is left as it is.
-        """
+        """Shallow copies of the fitted pair, releasing at another ``epsilon``."""
         first, second = copy.copy(self.for_private), copy.copy(self.for_aux)
         first.set_params(epsilon=epsilon)
         second.set_params(epsilon=epsilon)
@@ -113,25 +68,7 @@ class ResamplingSanitizer:
         ledger: BudgetLedger | None = None,
         label: str = "",
     ) -> SanitizedData:
-        """Release ``X`` with the resampler that was not fitted on it.
-
-        Parameters
-        ----------
-        X : pandas.DataFrame
-            The rows to release, with the sensitive column.
-        y_s : object, optional
-            Unused (the sensitive column is in ``X``).
-        ledger : BudgetLedger or None, optional
-            Charged with the release.
-        label : str, optional
-            The release's name in the ledger.
-
-        Returns
-        -------
-        SanitizedData
-            The released table, no synthetic labels apart from the table's own column, and the
-            release's record.
-        """
+        """Release ``X`` with the resampler not fitted on it (``y_s`` is unused)."""
         model = self.for_aux if self.for_private.repeats_training_rows(X) else self.for_private
         out = model.release(X, ledger=ledger, label=label)
         parts = {"rows": len(X), "sampler": "proxy-resampling", "proxies": list(model.proxies_)}

@@ -1,13 +1,8 @@
 """Proxy resampling: the sensitive column from its DP marginal, its proxies from public models.
 
-:class:`ProxyResampler` learns on public auxiliary rows which columns best predict the sensitive
-one (its proxies) and a chain of models, each proxy given the sensitive value, the other columns
-and the proxies before it. A release counts the sensitive column of the private rows over its
-public domain with discrete Laplace noise (OpenDP, the only step that reads a private sensitive
-value), draws every row's sensitive value given its released columns, re-weighed to that noisy
-marginal (or from the marginal alone, independently of the row), then each proxy from its
-auxiliary-data model given the new value and the row's other columns; every other column is
-released as it is. The privacy argument is in ``docs/sanitize/resample.md``.
+Only the discrete Laplace count of the sensitive column reads private sensitive values; the
+rest is post-processing with models fitted on public auxiliary rows. See
+docs/sanitize/resample.md.
 """
 
 from __future__ import annotations
@@ -21,22 +16,28 @@ import numpy as np
 import pandas as pd
 
 from attrpriv._checks import (
-    Check,
-    check_epsilon,
-    check_non_negative,
+    EPSILON,
+    NON_NEGATIVE,
+    SEED,
+    Rule,
     check_positive_int,
     check_probability,
+    integer,
     one_of,
     optional,
 )
 from attrpriv.data.schema import Schema
 from attrpriv.dp.accuracy import Accuracy
-from attrpriv.dp.mechanism import SAMPLER_CONSTRAINTS, Mechanism, NoisePlan, check_fitted
+from attrpriv.dp.mechanism import SAMPLER_CONSTRAINTS, Mechanism, NoisePlan, check_fitted, validated
 from attrpriv.dp.noise import NoiseSampler
 from attrpriv.dp.record import PrivacyRecord, Release
 from attrpriv.dp.units import PrivacyUnit
 from attrpriv.errors import InputError
-from attrpriv.sanitize._names import column_name, column_names, proxies_choice
+from attrpriv.sanitize._names import (
+    COLUMN_NAME,
+    COLUMN_NAMES,
+    PROXIES,
+)
 from attrpriv.sanitize.overlap import Verdict, overlap_verdict
 from attrpriv.sanitize.resample._models import (
     Chain,
@@ -87,21 +88,7 @@ def _categories(value: object, name: str) -> tuple[Hashable, ...]:
 
 @dataclass(frozen=True)
 class ResamplePlan(NoisePlan):
-    """Discrete Laplace noise of one scale on every count of the sensitive column's marginal.
-
-    Parameters
-    ----------
-    sensitive : str
-        The sensitive column.
-    proxies : tuple of str
-        Its proxies, in the order they are redrawn (chosen on public auxiliary data).
-    n_levels : int
-        The number of values in the sensitive column's public domain (bins of the marginal).
-    sensitivity : float
-        The l1 sensitivity of the counts under the unit (2: one row's value substituted).
-    scale : float
-        The discrete Laplace scale of every count, ``sensitivity / epsilon``.
-    """
+    """Discrete Laplace noise of scale ``sensitivity / epsilon`` on every count of the marginal."""
 
     sensitive: str
     proxies: tuple[str, ...]
@@ -134,20 +121,16 @@ class ReleasedMarginal:
 class ResampledRelease(Release):
     """A proxy-resampling release: ``values`` is the released table, with its record.
 
-    The accuracy and :meth:`to_frame` describe the DP statistic the table's sensitive column is
-    drawn from: the noisy count of each value of the sensitive column (also in
-    ``parts["noisy_counts"]``).
+    The accuracy and :meth:`to_frame` describe the noisy counts of the sensitive column.
 
     Parameters
     ----------
     values : pandas.DataFrame
-        The released table: one row per private row, in its order and with its index; the
-        sensitive column and its proxies redrawn, every other column as it was.
+        The released table, row for row with the private one; sensitive column and proxies redrawn.
     record : PrivacyRecord
         The guarantee behind the release.
     parts : Mapping of str to Any, default {}
-        Diagnostics from public or released quantities only: ``sensitive``, ``proxies``,
-        ``noisy_counts``, ``marginal``, ``passed_through`` and ``leakage_floor_aux``.
+        Diagnostics from public or released quantities only.
     accuracy : Accuracy or None, default None
         The discrete Laplace scale and interval of every noisy count.
     """
@@ -167,14 +150,12 @@ class ResampledRelease(Release):
         )
 
     def to_frame(self) -> pd.DataFrame:
-        """One row per value of the sensitive column: its noisy count and noise interval.
+        """One row per value of the sensitive column: its noisy count and 95% noise interval.
 
         Returns
         -------
         pandas.DataFrame
-            The columns ``name`` (the sensitive column), ``level`` (its value), ``value`` (the
-            noisy count), ``half_width``, ``lower`` and ``upper`` (the 95% noise interval), as
-            :meth:`attrpriv.dp.Release.to_frame` writes them. The table itself is ``values``.
+            Columns ``name``, ``level``, ``value``, ``half_width``, ``lower`` and ``upper``.
         """
         counts = self.parts["noisy_counts"]
         return Release({str(counts.name): counts}, self.record, accuracy=self.accuracy).to_frame()
@@ -183,75 +164,36 @@ class ResampledRelease(Release):
 class ProxyResampler(Mechanism[PrivateRows, ResamplePlan]):
     """Resample a sensitive column from its DP marginal and redraw its proxies from public rows.
 
-    :meth:`fit` uses public auxiliary rows only: it ranks the columns that predict the sensitive
-    one (``proxies="auto"``: greedy permutation importance of gradient boosting, the AUC drop on
-    a validation split, refitted after each pick) and indexes the auxiliary rows as donors by
-    sensitive value, task level and context (``conditional="donor"``), or fits, for each proxy
-    in turn, a model of the proxy given the sensitive value, the other (context) columns and
-    the proxies before it (``"hgb"``).
-    :meth:`release` counts the private sensitive column over its public domain with discrete
-    Laplace noise of scale ``2 / epsilon`` (the ledger is charged first), clips the counts at 0
-    and normalises them, draws every row's sensitive value from a public model of it given the
-    row's released columns, re-weighed so that the values follow that noisy marginal
-    (``draw="conditional"``; ``"marginal"``: from the marginal alone, independently of the
-    row), then copies its proxies from a donor (an auxiliary row with that value and the row's
-    task level, near on the context) or redraws them from the models; every other column is
-    released as it is.
-    Neither draw reads a private sensitive value or proxy.
-
-    The release is epsilon-DP for the unit ``dp/substitute:<sensitive,proxies...>``: neighbouring
-    private tables differ in the sensitive value and the proxies of one row. It does not protect
-    what the other columns themselves reveal about the sensitive one (the floor is the table
-    without the sensitive column and its proxies). See ``docs/sanitize/resample.md``.
+    Guarantee: epsilon-DP for the unit ``dp/substitute:<sensitive,proxies...>`` (one row's
+    sensitive value and proxies). It does not hide what the other, unchanged columns reveal.
+    :meth:`fit` reads public auxiliary rows only. See docs/sanitize/resample.md.
 
     Parameters
     ----------
     sensitive : str
-        The sensitive column (categorical or integer-coded: its marginal is a histogram).
+        The sensitive column (categorical or integer-coded).
     proxies : "auto" or list of str, default "auto"
-        The columns to redraw: ``"auto"`` picks the ``n_proxies`` best predictors of the
-        sensitive column on the auxiliary data; a list names them (redrawn in its order).
+        The columns to redraw: ``"auto"`` picks the best predictors on the auxiliary data.
     n_proxies : int or "auto", default "auto"
-        How many proxies ``"auto"`` picks: as many as it takes for the other columns to predict
-        the sensitive one with validation AUC at most ``target_auc`` on the auxiliary data, by
-        the upper end of its 95% CI (so a few hundred auxiliary rows do not stop it on noise;
-        every candidate at most); or a count >= 0 (0: only the sensitive column is
-        resampled; with a task, a fixed count takes the columns the task needs least first,
-        which need not hide the sensitive one).
+        How many ``"auto"`` picks: a count >= 0, or enough to reach ``target_auc``.
     target_auc : float, default 0.55
         The leakage floor ``n_proxies="auto"`` aims at, in (0.5, 1].
     task : str or None, default None
-        The task's target column the release should stay useful for: never a proxy, and the
-        ranking weighs each candidate's importance for it (``task_weight``). Default the
-        schema's target; without either the ranking looks at the sensitive column alone.
+        The task's target column, never a proxy; default the schema's target.
     task_weight : float, default 3.0
-        How much a candidate's validation AUC drop for the task counts against its AUC drop
-        for the sensitive column when ``"auto"`` picks the next proxy, >= 0 (0: the sensitive
-        column alone decides). Of two columns that hide the sensitive one alike, the one the
-        task needs less is redrawn first; ``n_proxies="auto"`` may then redraw more columns.
+        Weight >= 0 of a candidate's importance for the task against the sensitive column.
     epsilon : float, default 1.0
         The privacy loss of a release, > 0.
     conditional : {"donor", "hgb"}, default "donor"
-        How the proxies are redrawn. ``"donor"``: all of them copied from one auxiliary row
-        with the same drawn sensitive value and the same level of the task's target, among the
-        ``n_donors`` nearest to the row on the context columns, the least used so far (so the
-        redrawn columns keep their joint law with each other and the target). ``"hgb"``: each
-        from gradient boosting over its values given the sensitive value, the context and the
-        proxies before it (a numeric proxy's frequent values and quantile bins of the rest, an
-        auxiliary value of the drawn level taken at random).
+        Copy the proxies from a near auxiliary donor row, or draw each from gradient boosting.
     n_donors : int, default 200
         How many nearest auxiliary rows a ``"donor"`` redraw picks among, >= 1.
     draw : {"conditional", "marginal"}, default "conditional"
-        How each row's sensitive value is drawn: from gradient boosting of it given the context
-        columns (fitted on the auxiliary rows), its probabilities re-weighed by the noisy
-        marginal over the auxiliary one, so the released table keeps the sensitive column's
-        dependence on the released columns; or from the noisy marginal alone.
+        Draw the sensitive value given the row's context (re-weighed), or from the marginal.
     keep : list of str, default ()
-        Columns ``"auto"`` never picks, e.g. the task's target (a schema's target column is
-        always kept).
+        Columns ``"auto"`` never picks (the schema's target is always kept).
     categories : list or None, default None
-        The public domain of the sensitive column; default the schema's (a categorical or
-        integer domain), else the values of the auxiliary data.
+        The sensitive column's public domain; default the schema's, else the auxiliary values.
     seed : int, default 0
         Seeds the ranking's split, the models and the post-processing draws, >= 0.
     noise : NoiseSampler or None, default None
@@ -261,40 +203,33 @@ class ProxyResampler(Mechanism[PrivateRows, ResamplePlan]):
 
     Attributes
     ----------
-    proxies_ : tuple of str
-        The proxies, in the order they are redrawn.
-    context_ : tuple of str
-        The columns the models condition on, released unchanged.
-    domain_ : tuple
-        The public domain of the sensitive column (the bins of its marginal).
-    ranking_ : Ranking or None
-        The greedy ranking behind ``proxies="auto"`` (None for a list).
+    proxies_, context_ : tuple of str
+        The proxies in redraw order; the columns released unchanged and conditioned on.
     leakage_floor_ : float
-        The validation AUC, on the auxiliary data, of gradient boosting predicting the
-        sensitive column from the context columns alone: what the release cannot hide.
-    redraw_ : Donors or Chain
-        What redraws the proxies: the indexed auxiliary rows (``"donor"``) or the fitted
-        models, one per proxy (``"hgb"``).
-    sensitive_model_ : SensitiveModel
-        The model of the sensitive column given the context columns (``draw="conditional"``).
+        Auxiliary validation AUC of the context alone for the sensitive column.
     """
 
-    _constraints: ClassVar[Mapping[str, Check]] = {
-        "sensitive": column_name,
-        "proxies": proxies_choice,
-        "n_proxies": lambda value, name: (
-            value if value == "auto" else check_positive_int(value, name, minimum=0)
+    _constraints: ClassVar[Mapping[str, Rule]] = {
+        "sensitive": COLUMN_NAME,
+        "proxies": PROXIES,
+        "n_proxies": Rule(
+            "'auto' or an integer >= 0",
+            lambda value, name: (
+                value if value == "auto" else check_positive_int(value, name, minimum=0)
+            ),
         ),
-        "target_auc": _auc,
-        "task": optional(column_name),
-        "task_weight": check_non_negative,
-        "epsilon": check_epsilon,
+        "target_auc": Rule("an AUC in (0.5, 1]", _auc),
+        "task": optional(COLUMN_NAME),
+        "task_weight": NON_NEGATIVE,
+        "epsilon": EPSILON,
         "conditional": one_of(CONDITIONALS),
-        "n_donors": lambda value, name: check_positive_int(value, name, minimum=1),
+        "n_donors": integer(1),
         "draw": one_of(DRAWS),
-        "keep": column_names,
-        "categories": optional(_categories),
-        "seed": lambda value, name: check_positive_int(value, name, minimum=0),
+        "keep": COLUMN_NAMES,
+        "categories": optional(
+            Rule("a non-empty list of the sensitive column's values", _categories)
+        ),
+        "seed": SEED,
         **SAMPLER_CONSTRAINTS,
     }
 
@@ -334,33 +269,22 @@ class ProxyResampler(Mechanism[PrivateRows, ResamplePlan]):
         self.allow_nonprivate = allow_nonprivate
 
     # -- fit: public auxiliary data only ----------------------------------------------------
+    @validated
     def fit(self, aux: pd.DataFrame, schema: Schema | None = None) -> ProxyResampler:
         """Rank the proxies and fit their models on public auxiliary rows.
 
         Parameters
         ----------
         aux : pandas.DataFrame
-            Public auxiliary rows, disjoint from the private ones, with the sensitive column
-            (no missing value) and the columns the private data will have. Not modified.
+            Public auxiliary rows, disjoint from the private ones, sensitive column complete.
         schema : Schema or None, optional
-            Public domains and roles: the sensitive column's domain, the categories of the
-            categorical columns; columns with role ``ignore`` are neither proxies nor context
-            (they pass through a release), the target is never picked as a proxy.
+            Public domains and roles (``ignore`` columns pass through; the target is kept).
 
         Returns
         -------
         ProxyResampler
             ``self``, fitted.
-
-        Raises
-        ------
-        InputError
-            A parameter is invalid, ``aux`` is not a DataFrame with rows and string column
-            names, a named column is missing, the sensitive column has a missing value or one
-            outside its domain or fewer than two values, or ``n_proxies`` exceeds the
-            candidate columns.
         """
-        self._validate_params()
         frame, setup = prepare(
             aux,
             self.sensitive,
@@ -440,8 +364,7 @@ class ProxyResampler(Mechanism[PrivateRows, ResamplePlan]):
         Parameters
         ----------
         data : pandas.DataFrame
-            The private rows, with every column the resampler was fitted with (others pass
-            through). Not modified.
+            The private rows, with every fitted column (others pass through). Not modified.
         ledger : BudgetLedger or None, optional
             Charged with the release's record before any noise is drawn.
         label : str, optional
@@ -450,45 +373,33 @@ class ProxyResampler(Mechanism[PrivateRows, ResamplePlan]):
         Returns
         -------
         ResampledRelease
-            The released table (``values``, same rows, index and column order as ``data``),
-            its :class:`PrivacyRecord`, the noisy marginal's accuracy and diagnostics.
+            The released table (same rows, index and columns as ``data``) and its record.
 
         Raises
         ------
-        NotFittedError
-            The resampler is not fitted, or a parameter that shapes the fit changed since.
         InputError
-            A parameter is invalid, ``data`` is not a DataFrame with rows, lacks a fitted
-            column, has a sensitive value that is missing or outside the public domain, or
-            mostly repeats the auxiliary rows.
+            Invalid data, or ``data`` mostly repeats the auxiliary rows.
         BudgetExceededError
             The release does not fit the ledger's budget (nothing is released).
         """
         out = self._release(data, ledger=ledger, label=label)
         return ResampledRelease(out.values, out.record, out.parts, out.accuracy)
 
+    @validated
     def calibrate(self, sampler: NoiseSampler | None = None) -> ResamplePlan:
-        """The noise of a release (public: the fitted domain and proxies, no private data).
+        """The noise of a release (from public quantities only; ``sampler`` default: the own one).
 
         Parameters
         ----------
         sampler : NoiseSampler or None, optional
-            The noise sampler; default the mechanism's own.
+            The noise sampler.
 
         Returns
         -------
         ResamplePlan
             The discrete Laplace scale of every count of the marginal.
-
-        Raises
-        ------
-        NotFittedError
-            The resampler is not fitted.
-        InputError
-            A parameter of the mechanism is invalid.
         """
         self._check_fitted()
-        self._validate_params()
         return self._plan(sampler or self._sampler())
 
     def _check_fitted(self) -> None:
@@ -538,27 +449,19 @@ class ProxyResampler(Mechanism[PrivateRows, ResamplePlan]):
         return PrivateRows(counts, public, tuple(frame.columns), frame.index)
 
     def repeats_training_rows(self, data: pd.DataFrame) -> bool:
-        """Whether ``data`` repeats the auxiliary rows this resampler was fitted on (and a
-        release of it would be refused), judged on the columns a release passes through
-        unchanged (``context_``): never on the sensitive column or its proxies, which a release
-        protects, so that neighbouring tables get the same decision.
+        """Whether ``data`` repeats the auxiliary rows (a release would be refused).
+
+        Judged on the pass-through columns only, so neighbouring tables get the same decision.
 
         Parameters
         ----------
         data : pandas.DataFrame
-            Rows with the columns it was fitted with (``columns_``).
+            Rows with the fitted columns (``columns_``).
 
         Returns
         -------
         bool
-            True when more of its rows repeat auxiliary rows than chance would make.
-
-        Raises
-        ------
-        NotFittedError
-            The resampler is not fitted.
-        InputError
-            ``data`` is not a DataFrame or lacks a column it was fitted with.
+            True when more rows repeat auxiliary rows than chance would make.
         """
         self._check_fitted()
         frame = data_frame(data, "the data")
@@ -568,10 +471,7 @@ class ProxyResampler(Mechanism[PrivateRows, ResamplePlan]):
         return self._verdict(frame) == "training rows"
 
     def _verdict(self, frame: pd.DataFrame) -> Verdict:
-        """:func:`~attrpriv.sanitize.overlap.overlap_verdict` of the share of ``frame``'s rows
-        that repeat an auxiliary row on the columns passed through. It reads those columns only,
-        which the unit leaves public (and the number of rows, public too): the decision is the
-        same on every neighbour."""
+        """Overlap verdict of ``frame`` against the auxiliary rows, on pass-through columns only."""
         found = float(np.isin(_hashes(frame[list(self.context_)]), self.fingerprint_).mean())
         return overlap_verdict(found, self.overlap_chance_, len(frame))
 
@@ -584,13 +484,12 @@ class ProxyResampler(Mechanism[PrivateRows, ResamplePlan]):
         Parameters
         ----------
         plan : ResamplePlan
-            The noise plan of the release (from :meth:`calibrate` or a release).
+            The noise plan of the release.
 
         Returns
         -------
         PrivacyRecord
-            ``(epsilon, 0)``-DP under ``dp/substitute:<sensitive,proxies...>``, with the
-            counts' l1 sensitivity (2) and discrete Laplace scale, and its assumptions.
+            ``(epsilon, 0)``-DP under ``dp/substitute:<sensitive,proxies...>``.
         """
         protected = [plan.sensitive, *plan.proxies]
         own = [
@@ -641,9 +540,7 @@ class ProxyResampler(Mechanism[PrivateRows, ResamplePlan]):
         return ReleasedMarginal(noisy, measured.public, measured.columns, measured.index)
 
     def _post_process(self, noisy: ReleasedMarginal) -> pd.DataFrame:
-        """Draw the sensitive values (given the released columns, re-weighed to the noisy
-        marginal, or from the marginal alone), then the proxies from the models: a function of
-        the noisy counts, the released columns and the public models only."""
+        """Draw the sensitive values, then the proxies: post-processing of the noisy counts."""
         rng = np.random.default_rng(int(self.seed))
         n = len(noisy.public)
         given = noisy.public[list(self.context_)].copy()
@@ -689,18 +586,7 @@ class ProxyResampler(Mechanism[PrivateRows, ResamplePlan]):
 
 
 def marginal(counts: np.ndarray) -> np.ndarray:
-    """Noisy counts clipped at 0 and normalised (uniform when none is positive).
-
-    Parameters
-    ----------
-    counts : numpy.ndarray
-        The noisy counts, one per value of the domain.
-
-    Returns
-    -------
-    numpy.ndarray
-        A probability vector of the same length.
-    """
+    """Noisy ``counts`` clipped at 0 and normalised (uniform if none is positive)."""
     clipped = np.clip(np.asarray(counts, dtype=np.float64), 0.0, None)
     total = clipped.sum()
     if total <= 0.0:

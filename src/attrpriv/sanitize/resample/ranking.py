@@ -45,6 +45,27 @@ def prepare(
     """Check the auxiliary frame and read its public facts (see :func:`rank_proxies_greedy`);
     the task's target is ``task``, else the schema's target."""
     frame = data_frame(aux, "aux")
+    ignored = _ignored_columns(frame, sensitive, schema, keep)
+    used = tuple(c for c in frame.columns if c not in ignored)
+    domain = _domain(frame[sensitive], sensitive, schema, categories)
+    codes = sensitive_codes(frame[sensitive], domain, "the auxiliary data")
+    if np.unique(codes).size < 2:
+        raise InputError(
+            f"the sensitive column {sensitive!r} takes one value in the auxiliary data: there "
+            "is nothing to learn its proxies from"
+        )
+    task = _task(task, schema, frame, used, sensitive)
+    kept = _kept_columns(keep, schema, task)
+    candidates = tuple(c for c in used if c != sensitive and c not in kept)
+    domains = {**_schema_categories(schema, used), sensitive: domain}
+    from_aux = categories is None and (schema is None or sensitive not in schema)
+    return frame, Setup(domain, codes, used, candidates, domains, from_aux, task)
+
+
+def _ignored_columns(
+    frame: pd.DataFrame, sensitive: str, schema: Schema | None, keep: Sequence[str]
+) -> set[str]:
+    """The schema's ignored columns, once the schema, the sensitive column and ``keep`` fit."""
     if schema is not None and not isinstance(schema, Schema):
         raise InputError(f"schema must be a Schema, got {type(schema).__name__}")
     if sensitive not in frame.columns:
@@ -55,25 +76,30 @@ def prepare(
     for name in keep:
         if name not in frame.columns:
             raise InputError(f"keep names {name!r}, which is not in the auxiliary data")
-    used = tuple(c for c in frame.columns if c not in ignored)
-    domain = _domain(frame[sensitive], sensitive, schema, categories)
-    codes = sensitive_codes(frame[sensitive], domain, "the auxiliary data")
-    if np.unique(codes).size < 2:
-        raise InputError(
-            f"the sensitive column {sensitive!r} takes one value in the auxiliary data: there "
-            "is nothing to learn its proxies from"
-        )
+    return ignored
+
+
+def _task(
+    task: str | None,
+    schema: Schema | None,
+    frame: pd.DataFrame,
+    used: Sequence[str],
+    sensitive: str,
+) -> str | None:
+    """The task's target: ``task``, else the schema's target if the auxiliary data has it."""
     if task is None and schema is not None and schema.target in frame.columns:
         task = schema.target
     if task is not None and (task not in used or task == sensitive):
         where = "is the sensitive column" if task == sensitive else "is not a used column"
         raise InputError(f"the task's target {task!r} {where} of the auxiliary data")
+    return task
+
+
+def _kept_columns(keep: Sequence[str], schema: Schema | None, task: str | None) -> set[str]:
+    """The columns never picked: ``keep``, the schema's target and the task's target."""
     kept = set(keep) | ({schema.target} if schema is not None and schema.target else set())
     kept |= {task} if task is not None else set()
-    candidates = tuple(c for c in used if c != sensitive and c not in kept)
-    domains = {**_schema_categories(schema, used), sensitive: domain}
-    from_aux = categories is None and (schema is None or sensitive not in schema)
-    return frame, Setup(domain, codes, used, candidates, domains, from_aux, task)
+    return kept
 
 
 def rank_proxies_greedy(
@@ -89,14 +115,9 @@ def rank_proxies_greedy(
 ) -> Ranking:
     """Rank the proxies of ``sensitive`` on public auxiliary rows, greedily.
 
-    Gradient boosting predicts the sensitive column from the candidate columns (all but the
-    sensitive one, ``keep``, the task's target and the schema's ignored columns) on 70% of
-    ``aux``; the candidate whose permutation lowers the validation AUC most (3 repeats) is the
-    next proxy, less ``task_weight`` times its own AUC drop for the task's target (a second
-    booster on the same columns), so that of two proxies that hide the sensitive column alike
-    the one the task needs less goes first; it is removed and the models refitted, so that of
-    two copies of one proxy both are found. This is the ranking of :class:`ProxyResampler`
-    with ``proxies="auto"``.
+    Each step removes the candidate whose permutation lowers the validation AUC most (less
+    ``task_weight`` times its drop for the task), then refits: the ranking ``proxies="auto"``
+    uses. ``keep`` and the ``task`` target (default the schema's) are never picked.
 
     Parameters
     ----------
@@ -107,32 +128,20 @@ def rank_proxies_greedy(
     n_proxies : int, default 3
         How many proxies to pick, >= 0 and at most the number of candidates.
     schema : Schema or None, optional
-        Public domains and roles (the sensitive column's domain, categories, the target and
-        the ignored columns).
+        Public domains and roles.
     keep : sequence of str, default ()
         Columns never picked.
     task : str or None, default None
-        The task's target (never picked); default the schema's target, if any.
+        The task's target.
     task_weight : float, default 3.0
-        How much a candidate's AUC drop for the task counts against it, >= 0 (0: the
-        sensitive column alone decides; no effect without a task).
+        How much a candidate's AUC drop for the task counts against it, >= 0.
     seed : int, default 0
         Seeds the validation split and the models, >= 0.
 
     Returns
     -------
     Ranking
-        The proxies in order, the importance (AUC drop) of each when picked, the validation AUC
-        from every candidate (``auc_all``) and from what is left after each removal
-        (``auc_left``; its last entry estimates the leakage floor), and each pick's AUC drop
-        for the task (``task_importance``; empty without a task).
-
-    Raises
-    ------
-    InputError
-        ``aux`` is not a DataFrame with rows and string column names, a named column is
-        missing, the sensitive column has a missing or out-of-domain value or a single value,
-        or ``n_proxies`` is not an integer in [0, number of candidates].
+        The proxies in order, their importances and the validation AUC left after each removal.
     """
     if not isinstance(sensitive, str):
         raise InputError(f"sensitive must be a column name, got {sensitive!r}")

@@ -1,9 +1,4 @@
-"""Whole-table DP synthetic data: OpenDP's AIM or MST on the private rows, every column private
-(docs/sanitize/synthesize.md).
-
-- :class:`DPSynthesizer` -- the mechanism (``fit`` on the schema, ``release`` on private rows).
-- :class:`SynthesizedRelease` -- what a release returns: the synthetic table and its record.
-"""
+"""Whole-table DP synthetic data with OpenDP's AIM or MST. See docs/sanitize/synthesize.md."""
 
 from __future__ import annotations
 

@@ -1,27 +1,8 @@
 """Whole-table DP synthetic data through OpenDP's AIM or MST (``opendp.extras.mbi``).
 
-:class:`DPSynthesizer` releases a synthetic table in which every column is private: no row of
-it is anybody's row. :meth:`DPSynthesizer.fit` reads public facts only: the schema's domains
-give every column its cells (a categorical or small integer column one per value, a numeric
-column equal-width bins over its schema range, and a missing value its own cell where the
-schema allows one). :meth:`DPSynthesizer.release` gives the private rows, as those cells, to
-OpenDP's :func:`opendp.extras.mbi.make_contingency_table` with the algorithm asked for:
-
-- ``"aim"``: AIM (McKenna, Mullins, Sheldon & Miklau, "AIM: An Adaptive and Iterative
-  Mechanism for Differentially Private Synthetic Data", VLDB 2022): one-way marginals of
-  every column, then, round after round, the marginal (of up to three columns) the current
-  model gets most wrong is chosen by a noisy max and measured with Gaussian noise, until the
-  budget is spent;
-- ``"mst"``: MST (McKenna, Miklau & Sheldon, "Winning the NIST Contest: A scalable and general
-  approach to differentially private synthetic data", JPC 2021): one-way marginals, then the
-  pairs of columns of a maximum spanning tree, each chosen by a noisy max, measured with
-  Gaussian noise.
-
-Private-PGM (``mbi``) fits a graphical model to the noisy marginals; the synthetic rows are
-drawn from it (post-processing), each numeric value uniform inside its drawn bin. The release
-is ``(epsilon, delta)``-DP under add/remove of one row (unit ``dp/add-remove``): the whole
-measurement is OpenDP's, its privacy map bounds it by ``rho``-zCDP, ``rho`` the largest that
-converts to ``(epsilon, delta)``. See ``docs/sanitize/synthesize.md``.
+Cells come from the schema's public domains; OpenDP measures noisy marginals and
+Private-PGM draws the synthetic rows from them. ``(epsilon, delta)``-DP under add/remove of
+one row. See docs/sanitize/synthesize.md.
 """
 
 from __future__ import annotations
@@ -36,22 +17,23 @@ import numpy as np
 import pandas as pd
 
 from attrpriv._checks import (
-    Check,
-    check_epsilon,
-    check_positive_int,
-    check_probability,
+    EPSILON,
+    SEED,
+    Rule,
+    integer,
     one_of,
     optional,
+    probability,
 )
 from attrpriv.data.schema import Role, Schema
 from attrpriv.dp.accounting import rho_for
 from attrpriv.dp.accuracy import Accuracy
-from attrpriv.dp.mechanism import Mechanism, NoisePlan, check_fitted
+from attrpriv.dp.mechanism import Mechanism, NoisePlan, check_fitted, validated
 from attrpriv.dp.noise import NoiseSampler
 from attrpriv.dp.record import PrivacyRecord, Release
 from attrpriv.dp.units import PrivacyUnit
 from attrpriv.errors import InputError
-from attrpriv.sanitize._names import column_names
+from attrpriv.sanitize._names import COLUMN_NAMES
 from attrpriv.sanitize.block.codebook import ColumnCode, codebook, typed_values
 from attrpriv.sanitize.resample.ranking import data_frame
 
@@ -74,25 +56,7 @@ l2 sensitivity 1), which OpenDP derives itself from the unit."""
 
 @dataclass(frozen=True)
 class SynthesisPlan(NoisePlan):
-    """The budget of a release and the OpenDP measurement that spends it.
-
-    Parameters
-    ----------
-    method : str
-        ``"aim"`` or ``"mst"``.
-    columns : tuple of str
-        The synthesized columns, in order.
-    rho : float
-        The zCDP bound the measurement is built for, the largest that converts to
-        ``(epsilon, delta)``.
-    oneway_scale : float
-        The Gaussian noise scale of every one-way marginal, as OpenDP reports it (half of
-        ``rho`` is spent on them); the later marginals' scales are chosen as the algorithm runs
-        and appear in the release's ``parts["marginals"]``.
-    measurement : opendp.mod.Measurement
-        OpenDP's measurement (``make_contingency_table``): private rows of public codes in, a
-        ``ContingencyTable`` out.
-    """
+    """The zCDP budget ``rho`` of a release and the OpenDP measurement that spends it."""
 
     method: str
     columns: tuple[str, ...]
@@ -111,20 +75,16 @@ class CodedRows:
 class SynthesizedRelease(Release):
     """A synthetic-data release: ``values`` is the synthetic table, with its record.
 
-    The accuracy and :meth:`to_frame` describe the one-way marginals the algorithm measures
-    first: the noisy count of every value (or bin) of every column (also in
-    ``parts["noisy_counts"]``).
+    The accuracy and :meth:`to_frame` describe the one-way noisy marginals.
 
     Parameters
     ----------
     values : pandas.DataFrame
-        The synthetic table: the synthesized columns, typed as their schema domains say; its
-        rows are drawn from the model, none is a private row.
+        The synthetic table, typed as the schema's domains say; no row is a private row.
     record : PrivacyRecord
         The guarantee behind the release.
     parts : Mapping of str to Any, default {}
-        Diagnostics from public or released quantities only: ``method``, ``columns``,
-        ``rows``, ``bins``, ``marginals``, ``oneway_scale``, ``noisy_counts``, ``left_out``.
+        Diagnostics from public or released quantities only.
     accuracy : Accuracy or None, default None
         The noise scale and interval of every one-way noisy count.
     """
@@ -143,27 +103,19 @@ class SynthesizedRelease(Release):
         )
 
     def to_frame(self) -> pd.DataFrame:
-        """One row per value of every column: its one-way noisy count and noise interval.
+        """One row per value of every column: its one-way noisy count and 95% noise interval.
 
         Returns
         -------
         pandas.DataFrame
-            The columns ``name`` (the column), ``level`` (its value or bin), ``value`` (the
-            noisy count), ``half_width``, ``lower`` and ``upper`` (the 95% noise interval), as
-            :meth:`attrpriv.dp.Release.to_frame` writes them. The table itself is ``values``.
+            Columns ``name``, ``level``, ``value``, ``half_width``, ``lower`` and ``upper``.
         """
         counts = self.parts["noisy_counts"]
         return Release(counts, self.record, accuracy=self.accuracy).to_frame()
 
 
 def neighbours() -> list[Any]:
-    """OpenDP's distance between a table and its neighbours: one row added or removed.
-
-    Returns
-    -------
-    list of opendp.extras.polars.Bound
-        ``[Bound(per_group=1)]``: symmetric distance 1 (the ``d_in`` of every measurement here).
-    """
+    """OpenDP's neighbour distance: one row added or removed (``[Bound(per_group=1)]``)."""
     from opendp.extras.polars import Bound
 
     return [Bound(per_group=1)]
@@ -182,17 +134,10 @@ PRIOR_SLACK = 1e-9
 
 @contextmanager
 def _mst_budgets_kept() -> Iterator[None]:
-    """Work around an OpenDP 0.16 bug in ``MST()`` for the duration of a release.
+    """Work around OpenDP's ``MST()`` overshooting its budget by an ulp, during a release.
 
-    ``MST()`` splits its selection budget ``d`` into ``columns - 1`` noisy max steps of
-    ``prior(d / (columns - 1))`` (one ulp below an equal share) and composes them adaptively,
-    and OpenDP sums the steps rounding up: for most budgets and numbers of columns (every
-    budget for 9 or 17 columns, most for Adult's 14) the sum exceeds ``d`` by an ulp or two and
-    the release fails with "insufficient budget for query" (opendp/opendp#2789). While this
-    context is open, ``prior`` in OpenDP's MST module steps a relative :data:`PRIOR_SLACK`
-    lower as well: every budget it derives is then smaller than OpenDP's own, never larger, so
-    OpenDP's privacy map of the measurement still bounds the release (the tests check it), and
-    OpenDP still checks every query against its budget as it runs.
+    ``prior`` steps :data:`PRIOR_SLACK` lower, so every derived budget only shrinks and OpenDP's
+    privacy map still bounds the release.
     """
     from opendp.extras.mbi import _mst
 
@@ -228,36 +173,14 @@ def _global_numpy_seed(seed: int) -> Iterator[None]:
 class DPSynthesizer(Mechanism[CodedRows, SynthesisPlan]):
     """Synthesize a whole table under row-level DP with OpenDP's AIM or MST.
 
-    :meth:`fit` reads public facts only: which columns to synthesize (default every column of
-    the schema with a domain and a role other than ``ignore``) and their cells, from the
-    schema's domains alone (a categorical or integer column of at most 20 values one cell per
-    value, a wider numeric column ``bins`` equal-width bins over its schema range, a missing
-    value one more cell where the schema allows it). No private value decides a cell.
-    :meth:`release` encodes the private rows into those cells (a value outside its domain is
-    refused), charges the ledger, and runs OpenDP's ``make_contingency_table`` measurement with
-    ``AIM()`` or ``MST()``, built for ``rho``-zCDP under add/remove of one row, ``rho`` the
-    largest that converts to ``(epsilon, delta)``; then draws the synthetic rows from the
-    graphical model Private-PGM fits to the noisy marginals, and each numeric value uniformly
-    inside its drawn bin (post-processing).
-
-    The release is ``(epsilon, delta)``-DP for the unit ``dp/add-remove``: neighbouring private
-    tables differ by one whole row, present or absent, every column of it. Even the number of
-    rows is protected: the synthetic table has as many rows as the model's noisy total (or
-    ``rows``). See ``docs/sanitize/synthesize.md``.
-
-    The library's measurement is one piece: it draws its noise, selects the marginals to
-    measure and fits the model inside, and no :class:`~attrpriv.dp.NoiseSampler` can stand in
-    for OpenDP's noise there. The contract's promises are kept around it: the parameters are
-    checked when :meth:`fit` and :meth:`release` start, the measurement is built from public
-    facts (:meth:`calibrate`) and the ledger charged with its record before it reads a private
-    row, and the private rows are not modified. ``noise`` is always OpenDP's own
-    (``allow_nonprivate`` is never needed).
+    Guarantee: ``(epsilon, delta)``-DP for the unit ``dp/add-remove`` (one whole row; the row
+    count too). Cells come from the schema alone; the noise is always OpenDP's own, inside its
+    measurement. See docs/sanitize/synthesize.md.
 
     Parameters
     ----------
     method : {"aim", "mst"}, default "aim"
-        The algorithm: AIM (adaptive: marginals of up to three columns, chosen round after
-        round) or MST (a spanning tree of two-way marginals, faster).
+        AIM (adaptive, marginals of up to three columns) or MST (spanning tree, faster).
     epsilon : float, default 1.0
         The privacy loss of a release, > 0.
     delta : float, default 1e-6
@@ -265,36 +188,24 @@ class DPSynthesizer(Mechanism[CodedRows, SynthesisPlan]):
     bins : int, default 10
         Bins of a numeric column with more than 20 values, >= 2.
     rows : int or None, default None
-        Rows of the synthetic table, >= 1; None: the model's noisy total (about as many as the
-        private rows).
+        Rows of the synthetic table, >= 1; None: the model's noisy total.
     columns : list of str or None, default None
-        The columns to synthesize (at least two, each with a schema domain); None: every column
-        of the schema with a domain whose role is not ``ignore``.
+        At least two columns with a domain; None: every schema column not ``ignore``.
     seed : int, default 0
-        Seeds the post-processing draws (the synthetic rows from the model, the values in a
-        bin), >= 0; OpenDP's noise is never seeded.
-
-    Attributes
-    ----------
-    columns_ : tuple of str
-        The synthesized columns, in order.
-    codes_ : dict of str to ColumnCode
-        The public cells of every synthesized column.
-    left_out_ : tuple of str
-        The schema's columns that are not synthesized.
+        Seeds the post-processing draws, >= 0; OpenDP's noise is never seeded.
     """
 
     noise: NoiseSampler | None = None  # not a parameter: OpenDP's own, inside its measurement
     allow_nonprivate: bool = False
 
-    _constraints: ClassVar[Mapping[str, Check]] = {
+    _constraints: ClassVar[Mapping[str, Rule]] = {
         "method": one_of(METHODS),
-        "epsilon": check_epsilon,
-        "delta": lambda value, name: check_probability(value, name),
-        "bins": lambda value, name: check_positive_int(value, name, minimum=2),
-        "rows": optional(check_positive_int),
-        "columns": optional(column_names),
-        "seed": lambda value, name: check_positive_int(value, name, minimum=0),
+        "epsilon": EPSILON,
+        "delta": probability(),
+        "bins": integer(2),
+        "rows": optional(integer()),
+        "columns": optional(COLUMN_NAMES),
+        "seed": SEED,
     }
 
     def __init__(
@@ -317,6 +228,7 @@ class DPSynthesizer(Mechanism[CodedRows, SynthesisPlan]):
         self.seed = seed
 
     # -- fit: public facts only -------------------------------------------------------------
+    @validated
     def fit(self, schema: Schema) -> DPSynthesizer:
         """Read the public domains: which columns to synthesize, and their cells.
 
@@ -329,15 +241,7 @@ class DPSynthesizer(Mechanism[CodedRows, SynthesisPlan]):
         -------
         DPSynthesizer
             ``self``, fitted.
-
-        Raises
-        ------
-        InputError
-            A parameter is invalid; ``polars`` or ``mbi`` (the ``sanitize`` extra) is not
-            installed; ``schema`` is not a Schema; ``columns`` names a column the schema lacks
-            or gives no domain; fewer than two columns are left to synthesize.
         """
-        self._validate_params()
         _require_libraries()
         if not isinstance(schema, Schema):
             raise InputError(f"schema must be a Schema, got {type(schema).__name__}")
@@ -383,37 +287,23 @@ class DPSynthesizer(Mechanism[CodedRows, SynthesisPlan]):
         Parameters
         ----------
         data : pandas.DataFrame
-            The private rows, with every synthesized column (others are not read). Not
-            modified.
+            The private rows, with every synthesized column (others are not read). Not modified.
         ledger : BudgetLedger or None, optional
-            Charged with the release's record before any private row is read by OpenDP.
+            Charged with the release's record before OpenDP reads any private row.
         label : str, optional
             A free-text name for the release in the ledger.
 
         Returns
         -------
         SynthesizedRelease
-            The synthetic table (``values``), its record, the one-way marginals' accuracy and
-            diagnostics (``parts``: ``method``, ``columns``, ``rows``, ``bins``,
-            ``marginals`` (each measured marginal's columns, cells and noise), ``oneway_scale``,
-            ``noisy_counts``, ``left_out``).
-
-        Raises
-        ------
-        NotFittedError
-            The synthesizer is not fitted, or a parameter that shapes the fit changed since.
-        InputError
-            A parameter is invalid; ``data`` is not a DataFrame with rows, lacks a synthesized
-            column, or has a value outside its public domain (or a missing value its schema
-            does not allow).
-        BudgetExceededError
-            The release does not fit the ledger's budget (nothing is released).
+            The synthetic table (``values``), its record and diagnostics.
         """
         out = self._release(data, ledger=ledger, label=label)
         return SynthesizedRelease(out.values, out.record, out.parts, out.accuracy)
 
+    @validated
     def calibrate(self, sampler: NoiseSampler | None = None) -> SynthesisPlan:
-        """The budget and OpenDP's measurement of a release (public: no private row is read).
+        """The budget and OpenDP's measurement of a release (no private row is read).
 
         Parameters
         ----------
@@ -423,15 +313,9 @@ class DPSynthesizer(Mechanism[CodedRows, SynthesisPlan]):
         Returns
         -------
         SynthesisPlan
-            ``rho``, the one-way marginals' noise scale OpenDP reports, and the measurement.
-
-        Raises
-        ------
-        NotFittedError
-            The synthesizer is not fitted.
+            ``rho``, the one-way noise scale and the measurement.
         """
         self._check_fitted()
-        self._validate_params()
         return self._plan(sampler or self._sampler())
 
     def _plan(self, sampler: NoiseSampler) -> SynthesisPlan:
@@ -442,9 +326,7 @@ class DPSynthesizer(Mechanism[CodedRows, SynthesisPlan]):
                              scale, measurement, inferred=self.inferred_)  # fmt: skip
 
     def _measurement(self, rho: float) -> tuple[Any, float]:
-        """OpenDP's contingency-table measurement for ``rho``-zCDP under add/remove of a row,
-        over the public cells (every column keyed: no key is read off the data), and the
-        one-way marginals' noise scale it reports."""
+        """OpenDP's measurement for ``rho``-zCDP over public cells, and the one-way scale."""
         import opendp.prelude as dp
         from opendp.extras import mbi
 
@@ -491,13 +373,12 @@ class DPSynthesizer(Mechanism[CodedRows, SynthesisPlan]):
         Parameters
         ----------
         plan : SynthesisPlan
-            The plan of the release (from :meth:`calibrate` or a release).
+            The plan of the release.
 
         Returns
         -------
         PrivacyRecord
-            ``(epsilon, delta)``-DP and ``rho``-zCDP under ``dp/add-remove``, naming the
-            library and the algorithm, with its assumptions.
+            ``(epsilon, delta)``-DP and ``rho``-zCDP under ``dp/add-remove``.
         """
         binned = [c for c in plan.columns if self.codes_[c].levels is None]
         own = [

@@ -29,7 +29,8 @@ from attrpriv.cli._common import (
     write_outputs,
 )
 from attrpriv.cli._outputs import Outputs
-from attrpriv.cli.sanitize import RowRangeOption, WhereOption, _table_rows, app
+from attrpriv.cli.sanitize import app
+from attrpriv.cli.sanitize._rows import RowRangeOption, WhereOption, _table_rows
 from attrpriv.errors import InputError
 
 

@@ -10,8 +10,9 @@ auxiliary donor rows (docs/sanitize/resample.md). Every other column is released
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
@@ -33,8 +34,12 @@ from attrpriv.cli._common import (
     write_outputs,
 )
 from attrpriv.cli._outputs import Outputs
-from attrpriv.cli.sanitize import RowRangeOption, WhereOption, _table_rows, app
+from attrpriv.cli.sanitize import app
+from attrpriv.cli.sanitize._rows import RowRangeOption, WhereOption, _table_rows
 from attrpriv.errors import InputError
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 
 @app.command(
@@ -176,22 +181,11 @@ def resample(
     from attrpriv.data.read import read_data
     from attrpriv.dp.ledger import BudgetLedger
 
-    if method not in METHODS:
-        raise InputError(f"--method must be one of {', '.join(METHODS)}, got {method!r}")
-    if out.suffix.lower() not in TABLE_SUFFIXES:
-        raise InputError(f"--out must end in {', '.join(TABLE_SUFFIXES)}, got {out.name!r}")
     given = {"--association": association, "--delta": delta, "--bins": bins,
              "--target-auc": target_auc, "--task-weight": task_weight, "--draw": draw,
              "--conditional": conditional, "--donors": donors,
              "--infer-schema": infer_schema or None}  # fmt: skip
-    for option, value in given.items():
-        if value is not None and option not in METHODS[method]:
-            other = next(m for m, names in METHODS.items() if option in names)
-            raise InputError(f"{option} is an option of --method {other}, not {method}")
-    if aux is None and (method == "donor" or aux_row_range or aux_where):
-        raise InputError(
-            "--method donor needs --aux" if method == "donor" else "--aux-* options need --aux"
-        )
+    _check_options(method, out, given, aux, (aux_row_range, aux_where))
     outputs = Outputs()
     outputs.add("--out", out)
     outputs.add("--record", record)
@@ -205,41 +199,22 @@ def resample(
         aux_frame = _table_rows(public.frame, aux_row_range, aux_where, rows, seed, aux)
     chosen = split_names(proxy_columns)
     kept = split_names(keep) or ()
-    resampler: Any
+    options = (
+        _set(association=association, delta=delta, bins=bins)
+        if method == "block"
+        else _set(target_auc=target_auc, task_weight=task_weight, conditional=conditional,
+                  n_donors=donors, draw=draw)
+    )  # fmt: skip
+    resampler = _resampler(method, sensitive, proxies, chosen, kept, epsilon, seed, options)
     if method == "block":
-        from attrpriv.sanitize import BlockResampler
-
-        if _count(proxies) != "auto":
-            raise InputError("--proxies takes a count with --method donor only: use "
-                             "--proxy-columns to name the proxies, or 'auto'")  # fmt: skip
         assert private.schema is not None  # read with require_schema
-        resampler = BlockResampler(
-            sensitive, proxies="auto" if chosen is None else chosen, keep=kept,
-            epsilon=epsilon, seed=seed,
-            **_set(association=association, delta=delta, bins=bins),
-        )  # fmt: skip
         resampler.fit(private.schema, aux_frame)
     else:
-        from attrpriv.sanitize import ProxyResampler
-
         assert aux_frame is not None
-        resampler = ProxyResampler(
-            sensitive, proxies="auto" if chosen is None else chosen, n_proxies=_count(proxies),
-            epsilon=epsilon, keep=kept, seed=seed,
-            **_set(target_auc=target_auc, task_weight=task_weight, conditional=conditional,
-                   n_donors=donors, draw=draw),
-        )  # fmt: skip
         resampler.fit(aux_frame, private.schema or public.schema)
     book = BudgetLedger(ledger, create=False) if ledger is not None else None
     result = resampler.release(frame, ledger=book, label=f"sanitize resample {data}")
-    lines = (
-        _block_summary(resampler, result.parts, len(frame), aux_frame is not None)
-        if method == "block"
-        else _summary(
-            resampler, result.parts, 0 if aux_frame is None else len(aux_frame), len(frame)
-        )
-    )
-    for line in lines:
+    for line in _summary_lines(method, resampler, result.parts, len(frame), aux_frame):
         console.print(line, markup=False, highlight=False, soft_wrap=True)
     write_outputs(
         outputs,
@@ -256,6 +231,70 @@ METHODS = {
               "--infer-schema"),
 }  # fmt: skip
 """Each ``--method`` and the options only it takes."""
+
+
+def _check_options(
+    method: str,
+    out: Path,
+    given: Mapping[str, object],
+    aux: str | None,
+    aux_selection: tuple[str | None, ...],
+) -> None:
+    """Refuse a bad --method or --out, another method's option, and a missing --aux."""
+    if method not in METHODS:
+        raise InputError(f"--method must be one of {', '.join(METHODS)}, got {method!r}")
+    if out.suffix.lower() not in TABLE_SUFFIXES:
+        raise InputError(f"--out must end in {', '.join(TABLE_SUFFIXES)}, got {out.name!r}")
+    for option, value in given.items():
+        if value is not None and option not in METHODS[method]:
+            other = next(m for m, names in METHODS.items() if option in names)
+            raise InputError(f"{option} is an option of --method {other}, not {method}")
+    if aux is None and (method == "donor" or any(aux_selection)):
+        raise InputError(
+            "--method donor needs --aux" if method == "donor" else "--aux-* options need --aux"
+        )
+
+
+def _resampler(
+    method: str,
+    sensitive: str,
+    proxies: str,
+    chosen: list[str] | None,
+    kept: Sequence[str],
+    epsilon: float,
+    seed: int,
+    options: Mapping[str, Any],
+) -> Any:
+    """The unfitted resampler of ``--method`` (``options``: the method's options given)."""
+    if method == "donor":
+        from attrpriv.sanitize import ProxyResampler
+
+        return ProxyResampler(
+            sensitive, proxies="auto" if chosen is None else chosen, n_proxies=_count(proxies),
+            epsilon=epsilon, keep=kept, seed=seed, **options,
+        )  # fmt: skip
+    from attrpriv.sanitize import BlockResampler
+
+    if _count(proxies) != "auto":
+        raise InputError("--proxies takes a count with --method donor only: use "
+                         "--proxy-columns to name the proxies, or 'auto'")  # fmt: skip
+    return BlockResampler(
+        sensitive, proxies="auto" if chosen is None else chosen, keep=kept,
+        epsilon=epsilon, seed=seed, **options,
+    )  # fmt: skip
+
+
+def _summary_lines(
+    method: str,
+    resampler: Any,
+    parts: dict[str, Any],
+    n_private: int,
+    aux_frame: pd.DataFrame | None,
+) -> list[str]:
+    """The summary that ``--method`` prints (``aux_frame``: the auxiliary rows, or None)."""
+    if method == "block":
+        return _block_summary(resampler, parts, n_private, aux_frame is not None)
+    return _summary(resampler, parts, 0 if aux_frame is None else len(aux_frame), n_private)
 
 
 def _set(**values: Any) -> dict[str, Any]:
