@@ -17,6 +17,7 @@ from attrpriv.data.schema import (
     Role,
     Schema,
 )
+from attrpriv.data.select import RowSelection
 
 if TYPE_CHECKING:
     from attrpriv.data.aggregate import Aggregator, aggregator_for
@@ -33,6 +34,7 @@ __all__ = [
     "Numeric",
     "PrivateDomainWarning",
     "Role",
+    "RowSelection",
     "Schema",
     "aggregator_for",
     "draft_schema",

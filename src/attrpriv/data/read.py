@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any, Generic, Literal, TypeVar, overload
 
 from attrpriv.data import datasets as bundled
 from attrpriv.data.schema import Schema
+from attrpriv.data.select import RowSelection
 from attrpriv.errors import InputError, SchemaError
 
 if TYPE_CHECKING:
@@ -59,6 +60,7 @@ def read_data(
     what: str = "data",
     allow_empty: bool = False,
     check: bool = True,
+    select: RowSelection | None = None,
 ) -> JobData[Schema]: ...
 
 
@@ -74,6 +76,7 @@ def read_data(
     what: str = "data",
     allow_empty: bool = False,
     check: bool = True,
+    select: RowSelection | None = None,
 ) -> JobData[Schema | None]: ...
 
 
@@ -88,6 +91,7 @@ def read_data(
     what: str = "data",
     allow_empty: bool = False,
     check: bool = True,
+    select: RowSelection | None = None,
 ) -> JobData[Any]:
     """The data of a job and its schema, from a bundled dataset name or a CSV/Parquet file.
 
@@ -111,6 +115,8 @@ def read_data(
         Accept a header with no rows (under add/remove the row count is private); 0 bytes never.
     check : bool, optional
         Check loaded rows against a declared schema (False only where a job clips values itself).
+    select : RowSelection, optional
+        Keep only these rows (after the checks); implies ``load``.
 
     Returns
     -------
@@ -124,6 +130,25 @@ def read_data(
     SchemaError
         ``schema`` cannot be read, or (with ``check``) loaded rows do not fit it.
     """
+    job = _read(data, schema, require_schema, infer_schema, load or select is not None, as_text,
+                what, allow_empty, check)  # fmt: skip
+    if select is None:
+        return job
+    return JobData(select.table(job.frame, str(data)), job.schema)
+
+
+def _read(
+    data: str | Path,
+    schema: str | Path | None,
+    require_schema: bool,
+    infer_schema: bool,
+    load: bool,
+    as_text: bool,
+    what: str,
+    allow_empty: bool,
+    check: bool,
+) -> JobData[Any]:
+    """:func:`read_data` without the row selection."""
     declared = Schema.load(schema) if schema is not None else None
     if isinstance(data, str) and data in bundled.names():
         return _read_bundled(data, declared, what, check)

@@ -35,7 +35,7 @@ from attrpriv.cli.sanitize._decoupler import (
     _require_torch,
     _sampler,
 )
-from attrpriv.cli.sanitize._rows import RowRangeOption, WhereOption, _image_rows, _table_rows
+from attrpriv.cli.sanitize._rows import RowRangeOption, WhereOption
 from attrpriv.errors import InputError
 
 if TYPE_CHECKING:
@@ -151,6 +151,7 @@ def apply(
     import pandas as pd
 
     from attrpriv.data.read import read_data
+    from attrpriv.data.select import RowSelection
     from attrpriv.dp.ledger import BudgetLedger
     from attrpriv.sanitize.decoupler import GlobalDecoupler
     from attrpriv.sanitize.sanitizer import Sanitizer
@@ -166,8 +167,9 @@ def apply(
     book = BudgetLedger(ledger, create=False) if ledger is not None else None
     label = f"sanitize {data}"
     notes: list[str] = []
+    selection = RowSelection(row_range, where, rows, seed)
     if images:
-        pixels, labels = _image_rows(*_read_images(data), row_range, where, rows, seed, data)
+        pixels, labels = selection.images(*_read_images(data), data)
         trained = _training_rows(model, pixels, data, decoupler, allow_training_rows)
         sensitive = model.sensitive_column_
         y_s = _label(labels, sensitive, data)
@@ -179,10 +181,12 @@ def apply(
         data_writer = _npz_writer(arrays)
         size = f"{len(pixels)} images"
     else:
-        source = read_data(data, schema, require_schema=False, load=True, check=strict_domain)
+        source = read_data(
+            data, schema, require_schema=False, check=strict_domain, select=selection
+        )
         check_reviewed(source.schema, schema, accept_inferred)
         _check_same_domains(model, source.schema)
-        frame = _table_rows(source.frame, row_range, where, rows, seed, data)
+        frame = source.frame
         trained = _training_rows(model, frame, data, decoupler, allow_training_rows)
         result = Sanitizer(model, sampler, seed=seed).sanitize(
             frame, ledger=book, label=label, schema=source.schema,

@@ -32,7 +32,6 @@ from attrpriv.cli.sanitize._decoupler import (
     _require_torch,
     _sampler,
 )
-from attrpriv.cli.sanitize._rows import _take
 from attrpriv.errors import InputError
 
 if TYPE_CHECKING:
@@ -152,6 +151,7 @@ def evaluate(
     _require_torch()
     from attrpriv._checks import check_positive_int, check_probability
     from attrpriv.data.read import read_data
+    from attrpriv.data.select import RowSelection
     from attrpriv.report.sanitize import render_sweep_html
     from attrpriv.sanitize.decoupler import GlobalDecoupler
     from attrpriv.sanitize.tradeoff import sweep, sweep_images
@@ -191,7 +191,7 @@ def evaluate(
                 InputNoise(scale, schema=public, seed=seed, drop_sensitive=True),
             )
     if model.kind == "image":
-        parts = [_take(*_read_images(data), rows, seed + offset)
+        parts = [RowSelection(rows=rows, seed=seed + offset).images(*_read_images(data), data)
                  for offset, data in enumerate(sources)]  # fmt: skip
         sensitive = model.sensitive_column_
         (aux_x, aux_y), (priv_x, priv_y) = parts[0], parts[1]

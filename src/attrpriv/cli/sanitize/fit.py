@@ -20,7 +20,7 @@ from attrpriv.cli._common import (
 from attrpriv.cli._outputs import Outputs
 from attrpriv.cli.sanitize import app
 from attrpriv.cli.sanitize._decoupler import _is_images, _label, _read_images, _require_torch
-from attrpriv.cli.sanitize._rows import RowRangeOption, WhereOption, _image_rows, _table_rows
+from attrpriv.cli.sanitize._rows import RowRangeOption, WhereOption
 from attrpriv.errors import InputError
 from attrpriv.sanitize.defaults import ALPHAS, KIND_DEFAULTS, LOSSES
 
@@ -178,6 +178,7 @@ def fit(
     outputs.add("--out", out, folder=True)  # before training: a file there is refused now
     _require_torch()
     from attrpriv.data.read import read_data
+    from attrpriv.data.select import RowSelection
     from attrpriv.sanitize.decoupler import GlobalDecoupler
 
     kind = "image" if _is_images(aux) else "tabular"
@@ -186,18 +187,19 @@ def fit(
         seed=seed, epochs=epochs, beta=beta, lr=lr, batch_size=batch_size, hidden=hidden,
     )  # fmt: skip
     notes: list[str] = []
+    selection = RowSelection(row_range, where, rows, seed)
     if kind == "image":
         if schema is not None or infer_schema:
             option = "--schema" if schema is not None else "--infer-schema"
             raise InputError(f"{option} describes a table; image data takes no schema")
-        images, labels = _image_rows(*_read_images(aux), row_range, where, rows, seed, aux)
+        images, labels = selection.images(*_read_images(aux), aux)
         model.fit(images, _label(labels, sensitive, aux))
         model.sensitive_column_ = sensitive  # the label array's name, for 'apply' and 'evaluate'
         size = f"{len(images)} images"
     else:
         with warnings_printed():
-            source = read_data(aux, schema, infer_schema=infer_schema, load=True, what="aux")
-        frame = _table_rows(source.frame, row_range, where, rows, seed, aux)
+            source = read_data(aux, schema, infer_schema=infer_schema, what="aux", select=selection)
+        frame = source.frame
         model.fit(frame, sensitive, schema=source.schema)
         size = f"{len(frame)} rows"
         notes = _fit_summary(model, frame, sensitive)

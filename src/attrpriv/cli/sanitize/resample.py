@@ -35,7 +35,7 @@ from attrpriv.cli._common import (
 )
 from attrpriv.cli._outputs import Outputs
 from attrpriv.cli.sanitize import app
-from attrpriv.cli.sanitize._rows import RowRangeOption, WhereOption, _table_rows
+from attrpriv.cli.sanitize._rows import RowRangeOption, WhereOption
 from attrpriv.errors import InputError
 
 if TYPE_CHECKING:
@@ -179,6 +179,7 @@ def resample(
     tell, it is released with a warning.
     """
     from attrpriv.data.read import read_data
+    from attrpriv.data.select import RowSelection
     from attrpriv.dp.ledger import BudgetLedger
 
     given = {"--association": association, "--delta": delta, "--bins": bins,
@@ -190,13 +191,17 @@ def resample(
     outputs.add("--out", out)
     outputs.add("--record", record)
     # with --infer-schema and files, no schema: the resampler reads domains off the aux rows
-    private = read_data(data, schema, require_schema=not infer_schema, load=True)
+    selection = RowSelection(row_range, where, rows, seed)
+    private = read_data(data, schema, require_schema=not infer_schema, select=selection)
     check_reviewed(private.schema, schema, accept_inferred)
-    frame = _table_rows(private.frame, row_range, where, rows, seed, data)
+    frame = private.frame
     aux_frame = None
     if aux is not None:
-        public = read_data(aux, schema, require_schema=not infer_schema, load=True, what="aux")
-        aux_frame = _table_rows(public.frame, aux_row_range, aux_where, rows, seed, aux)
+        selection = RowSelection(aux_row_range, aux_where, rows, seed)
+        public = read_data(
+            aux, schema, require_schema=not infer_schema, what="aux", select=selection
+        )
+        aux_frame = public.frame
     chosen = split_names(proxy_columns)
     kept = split_names(keep) or ()
     options = (

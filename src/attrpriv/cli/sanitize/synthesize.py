@@ -30,7 +30,7 @@ from attrpriv.cli._common import (
 )
 from attrpriv.cli._outputs import Outputs
 from attrpriv.cli.sanitize import app
-from attrpriv.cli.sanitize._rows import RowRangeOption, WhereOption, _table_rows
+from attrpriv.cli.sanitize._rows import RowRangeOption, WhereOption
 from attrpriv.errors import InputError
 
 
@@ -110,6 +110,7 @@ def synthesize(
     private (dp/substitute:<those columns>).
     """
     from attrpriv.data.read import read_data
+    from attrpriv.data.select import RowSelection
     from attrpriv.dp.ledger import BudgetLedger
     from attrpriv.sanitize.synthesize import METHODS, DPSynthesizer
 
@@ -122,9 +123,9 @@ def synthesize(
     outputs = Outputs()
     outputs.add("--out", out)
     outputs.add("--record", record)
-    private = read_data(data, schema, load=True)
+    private = read_data(data, schema, select=RowSelection(row_range, where, None, seed))
     check_reviewed(private.schema, schema, accept_inferred)
-    frame = _table_rows(private.frame, row_range, where, None, seed, data)
+    frame = private.frame
     synthesizer.fit(private.schema)
     book = BudgetLedger(ledger, create=False) if ledger is not None else None
     result = synthesizer.release(frame, ledger=book, label=f"sanitize synthesize {data}")
