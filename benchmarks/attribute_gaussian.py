@@ -161,7 +161,7 @@ def ours(model: ResamplingModel, eps: float, variant: str, **kwargs: Any) -> Gau
         approximation="assume-gaussian",
         **kwargs,
     )
-    return mech.calibrate(NOISE)
+    return mech.calibrate(sampler=NOISE)
 
 
 def table_1(model: ResamplingModel, draws: Draws, schema: Any) -> list[Row]:
@@ -276,7 +276,7 @@ def table_2(model: ResamplingModel) -> None:
             exact,
             variant="directional",
             approximation="assume-gaussian",
-        ).calibrate(NOISE)
+        ).calibrate(sampler=NOISE)
         rmse = {
             k: math.sqrt(float(np.trace(c)))
             for k, c in (("daum", daum.covariance), ("same", same), ("fair", fair.covariance))
@@ -304,7 +304,7 @@ def table_3(model: ResamplingModel) -> None:
             found = timed(lambda m=mech: _try(m))
             approx = AttributePrivateGaussian(
                 query, SECRET, model, eps, DELTA, approximation="assume-gaussian"
-            ).calibrate(NOISE)
+            ).calibrate(sampler=NOISE)
             sd_approx = "/".join(f"{s:.3g}" for s in np.sqrt(np.diag(approx.covariance)))
             actual = _exact_delta(model, query, approx, eps) if isinstance(query, str) else "-"
             if isinstance(found.value, str):
@@ -336,7 +336,7 @@ def _exact_delta(model: ResamplingModel, stat: str, plan: GaussianPlan, eps: flo
 
 def _try(mech: AttributePrivateGaussian) -> GaussianPlan | str:
     try:
-        return mech.calibrate(NOISE)
+        return mech.calibrate(sampler=NOISE)
     except InputError as exc:
         return str(exc)
 

@@ -54,7 +54,7 @@ import pandas as pd
 from attrpriv import Column, Integer, Schema
 from attrpriv.data import datasets
 from attrpriv.data.aggregate import aggregator_for
-from attrpriv.release.ddp.answers import any_law_epsilon
+from attrpriv.release.ddp.answers import SurveyFacts, any_law_epsilon
 from attrpriv.release.ddp.chunking import mutual_information
 from attrpriv.release.ddp.dependence import discrete_laplace_mae
 from attrpriv.release.ddp.empirical import empirical_loss, histogram_codes
@@ -467,7 +467,7 @@ def _timed_blocks(columns: int, n_rows: int) -> list[float]:
     cpu, wall = time.process_time(), time.perf_counter()
     result = TabularDDP(1.0, 10).release(frame, schema)
     elapsed = [time.process_time() - cpu, time.perf_counter() - wall]
-    return [*elapsed, _status_mib("VmHWM"), result.parts["expected_error"]["gain"]]
+    return [*elapsed, _status_mib("VmHWM"), result.diagnostics.expected_error.gain]
 
 
 def empirical(quick: bool) -> None:
@@ -601,7 +601,7 @@ def modules(quick: bool) -> None:
                 ("from 2,000 aux rows", ModularDDP(1.0, "aux", aux=aux)),
             ):
                 cpu = time.process_time()
-                plan = tier.calibrate(schema)
+                plan = tier.calibrate(SurveyFacts(schema))
                 seconds = time.process_time() - cpu
                 scales = plan.scales()
                 rows.append([f"seed {seed}, cross {cross:g}", name, len(plan.modules),

@@ -49,7 +49,7 @@ from ddp import block_names, block_network, run_parts, survey_of, table
 
 from attrpriv import Schema
 from attrpriv.data import datasets
-from attrpriv.release.ddp.answers import AnswerHistograms, any_law_epsilon
+from attrpriv.release.ddp.answers import AnswerHistograms, SurveyFacts, any_law_epsilon
 from attrpriv.release.ddp.dependence import discrete_laplace_mae
 from attrpriv.release.ddp.mechanism import TabularDDP
 from attrpriv.release.ddp.model import ModelDDP
@@ -67,10 +67,10 @@ def _mae(levels: Mapping[str, Levels], scales: Mapping[str, float]) -> float:
     return sum(levels[c].size * discrete_laplace_mae(scales[c]) for c in scales) / bins
 
 
-def _tier(tier: AnswerHistograms[Any], schema: Schema) -> tuple[float, float, float]:
+def _tier(tier: AnswerHistograms[Any, Any], schema: Schema) -> tuple[float, float, float]:
     """Gain over substitution Laplace, epsilon for any law, CPU seconds of the calibration."""
     cpu = time.process_time()
-    scales = tier.calibrate(schema).scales()
+    scales = tier.calibrate(SurveyFacts(schema)).scales()
     seconds = time.process_time() - cpu
     levels = tier._levels(schema)
     laplace = dict.fromkeys(scales, 2.0 * len(scales) / EPSILON)
@@ -84,7 +84,7 @@ def _cells(result: tuple[float, float, float]) -> list[str]:
 
 def _private(frame: pd.DataFrame, schema: Schema) -> list[str]:
     cpu = time.process_time()
-    model, _ = PrivateTree(1.0, 1e-6).learn(frame, schema)
+    model = PrivateTree(1.0, 1e-6).release(frame, schema).diagnostics.model
     seconds = time.process_time() - cpu
     gain, unconditional, calibration = _tier(ModelDDP(EPSILON, model), schema)
     return _cells((gain, unconditional, seconds + calibration))

@@ -588,7 +588,7 @@ def evaluate(
         return found_block["out"].values
 
     out, cpu, wall = timed(block_release)
-    picked = found_block["out"].parts["proxies"]
+    picked = found_block["out"].diagnostics.proxies
     aux_release = BlockResampler(s, epsilon=epsilon, delta=DELTA, seed=seed + 1).fit(
         schema, given).release(aux).values  # fmt: skip
     raw, trained = raw_aux(out), sanitized_aux(aux_release, out)

@@ -136,7 +136,7 @@ def adult_rows(epsilons: Sequence[float], repeats: int) -> tuple[list[dict[str, 
             calibration, secs, _ = measured(mechanism.calibrate)
             true = np.concatenate([private[c].value_counts().to_numpy() for c in released])
             dp = LaplaceHistograms(epsilon, released, neighbours="substitute")
-            dp_scale = dp.calibrate(len(released), noise).scale
+            dp_scale = dp.calibrate(sampler=noise).scale
             quilt = calibration.quilts["sex"]
             rows.append(
                 {

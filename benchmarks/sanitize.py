@@ -49,7 +49,7 @@ from attrpriv.sanitize.decoupler import GlobalDecoupler
 from attrpriv.sanitize.evaluate import utility
 from attrpriv.sanitize.images import mnist_images, thickness_labels
 from attrpriv.sanitize.resample.evaluation import ResamplingSanitizer
-from attrpriv.sanitize.samplers import DPObfuscation, DPSampling, Suppression
+from attrpriv.sanitize.samplers import DPObfuscation, DPSampling, SamplingFacts, Suppression
 from attrpriv.sanitize.tradeoff import (
     KeepLatents,
     SweepResult,
@@ -88,7 +88,7 @@ def audit_table(n_samples: int) -> None:
     # substitution: one record moves from class 1 at -dense to class 0 at +dense
     stats_a = rg.class_statistics(np.vstack([rows, -dense]), np.append(y, 1), classes)
     stats_b = rg.class_statistics(np.vstack([rows, dense]), np.append(y, 0), classes)
-    right = DPSampling(1.0, 1.0).calibrate(1, 2, NOISE).statistics
+    right = DPSampling(1.0, 1.0).calibrate(SamplingFacts(1, 2), sampler=NOISE).statistics
     broken = replace(
         right,
         sensitivity_count=right.sensitivity_count / 2,

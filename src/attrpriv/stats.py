@@ -377,6 +377,17 @@ def delong_difference(
     )
 
 
+def _pool_level(scores: Sequence[Score], confidence: float | None) -> float | None:
+    """The pooled CI's level (default the first score's); ``None`` for a lone score kept as is."""
+    if not scores:
+        raise InputError("scores must hold at least one Score, got none")
+    if len(scores) == 1 and confidence is None:
+        return None
+    return check_probability(
+        scores[0].confidence if confidence is None else confidence, "confidence"
+    )
+
+
 def pool_scores(scores: Sequence[Score], confidence: float | None = None) -> Score:
     """One score from repeats on the same data: means, and a CI by Rubin's rules.
 
@@ -392,17 +403,15 @@ def pool_scores(scores: Sequence[Score], confidence: float | None = None) -> Sco
     Score
         The mean values, the pooled CI, ``n`` summed and ``method`` ``"rubin-pooled(k)"``.
     """
-    if not scores:
-        raise InputError("scores must hold at least one Score, got none")
-    level = scores[0].confidence if confidence is None else confidence
-    if len(scores) == 1 and confidence is None:
+    level = _pool_level(scores, confidence)
+    if level is None:
         return scores[0]
     k = len(scores)
     within, between = _spread(scores)
     total = within + (1 + 1 / k) * between
     if between > 0:
         df = (k - 1) * (1 + within / ((1 + 1 / k) * between)) ** 2
-        q = float(stats.t.ppf(1 - (1 - check_probability(level, "confidence")) / 2, df))
+        q = float(stats.t.ppf(1 - (1 - level) / 2, df))
     else:
         q = _z(level)
     return _pooled(scores, q * math.sqrt(total), level, f"rubin-pooled({k})")
@@ -426,14 +435,11 @@ def pool_replicates(scores: Sequence[Score], confidence: float | None = None) ->
     Score
         The mean values, the pooled CI, ``n`` summed and ``method`` ``"random-effects(k)"``.
     """
-    if not scores:
-        raise InputError("scores must hold at least one Score, got none")
-    level = scores[0].confidence if confidence is None else confidence
-    if len(scores) == 1 and confidence is None:
+    level = _pool_level(scores, confidence)
+    if level is None:
         return scores[0]
     k = len(scores)
     within, between = _spread(scores)
-    level = check_probability(level, "confidence")
     q = float(stats.t.ppf(1 - (1 - level) / 2, k - 1)) if k > 1 else _z(level)
     half = q * math.sqrt(max(between, within) / k)
     return _pooled(scores, half, level, f"random-effects({k})")

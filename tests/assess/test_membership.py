@@ -166,7 +166,10 @@ def test_result_is_json_ready_and_holds_no_records(adult, forest) -> None:
             lambda f, d: loss_threshold_attack(f, (d["members"][0], [1, 2]), d["non_members"]),
             r"members: y has shape \(2,\)",
         ),
-        (lambda f, d: ShadowModelAttack().attack(f, d["members"], d["non_members"]), "before fit"),
+        (
+            lambda f, d: ShadowModelAttack().attack(f, d["members"], d["non_members"]),
+            "not fitted yet: call fit",
+        ),
         (lambda f, d: ShadowModelAttack(n_shadows=0).fit(f, *d["aux"]), "n_shadows must be"),
         (lambda f, d: ShadowModelAttack(attack_model="svm").fit(f, *d["aux"]), "attack_model"),
         (lambda f, d: membership_result(np.ones(3), np.ones(3), attack="x"), "both members and"),

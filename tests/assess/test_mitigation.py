@@ -27,6 +27,7 @@ from attrpriv.assess.mitigation import (
     SyntheticReplacement,
     parse_strategy,
 )
+from attrpriv.assess.mitigation.ldp import LocalDPDiagnostics, LocalFacts
 from attrpriv.assess.mitigation.randomizers import (
     keep_probability,
     privacy_ratio,
@@ -66,7 +67,7 @@ def _strategies(schema: Schema) -> list[Strategy]:
         Drop(),
         Generalize(bins=4),
         Generalize(bins=4, method="tree"),
-        LocalDPNoise(1.0, schema=schema, noise=SeededNumpyNoise(0), allow_nonprivate=True),
+        LocalDPNoise(1.0, schema=schema, sampler=SeededNumpyNoise(0), allow_nonprivate=True),
         SyntheticReplacement(max_iter=30, n_threads=1),
         Encrypt(),
     ]
@@ -263,7 +264,7 @@ def test_audit_laplace_stays_under_epsilon_and_catches_half_scale() -> None:
 
 def test_laplace_clips_to_bounds_and_records_its_scale(adult: pd.DataFrame) -> None:
     noise = SeededNumpyNoise(5)
-    strategy = LocalDPNoise(0.5, bounds={"age": (20, 60)}, noise=noise, allow_nonprivate=True)
+    strategy = LocalDPNoise(0.5, bounds={"age": (20, 60)}, sampler=noise, allow_nonprivate=True)
     release = strategy.release(adult, ["age"])
     clipped = np.clip(adult["age"].to_numpy(dtype=float), 20, 60)
     expected = SeededNumpyNoise(5).laplace(clipped, 80.0)
@@ -282,7 +283,12 @@ def test_ldp_record_composes_over_features_and_charges_before_noise(
     release = strategy.release(adult, ["age", "race"], ledger=ledger, label="first")
     assert release.record.epsilon == 1.0 and release.record.definition == "dp"
     assert release.record.unit.key == "dp/substitute:age,race"
-    assert release.parts["features"]["race"]["k"] == 5
+    assert isinstance(release.diagnostics, LocalDPDiagnostics)
+    assert release.diagnostics.features["race"]["k"] == 5
+    assert release.to_dict()["diagnostics"]["features"]["race"]["k"] == 5
+    lines = release.diagnostics.summary_lines()
+    assert lines[0].startswith("'age': Laplace noise of scale")
+    assert lines[1].startswith("'race': randomized response over 5 values (schema)")
 
     class _Counting(OpenDPNoise):
         calls = 0
@@ -292,9 +298,24 @@ def test_ldp_record_composes_over_features_and_charges_before_noise(
             return super()._sample(flat, scale, kind, integer)
 
     with pytest.raises(BudgetExceededError):
-        LocalDPNoise(1.0, schema=schema, noise=_Counting()).release(adult, ["age"], ledger=ledger)
+        LocalDPNoise(1.0, schema=schema, sampler=_Counting()).release(adult, ["age"], ledger=ledger)
     assert _Counting.calls == 0
     assert [e.label for e in ledger.entries()] == ["first"]
+
+
+def test_ldp_calibrates_from_public_facts_only() -> None:
+    facts = LocalFacts(
+        ("age", "sex"),
+        bounds={"age": (17.0, 90.0)},
+        values={"sex": ("Female", "Male")},
+        sources={"age": "bounds=", "sex": "domain="},
+    )
+    strategy = LocalDPNoise(0.5, sampler=SeededNumpyNoise(0), allow_nonprivate=True)
+    plan = strategy.calibrate(facts)
+    assert plan.epsilon == 1.0 and plan.features["age"]["scale"] == 73.0 / 0.5
+    assert plan.features["sex"]["k"] == 2 and plan.features["sex"]["domain_source"] == "domain="
+    with pytest.raises(InputError, match="needs its public facts"):
+        strategy.calibrate()
 
 
 def test_ldp_domains_declared_observed_and_missing(adult: pd.DataFrame, schema: Schema) -> None:
@@ -321,9 +342,9 @@ def test_ldp_domains_declared_observed_and_missing(adult: pd.DataFrame, schema: 
 
 def test_ldp_refuses_nonprivate_noise_unless_asked(adult: pd.DataFrame, schema: Schema) -> None:
     with pytest.raises(InputError, match="not private"):
-        LocalDPNoise(1.0, schema=schema, noise=SeededNumpyNoise(0)).apply(adult, ["race"])
+        LocalDPNoise(1.0, schema=schema, sampler=SeededNumpyNoise(0)).apply(adult, ["race"])
     first, second = (
-        LocalDPNoise(1.0, schema=schema, noise=SeededNumpyNoise(9), allow_nonprivate=True).apply(
+        LocalDPNoise(1.0, schema=schema, sampler=SeededNumpyNoise(9), allow_nonprivate=True).apply(
             adult, ["race", "age"]
         )
         for _ in range(2)

@@ -181,7 +181,7 @@ def test_output_paths_are_checked_before_any_work(
     def no_work(*_: object) -> None:
         raise AssertionError("the data was loaded before the output paths were checked")
 
-    monkeypatch.setattr("attrpriv.assess.data.assessment_data", no_work)
+    monkeypatch.setattr("attrpriv.assess.data.load_task", no_work)
     (tmp_path / "outdir").mkdir()
     (tmp_path / "file").write_text("x")
     cases = [

@@ -470,7 +470,7 @@ def test_a_checkpoint_that_cannot_be_written_is_refused_before_any_work(
     def no_work(*_: object) -> None:
         raise AssertionError("the data was loaded before --checkpoint was checked")
 
-    monkeypatch.setattr("attrpriv.assess.data.assessment_data", no_work)
+    monkeypatch.setattr("attrpriv.assess.data.load_task", no_work)
     (work / "loop").symlink_to(work / "loop")
     before = files_under(work)
     folder = where.format(work=work, bad=unwritable)

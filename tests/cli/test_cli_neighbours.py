@@ -43,12 +43,12 @@ def _decision(capsys: pytest.CaptureFixture[str], args: list[str], out: Path | N
         record = Path(args[args.index("--record") + 1])
         if record.exists():
             payload = json.loads(record.read_text())
-            parts = payload.get("parts", {})
+            diagnostics = payload["diagnostics"]  # only the resample commands write one
             decided = (
                 payload["record"]["unit"],
                 payload["record"]["assumptions"],
-                parts.get("proxies"),
-                parts.get("passed_through"),
+                diagnostics["proxies"],
+                diagnostics["passed_through"],
             )
             record.unlink()
     if out is not None and out.exists():

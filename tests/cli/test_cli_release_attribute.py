@@ -47,7 +47,9 @@ def test_cli_release_attribute(capsys: pytest.CaptureFixture[str], tmp_path: Pat
     assert payload["record"]["mechanism"] == "attribute-private-gaussian"
     assert (payload["record"]["epsilon"], payload["record"]["delta"]) == (1.0, 1e-3)
     assert payload["record"]["noise"]["accounting"] == "exact"
-    assert payload["record"]["noise"]["certified_delta"] <= 1e-3 and payload["parts"]["n"] == 100
+    assert (
+        payload["record"]["noise"]["certified_delta"] <= 1e-3 and payload["diagnostics"]["n"] == 100
+    )
 
 
 def test_cli_algorithm_2_states_the_pair_asked_for(
@@ -96,6 +98,9 @@ def test_cli_warns_on_stderr(capsys: pytest.CaptureFixture[str], tmp_path: Path)
         (("delta: 1e-3", "delta: 1e-3\nn_eval: 10"), "n_eval must be an integer >= 100"),
         (("delta: 1e-3", "delta: 1e-3\nepsilon: 50"), r"repeated key 'epsilon' \(line \d+ and"),
         (("epsilon: 1", "epsilon: 1e308"), "epsilon must be at most 700"),
+        (("rows: 100", "rows: 0"), r"spec data rows must be an integer >= 1, got 0"),
+        (("rows: 100", "rows: 99999"), r"spec data rows must be an integer in \[1, 48842\]"),
+        (("seed: 3", "seed: -1"), "spec data seed must be an integer >= 0"),
     ],
 )
 def test_cli_bad_specs_are_one_line_exit_2(

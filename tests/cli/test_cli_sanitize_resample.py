@@ -35,7 +35,8 @@ def test_resample_releases_every_private_row_and_its_record(capsys, tmp_path: Pa
     payload = json.loads(record.read_text())
     assert payload["record"]["epsilon"] == 1.0
     assert payload["record"]["unit"].startswith("dp/substitute:sex,")
-    assert len(payload["parts"]["proxies"]) == 2 and "income" not in payload["parts"]["proxies"]
+    proxies = payload["diagnostics"]["proxies"]
+    assert len(proxies) == 2 and "income" not in proxies
 
 
 def test_private_rows_that_repeat_the_auxiliary_rows_are_refused(capsys, tmp_path) -> None:
@@ -105,8 +106,8 @@ def test_auto_proxies_redraw_until_the_floor_is_reached(capsys, tmp_path: Path) 
         ]
     )  # fmt: skip
     assert code == 0
-    parts = json.loads(record.read_text())["parts"]
-    assert len(parts["proxies"]) > 3 and "income" not in parts["proxies"]
+    proxies = json.loads(record.read_text())["diagnostics"]["proxies"]
+    assert len(proxies) > 3 and "income" not in proxies
 
 
 def test_the_hgb_chain_is_a_choice(capsys, tmp_path: Path) -> None:
@@ -150,19 +151,23 @@ def test_two_resamples_of_sex_with_different_proxies_share_one_budget_on_sex(
 
 
 def test_the_summary_says_when_every_column_came_from_the_public_rows() -> None:
-    from types import SimpleNamespace
+    import dataclasses
 
-    from attrpriv.cli.sanitize.resample import _summary
+    from attrpriv.sanitize.resample import ResampleDiagnostics
 
-    resampler = SimpleNamespace(conditional="donor", draw="conditional", epsilon=1.0,
-                                keep=("income",))  # fmt: skip
-    parts = {"marginal": {"Female": 0.3, "Male": 0.7}, "sensitive": "sex", "leakage_floor_aux": 0.5,
-             "proxies": ["age", "relationship"], "passed_through": ["income"]}  # fmt: skip
-    lines = _summary(resampler, parts, 300, 100)
+    marginal = pd.Series({"Female": 0.3, "Male": 0.7})
+    diagnostics = ResampleDiagnostics(
+        rows=100, noisy_counts={"sex": marginal * 100}, sensitive="sex",
+        proxies=("age", "relationship"), passed_through=("income",), epsilon=1.0,
+        marginal=marginal, leakage_floor_aux=0.5, draw="conditional", conditional="donor",
+        aux_rows=300, keep=("income",),
+    )  # fmt: skip
+    lines = diagnostics.summary_lines()
     assert any("came from the public rows or the noisy marginal" in line for line in lines)
     assert "from the public (auxiliary) rows: age, relationship" in lines[1]
-    parts["passed_through"] = ["income", "hours_per_week"]
-    assert not any("came from the public rows" in line for line in _summary(resampler, parts, 3, 1))
+    assert "proxies copied from donors among 300 auxiliary rows" in lines[0]
+    more = dataclasses.replace(diagnostics, passed_through=("income", "hours_per_week"))
+    assert not any("came from the public rows" in line for line in more.summary_lines())
 
 
 def test_the_default_block_method_needs_no_public_rows(capsys, tmp_path: Path) -> None:
@@ -178,7 +183,7 @@ def test_the_default_block_method_needs_no_public_rows(capsys, tmp_path: Path) -
     payload = json.loads(record.read_text())
     assert payload["record"]["unit"] == "dp/substitute:sex"
     assert payload["record"]["mechanism"] == "block-resampling"
-    proxies = payload["parts"]["proxies"]
+    proxies = payload["diagnostics"]["proxies"]
     assert "relationship" in proxies and "income" not in proxies
     released = pd.read_parquet(out)
     original = load_adult().iloc[40000:42000]
@@ -198,7 +203,7 @@ def test_named_block_proxies_join_the_unit(capsys, tmp_path: Path) -> None:
     assert main(args) == 0
     payload = json.loads(record.read_text())
     assert payload["record"]["unit"] == "dp/substitute:sex,relationship"
-    assert payload["parts"]["proxies"] == ["relationship"]
+    assert payload["diagnostics"]["proxies"] == ["relationship"]
 
 
 @pytest.mark.parametrize(

@@ -33,11 +33,11 @@ def test_synthesize_writes_the_table_and_its_record(capsys, tmp_path: Path) -> N
     husbands = table[table["relationship"] == "Husband"]
     assert (husbands["sex"] == "Male").mean() > 0.9  # a dependence the tree keeps
     payload = json.loads(record.read_text())
-    assert set(payload) == {"record", "parts", "accuracy"}  # the table is --out only
+    assert set(payload) == {"record", "diagnostics", "accuracy"}  # the table is --out only
     assert payload["record"]["unit"] == "dp/add-remove"
     assert payload["record"]["mechanism"] == "dp-synthetic-data-mst"
     assert payload["record"]["epsilon"] == 8.0
-    assert len(payload["parts"]["marginals"]) == 5
+    assert len(payload["diagnostics"]["marginals"]) == 5
 
 
 def test_the_help_says_which_of_synthesize_and_resample_to_choose(capsys) -> None:

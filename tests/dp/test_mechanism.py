@@ -64,49 +64,55 @@ def _network() -> DiscreteNetwork:
     )
 
 
-MAKERS: dict[str, Callable[[], Mechanism[Any, Any]]] = {
-    "laplace": lambda: LaplaceHistograms(1.0, ["a", "b"], noise=TEST, allow_nonprivate=True),
-    "ddp-modules": lambda: ModularDDP(1.0, [["a"]], noise=TEST, allow_nonprivate=True),
-    "ddp-model": lambda: ModelDDP(1.0, "aux", aux=FRAME, noise=TEST, allow_nonprivate=True),
+MAKERS: dict[str, Callable[[], Mechanism[Any, Any, Any]]] = {
+    "laplace": lambda: LaplaceHistograms(1.0, ["a", "b"], sampler=TEST, allow_nonprivate=True),
+    "ddp-modules": lambda: ModularDDP(1.0, [["a"]], sampler=TEST, allow_nonprivate=True),
+    "ddp-model": lambda: ModelDDP(1.0, "aux", aux=FRAME, sampler=TEST, allow_nonprivate=True),
     "gaussian": lambda: AttributePrivateGaussian(
         "mean(y)",
         Secret("mean(x)", values=(0.0, 0.2)),
         GaussianModel(["x", "y"], [0.0, 0.0], [[1, 0.5], [0.5, 1]], 100),
         1.0,
         1e-5,
-        noise=TEST,
+        sampler=TEST,
         allow_nonprivate=True,
     ),
     "chain": lambda: MarkovQuiltMechanism(
         MarkovChainModel.stationary([[0.9, 0.1], [0.2, 0.8]]),
         1.0,
-        noise=TEST,
+        sampler=TEST,
         allow_nonprivate=True,
     ),
     "attribute-quilt": lambda: AttributeMarkovQuilt(
-        _network(), 1.0, "b", ["a"], noise=TEST, allow_nonprivate=True
+        _network(), 1.0, "b", ["a"], sampler=TEST, allow_nonprivate=True
     ),
-    "obfuscation": lambda: DPObfuscation(1.0, 1.0, noise=TEST, allow_nonprivate=True),
-    "sampling": lambda: DPSampling(1.0, 1.0, noise=TEST, allow_nonprivate=True),
-    "ldp": lambda: LocalDPNoise(1.0, schema=SCHEMA, noise=TEST, allow_nonprivate=True),
+    "obfuscation": lambda: DPObfuscation(1.0, 1.0, sampler=TEST, allow_nonprivate=True),
+    "sampling": lambda: DPSampling(1.0, 1.0, sampler=TEST, allow_nonprivate=True),
+    "ldp": lambda: LocalDPNoise(1.0, schema=SCHEMA, sampler=TEST, allow_nonprivate=True),
 }
 
 
-def _run(name: str, mechanism: Mechanism[Any, Any]) -> Any:
-    """One release of each mechanism on small data: (values, record, accuracy)."""
+def _run(name: str, mechanism: Mechanism[Any, Any, Any], neighbour: bool = False) -> Any:
+    """One release of each mechanism on small data (``neighbour``: one row's values changed)."""
+    frame = FRAME.copy()
+    if neighbour:
+        frame.loc[0, ["a", "b"]] = ["y", 2]
     if name in ("laplace", "ddp-modules", "ddp-model", "attribute-quilt"):
-        return mechanism.release(FRAME, SCHEMA)  # type: ignore[attr-defined]
-    if name == "gaussian":
-        rng = np.random.default_rng(0)
-        frame = pd.DataFrame(rng.standard_normal((100, 2)), columns=["x", "y"])
-        schema = Schema((Column("x", "feature", _bounded()), Column("y", "feature", _bounded())))
-        return mechanism.release(frame, schema)  # type: ignore[attr-defined]
-    if name == "chain":
-        return mechanism.release([0, 1, 1, 0, 0, 1])  # type: ignore[attr-defined]
+        return mechanism.release(frame, SCHEMA)  # type: ignore[attr-defined]
     if name == "ldp":
-        return mechanism.release(FRAME, ["a", "b"])  # type: ignore[attr-defined]
-    z = np.random.default_rng(1).standard_normal((30, 2))
-    y = np.arange(30) % 2
+        return mechanism.release(frame, ["a", "b"])  # type: ignore[attr-defined]
+    if name == "chain":
+        return mechanism.release([int(neighbour), 1, 1, 0, 0, 1])  # type: ignore[attr-defined]
+    rng = np.random.default_rng(0)
+    if name == "gaussian":
+        values = rng.standard_normal((100, 2))
+        values[0] += 3.0 * neighbour
+        table = pd.DataFrame(values, columns=["x", "y"])
+        schema = Schema((Column("x", "feature", _bounded()), Column("y", "feature", _bounded())))
+        return mechanism.release(table, schema)  # type: ignore[attr-defined]
+    z = rng.standard_normal((30, 2))
+    z[0] += 3.0 * neighbour
+    y = (np.arange(30) + neighbour * (np.arange(30) == 0)) % 2
     return mechanism.sample(z, y)  # type: ignore[attr-defined]
 
 
@@ -128,7 +134,7 @@ def test_clone_and_params_follow_scikit_learn(name: str) -> None:
     copy = clone(mechanism)
     assert type(copy) is type(mechanism) and copy is not mechanism
     copied = copy.get_params()
-    assert type(copied.pop("noise")) is type(params.pop("noise"))  # clone deep-copies it
+    assert type(copied.pop("sampler")) is type(params.pop("sampler"))  # clone deep-copies it
     assert copied.keys() == params.keys()
     assert all(
         copied[k] is params[k] or copied[k] == params[k] for k in params if _simple(params[k])
@@ -152,6 +158,57 @@ def test_a_bad_parameter_is_refused_before_any_data_is_read(name: str) -> None:
             mechanism._release(object(), ("a",), 0)
         else:
             mechanism._release(object(), object())
+
+
+@pytest.mark.parametrize("name", MAKERS)
+def test_calibration_reads_only_the_public_facts_and_they_do_not_tell_neighbours_apart(
+    name: str,
+) -> None:
+    """``_calibrate`` is given the public half of what ``_measure`` returned, nothing else, and
+    on two datasets that differ in one row's values the plans give the same record."""
+    records = []
+    for neighbour in (False, True):
+        mechanism = MAKERS[name]()
+        measure, calibrate = mechanism._measure, mechanism._calibrate
+        measured: list[tuple[Any, Any]] = []
+
+        def spy_measure(*inputs: Any, measure: Any = measure, out: Any = measured) -> Any:
+            out.append(measure(*inputs))
+            return out[-1]
+
+        def spy_calibrate(
+            public: Any, sampler: Any, calibrate: Any = calibrate, out: Any = measured
+        ) -> Any:
+            assert len(out) == 1 and public is out[0][1]
+            return calibrate(public, sampler)
+
+        mechanism._measure = spy_measure  # type: ignore[method-assign]
+        mechanism._calibrate = spy_calibrate  # type: ignore[method-assign]
+        records.append(_run(name, mechanism, neighbour).record.to_dict())
+    assert records[0] == records[1]
+
+
+def test_the_public_facts_check_catches_a_calibration_that_reads_the_private_answer() -> None:
+    """The check above fails on a Laplace mechanism whose scale grows with its largest count."""
+
+    class Peeking(LaplaceHistograms):
+        def _measure(self, data: Any, schema: Schema) -> Any:
+            private, public = super()._measure(data, schema)
+            return private, (public, private)
+
+        def _calibrate(self, public: Any, sampler: NoiseSampler) -> Any:
+            facts, private = public
+            plan = super()._calibrate(facts, sampler)
+            largest = max(int(h.max()) for h in private.values())
+            return type(plan)(**{**vars(plan), "scale": plan.scale * largest})
+
+    def record(frame: pd.DataFrame) -> dict[str, Any]:
+        peeking = Peeking(1.0, ["a", "b"], sampler=TEST, allow_nonprivate=True)
+        return peeking.release(frame, SCHEMA).record.to_dict()
+
+    neighbour = FRAME.copy()
+    neighbour.loc[0, ["a", "b"]] = ["y", 2]
+    assert record(FRAME) != record(neighbour)
 
 
 @pytest.mark.parametrize("name", MAKERS)
@@ -205,7 +262,7 @@ def _is_sampler(value: object) -> bool:
 def test_no_mechanism_draws_noise_through_a_public_method() -> None:
     for make in MAKERS.values():
         public = [n for n in dir(make()) if not n.startswith("_")]
-        assert not [n for n in public if "noise" in n and n != "noise"]
+        assert not [n for n in public if "noise" in n]
         assert "perturb" not in public
     modules = _import_every_module()
     assert len(modules) > 50 and "attrpriv.release.laplace" in {m.__name__ for m in modules}
@@ -218,7 +275,7 @@ def test_no_mechanism_draws_noise_through_a_public_method() -> None:
         and any(word in name.lower() for word in NOISE_WORDS)
         and not _is_sampler(value)
     ]
-    assert not offenders, f"noise drawn outside a mechanism's private _noise: {offenders}"
+    assert not offenders, f"noise drawn outside a mechanism's private _add_noise: {offenders}"
 
 
 def test_not_fitted_is_an_input_error_naming_fit() -> None:
@@ -234,9 +291,9 @@ def test_a_release_on_an_inferred_schema_says_so_in_its_record() -> None:
     assert inferred.inferred == ("a", "b")
     assert Schema.from_dict(inferred.to_dict()).inferred == ("a", "b")  # kept in the file
     for mechanism in (
-        LaplaceHistograms(1.0, ["a"], noise=TEST, allow_nonprivate=True),
-        ModularDDP(1.0, [["a"]], noise=TEST, allow_nonprivate=True),
-        ModelDDP(1.0, "aux", aux=FRAME, noise=TEST, allow_nonprivate=True),
+        LaplaceHistograms(1.0, ["a"], sampler=TEST, allow_nonprivate=True),
+        ModularDDP(1.0, [["a"]], sampler=TEST, allow_nonprivate=True),
+        ModelDDP(1.0, "aux", aux=FRAME, sampler=TEST, allow_nonprivate=True),
     ):
         record = mechanism.release(FRAME, inferred).record
         assert any("read from the private data" in a for a in record.assumptions)
@@ -251,7 +308,7 @@ def test_local_dp_noise_says_which_of_its_domains_an_inferred_schema_read_off_th
         inferred = Schema.infer(FRAME)
 
     def read_off(**given: Any) -> list[str]:
-        mechanism = LocalDPNoise(1.0, **given, noise=TEST, allow_nonprivate=True)
+        mechanism = LocalDPNoise(1.0, **given, sampler=TEST, allow_nonprivate=True)
         record = mechanism.release(FRAME, ["a", "b"]).record
         return [a for a in record.assumptions if "read from the private data" in a]
 

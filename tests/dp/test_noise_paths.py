@@ -2,10 +2,10 @@
 
 A noise draw is a call of a :class:`~attrpriv.dp.noise.NoiseSampler` draw method (``laplace``,
 ``gaussian``, ``discrete_laplace``, ``discrete_gaussian``) or a randomized-response bit source
-(``_BitSource``). The mechanism contract draws only in ``_noise``, which ``Mechanism._release``
+(``_BitSource``). The mechanism contract draws only in ``_add_noise``, which ``Mechanism._release``
 calls after charging the ledger (``tests/dp/test_mechanism.py`` checks that order). This test
 reads the package's source and follows every draw up its callers, by name: each path must
-reach a ``_noise`` method before it reaches a public function. A public function that draws
+reach an ``_add_noise`` method before it reaches a public function. A public function that draws
 noise itself (or through private helpers) is reported with the path.
 """
 
@@ -64,7 +64,7 @@ def _draws(node: ast.AST) -> bool:
 
 
 def unguarded_draws(sources: dict[str, str]) -> list[str]:
-    """The paths from a noise draw up to a public function that do not pass a ``_noise``.
+    """The paths from a noise draw up to a public function that do not pass an ``_add_noise``.
 
     ``sources`` maps a file name to its text. Names are matched across files (a private
     helper called ``_f`` anywhere counts as a caller of every ``_f``): a conservative graph.
@@ -83,7 +83,7 @@ def unguarded_draws(sources: dict[str, str]) -> list[str]:
         stack, seen = [(start, (start,))], {start}
         while stack:
             function, path = stack.pop()
-            if function == "_noise":
+            if function == "_add_noise":
                 continue  # the contract: charged before it runs
             if not function.startswith("_") or function.startswith("__"):
                 found.append(" <- ".join(path))
@@ -94,7 +94,7 @@ def unguarded_draws(sources: dict[str, str]) -> list[str]:
     return found
 
 
-def test_every_noise_draw_of_the_package_is_reached_through_noise_only() -> None:
+def test_every_noise_draw_of_the_package_is_reached_through_add_noise_only() -> None:
     sources = {
         str(path.relative_to(PACKAGE)): path.read_text(encoding="utf-8")
         for path in PACKAGE.rglob("*.py")
@@ -104,7 +104,7 @@ def test_every_noise_draw_of_the_package_is_reached_through_noise_only() -> None
 
 def test_a_public_function_that_draws_is_reported() -> None:
     """The check itself: a public helper drawing Laplace noise, directly or through a private
-    one, is found; the same draw inside ``_noise`` is not."""
+    one, is found; the same draw inside ``_add_noise`` is not."""
     broken = """
 def noisy_counts(counts, sampler):
     return _add(counts, sampler)
@@ -113,8 +113,8 @@ def _add(counts, sampler):
     return sampler.laplace(counts, 1.0)
 
 class Fine:
-    def _noise(self, measured, plan):
-        return plan.sampler.discrete_laplace(measured, 2.0)
+    def _add_noise(self, private, plan):
+        return plan.sampler.discrete_laplace(private, 2.0)
 
 def uses_numpy(rng):
     return rng.laplace(0.0, 1.0)
@@ -128,14 +128,14 @@ def uses_numpy(rng):
     )
 
 
-def test_noise_is_called_only_by_release_after_the_charge() -> None:
-    """``_noise`` has one caller, ``Mechanism._release``, and it comes after the charge."""
+def test_add_noise_is_called_only_by_release_after_the_charge() -> None:
+    """``_add_noise`` has one caller, ``Mechanism._release``, and it comes after the charge."""
     sites = []
     for path in PACKAGE.rglob("*.py"):
         tree = ast.parse(path.read_text(encoding="utf-8"))
         for function, node in _functions(tree):
-            if "_noise" in _called(node):
+            if "_add_noise" in _called(node):
                 sites.append((str(path.relative_to(PACKAGE)), function, node))
     assert [(where, function) for where, function, _ in sites] == [("dp/mechanism.py", "_release")]
     body = ast.unparse(sites[0][2])
-    assert 0 < body.index("ledger.charge(") < body.index("self._noise(")
+    assert 0 < body.index("ledger.charge(") < body.index("self._add_noise(")

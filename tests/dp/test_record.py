@@ -11,7 +11,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from attrpriv.dp import DEFINITIONS, PrivacyRecord, PrivacyUnit, Release
+from attrpriv.dp import DEFINITIONS, Diagnostics, PrivacyRecord, PrivacyUnit, Release
 from attrpriv.errors import InputError
 
 
@@ -150,6 +150,14 @@ def test_from_dict_refuses_bad_specs(spec: Any, match: str) -> None:
         PrivacyRecord.from_dict(spec)
 
 
+@dataclasses.dataclass(frozen=True)
+class _Facts(Diagnostics):
+    scale: Any
+    chunks: Any
+    ok: Any
+    hidden: Any = dataclasses.field(default=None, repr=False)
+
+
 def test_release_to_dict_is_plain_json(record: PrivacyRecord) -> None:
     histogram = pd.Series(np.array([3, 5, 0], dtype=np.int64), index=["a", "b", "c"])
     release = Release(
@@ -161,11 +169,7 @@ def test_release_to_dict_is_plain_json(record: PrivacyRecord) -> None:
             "table": pd.DataFrame({"x": np.arange(2), "y": [0.5, 1.5]}),
         },
         record=record,
-        parts={
-            "scale": np.float64(4.0),
-            "chunks": (np.int64(2), np.int64(3)),
-            "ok": np.bool_(True),
-        },
+        diagnostics=_Facts(np.float64(4.0), (np.int64(2), np.int64(3)), np.bool_(True)),
     )
     out = json.loads(json.dumps(release.to_dict(), allow_nan=False))
     assert out["values"]["means"] == [1.5, 2.5]
@@ -173,7 +177,7 @@ def test_release_to_dict_is_plain_json(record: PrivacyRecord) -> None:
     assert out["values"]["matrix"] == [[1.0, 0.0], [0.0, 1.0]]
     assert out["values"]["by_code"] == {"10": 0.25, "20": 0.75}
     assert out["values"]["table"]["data"] == [[0, 0.5], [1, 1.5]]
-    assert out["parts"] == {"scale": 4.0, "chunks": [2, 3], "ok": True}
+    assert out["diagnostics"] == {"scale": 4.0, "chunks": [2, 3], "ok": True}
     assert PrivacyRecord.from_dict(out["record"]) == record
 
 
@@ -181,4 +185,4 @@ def test_release_of_a_bare_array() -> None:
     record = PrivacyRecord(**_fields())
     out = Release(np.arange(3) * 0.5, record).to_dict()
     assert json.loads(json.dumps(out))["values"] == [0.0, 0.5, 1.0]
-    assert out["parts"] == {}
+    assert out["diagnostics"] == {}

@@ -47,7 +47,7 @@ def survey() -> pd.DataFrame:
 
 def seeded(epsilon: float = 1.0, chunk_size: int = 3, **kwargs) -> TabularDDP:
     return TabularDDP(
-        epsilon, chunk_size, noise=SeededNumpyNoise(5), allow_nonprivate=True, **kwargs
+        epsilon, chunk_size, sampler=SeededNumpyNoise(5), allow_nonprivate=True, **kwargs
     )
 
 
@@ -73,7 +73,7 @@ def test_release_is_counts_plus_noise_of_the_recorded_scale(survey: pd.DataFrame
     np.testing.assert_array_equal(got, expected)
     assert record.sensitivity["likes"] == pytest.approx(scale * 1.0)
     assert any("learned from the private data" in a for a in record.assumptions)
-    assert result.parts["binned"] == {"age": ["18..37", "38..57", "58..77", "78..97"]}
+    assert result.diagnostics.binned == {"age": ("18..37", "38..57", "58..77", "78..97")}
     json.dumps(result.to_dict())  # plain JSON
 
 
@@ -82,7 +82,7 @@ def test_dependence_raises_the_scale_and_chunks_of_one_are_the_laplace_baseline(
     plan = chunked.calibrate().chunks[0]
     assert 2.0 < plan.dependent_sensitivity < plan.row_sensitivity  # colour and likes depend
     baseline = LaplaceHistograms(1.0, ["colour", "likes", "age"], neighbours="substitute")
-    laplace = baseline.calibrate(3, SeededNumpyNoise(0)).scale
+    laplace = baseline.calibrate(sampler=SeededNumpyNoise(0)).scale
     for method in ("quilt", "pairwise"):
         single = seeded(1.0, 1, method=method, composition="chunks").fit(survey, SURVEY)
         assert [p.scale for p in single.calibrate().chunks] == pytest.approx([laplace] * 3)
@@ -105,7 +105,7 @@ def test_composition_splits_epsilon_and_bounds_cross_chunk_loss(survey: pd.DataF
     assert [p.epsilon for p in mechanism.calibrate().chunks] == pytest.approx([0.3, 0.3, 0.3])
     assert (
         "sequential over 3 chunks"
-        in mechanism.record(mechanism.calibrate(SeededNumpyNoise(0))).noise["composition"]
+        in mechanism.record(mechanism.calibrate(sampler=SeededNumpyNoise(0))).noise["composition"]
     )
     assert mechanism.epsilon_if_chunks_dependent() == pytest.approx(0.9)  # k=1 is row-level
     two = seeded(1.0, 2, structure="chow-liu", method="pairwise").fit(survey, SURVEY)
@@ -133,7 +133,7 @@ def test_networks_from_public_auxiliary_data(survey: pd.DataFrame, tmp_path: Pat
     survey.iloc[:300].to_parquet(aux)
     mechanism = seeded(aux=aux, structure="chow-liu").fit(survey, SURVEY)
     assert mechanism.learned_from_ == "auxiliary" and mechanism.n_learning_rows_ == 300
-    record = mechanism.record(mechanism.calibrate(SeededNumpyNoise(0)))
+    record = mechanism.record(mechanism.calibrate(sampler=SeededNumpyNoise(0)))
     assert "networks learned from public auxiliary data" in record.assumptions
 
 
@@ -145,14 +145,14 @@ def test_file_input_counts_like_the_frame(survey: pd.DataFrame, tmp_path: Path) 
     from_path = seeded(structure="chow-liu", max_learn_rows=200).fit(path, SURVEY)
     from_frame.networks_, from_frame.evidence_ = from_path.networks_, from_path.evidence_
     released = from_frame.release(survey, SURVEY)
-    assert from_file.parts["n_learning_rows"] == 200
+    assert from_file.diagnostics.n_learning_rows == 200
     for name in ("colour", "likes", "age"):
         pd.testing.assert_series_equal(from_file.values[name], released.values[name])
 
 
 def test_nonnegative_keeps_the_raw_counts(survey: pd.DataFrame) -> None:
     result = seeded(0.05, nonnegative=True, structure="chow-liu").release(survey, SURVEY)
-    raw = result.parts["raw_values"]
+    raw = result.diagnostics.raw_values
     assert any((series < 0).any() for series in raw.values())
     for name, series in result.values.items():
         pd.testing.assert_series_equal(series, raw[name].clip(lower=0))
@@ -170,7 +170,7 @@ def test_ledger_is_charged_before_noise_and_refuses_overspend(survey, tmp_path) 
 
 def test_refuses_nonprivate_noise_unless_asked(survey: pd.DataFrame) -> None:
     with pytest.raises(InputError, match="not private"):
-        TabularDDP(1.0, noise=SeededNumpyNoise(0)).release(survey, SURVEY)
+        TabularDDP(1.0, sampler=SeededNumpyNoise(0)).release(survey, SURVEY)
 
 
 def block_codes(n: int = 2000) -> pd.DataFrame:
@@ -319,7 +319,7 @@ def test_a_ring_too_telling_at_a_smaller_epsilon_falls_back_to_laplace() -> None
     assert [b.ring for b in mechanism.boundaries_] == [("x2",), ("x1",)]
     assert not mechanism.calibrate().fallback
     mechanism.epsilon = 0.3
-    plan = mechanism._plan(mechanism._sampler(), ())
+    plan = mechanism._calibrate(mechanism._facts(), mechanism._sampler())
     assert "no bound below epsilon" in plan.fallback
     assert all(v == pytest.approx(8 / 0.3) for v in plan.scales().values())
     assert any("row-level Laplace scale" in a for a in mechanism.record(plan).assumptions)

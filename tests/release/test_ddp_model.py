@@ -24,7 +24,7 @@ from test_ddp_guarantees import all_copy, rare_fixes
 from attrpriv import Column, Integer, Schema
 from attrpriv.dp import ANY_LAW, BudgetLedger
 from attrpriv.errors import InputError
-from attrpriv.release.ddp import tree_bound
+from attrpriv.release.ddp import SurveyFacts, tree_bound
 from attrpriv.release.ddp.answers import any_law_epsilon
 from attrpriv.release.ddp.model import ModelDDP, read_model
 from attrpriv.release.ddp.tree import TreeModel, learn_tree
@@ -227,10 +227,10 @@ def test_a_release_states_both_guarantees_and_gains_over_laplace(tmp_path: Path)
     assert record.unit.model in conditional.laws and "Markov on the tree" in conditional.laws
     assert unconditional.laws == ANY_LAW
     assert unconditional.epsilon == pytest.approx(any_law_epsilon(record.noise["scale"]))
-    assert result.parts["gain"] > 1.5
-    assert result.parts["model_from"] == "auxiliary rows (2,000)"
+    assert result.diagnostics.gain > 1.5
+    assert result.diagnostics.model_from == "auxiliary rows (2,000)"
     assert set(result.values) == set(schema.names)
-    assert max(b["loss"] for b in result.parts["bounds"].values()) <= EPSILON + 1e-9
+    assert max(b.loss for b in result.diagnostics.bounds) <= EPSILON + 1e-9
     (entry,) = ledger.entries()
     assert entry.record.guarantees == record.guarantees
 
@@ -243,38 +243,38 @@ def test_the_scales_never_depend_on_the_private_rows() -> None:
     mechanism = ModelDDP(EPSILON, "aux", aux=aux)
     first = mechanism.release(data, schema).record.noise["scale"]
     second = mechanism.release(changed, schema).record.noise["scale"]
-    assert first == second == mechanism.calibrate(schema).scales()
+    assert first == second == mechanism.calibrate(SurveyFacts(schema)).scales()
 
 
 def test_a_model_file_round_trips_and_gives_the_same_release_scale(tmp_path: Path) -> None:
     aux, schema = _survey(2000, 2)
-    plan = ModelDDP(EPSILON, "aux", aux=aux).calibrate(schema)
+    plan = ModelDDP(EPSILON, "aux", aux=aux).calibrate(SurveyFacts(schema))
     path = tmp_path / "model.json"
     path.write_text(json.dumps(plan.model.to_dict()))
     loaded = read_model(path)
     assert loaded.fingerprint == plan.model.fingerprint
-    again = ModelDDP(EPSILON, path).calibrate(schema)
+    again = ModelDDP(EPSILON, path).calibrate(SurveyFacts(schema))
     assert again.scales() == plan.scales() and again.model.source == "model file model.json"
 
 
 def test_bad_models_and_parameters_get_one_line_errors(tmp_path: Path) -> None:
     aux, schema = _survey(200, 2)
     with pytest.raises(InputError, match="model='aux' learns the model from aux="):
-        ModelDDP(EPSILON, "aux").calibrate(schema)
+        ModelDDP(EPSILON, "aux").calibrate(SurveyFacts(schema))
     other = tree([-1, 0], [uniform(3), same(3, 0.8)], names=["x0", "zz"])
     with pytest.raises(InputError, match="expected the released columns"):
-        ModelDDP(EPSILON, other).calibrate(schema)
+        ModelDDP(EPSILON, other).calibrate(SurveyFacts(schema))
     path = tmp_path / "bad.json"
     path.write_text("{")
     with pytest.raises(InputError, match="is not JSON"):
-        ModelDDP(EPSILON, path).calibrate(schema)
+        ModelDDP(EPSILON, path).calibrate(SurveyFacts(schema))
     path.write_text(json.dumps({"format": "other"}))
     with pytest.raises(InputError, match="needs format"):
         read_model(path)
     with pytest.raises(InputError, match="prior"):
-        ModelDDP(EPSILON, "aux", aux=aux, prior=0).calibrate(schema)
+        ModelDDP(EPSILON, "aux", aux=aux, prior=0).calibrate(SurveyFacts(schema))
     with pytest.raises(InputError, match="epsilon"):
-        ModelDDP(math.inf, "aux", aux=aux).calibrate(schema)
+        ModelDDP(math.inf, "aux", aux=aux).calibrate(SurveyFacts(schema))
 
 
 def test_tree_models_refuse_what_is_not_a_tree() -> None:

@@ -21,6 +21,7 @@ from test_ddp_exact import exact_loss
 from attrpriv import Column, Integer, Schema
 from attrpriv.dp import ANY_LAW, BudgetLedger
 from attrpriv.errors import InputError
+from attrpriv.release.ddp import SurveyFacts
 from attrpriv.release.ddp.modules import ModularDDP, ModulePlan, learn_modules
 from attrpriv.release.graph.learning import column_levels, encode
 from attrpriv.release.graph.network import DiscreteNetwork
@@ -83,7 +84,7 @@ LAWS = {
 def _plan(modules: list[list[str]], epsilon: float) -> ModulePlan:
     names = [c for m in modules for c in m]
     schema = Schema(tuple(Column(c, "feature", Integer(0, 1)) for c in names))
-    return ModularDDP(epsilon, modules).calibrate(schema)
+    return ModularDDP(epsilon, modules).calibrate(SurveyFacts(schema))
 
 
 @pytest.mark.parametrize("epsilon", [0.5, 1.0, 2.0])
@@ -136,13 +137,13 @@ def test_the_scales_come_from_public_inputs_only() -> None:
     changed = frame.copy()
     changed.loc[0] = 1 - changed.loc[0]
     second = mechanism.release(changed, schema)
-    assert first.parts["scales"] == second.parts["scales"] == {
+    assert first.diagnostics.scales == second.diagnostics.scales == {
         "a": 4.0, "b": 4.0, "c": 6.0, "d": 6.0, "e": 6.0, "f": 4.0, "g": 4.0
     }  # fmt: skip
-    assert first.parts["modules"] == [["a", "b"], ["c", "d", "e"], ["f", "g"]]  # the rest
+    assert first.diagnostics.modules == (("a", "b"), ("c", "d", "e"), ("f", "g"))  # the rest
     assert first.record.unit == second.record.unit and first.record.unit.model
     assert [g.epsilon for g in first.record.guarantees] == [1.0, pytest.approx(3.0)]
-    assert first.parts["gain"] == pytest.approx((2 * 7) / (34 / 7))  # Laplace 2m/eps vs mean
+    assert first.diagnostics.gain == pytest.approx((2 * 7) / (34 / 7))  # Laplace 2m/eps vs mean
 
 
 def test_modules_learned_from_public_rows_find_the_planted_ones_but_not_a_rare_link() -> None:
@@ -156,12 +157,12 @@ def test_modules_learned_from_public_rows_find_the_planted_ones_but_not_a_rare_l
     assert found == (("a", "b"), ("c", "d", "e"), ("f",), ("g",))
     private, _ = _survey(300, 3)
     result = ModularDDP(1.0, "aux", aux=aux).release(private, schema)
-    assert result.parts["modules"] == [["a", "b"], ["c", "d", "e"], ["f"], ["g"]]
-    assert result.parts["modules_from"] == "auxiliary rows (2,000)"
+    assert result.diagnostics.modules == (("a", "b"), ("c", "d", "e"), ("f",), ("g",))
+    assert result.diagnostics.modules_from == "auxiliary rows (2,000)"
     conditional, unconditional = result.record.guarantees
     assert "{f}; {g} are independent of one another" in conditional.laws
     network, _ = LAWS["three modules"]
-    assert exact_loss(network, "f", result.parts["scales"]) <= unconditional.epsilon
+    assert exact_loss(network, "f", result.diagnostics.scales) <= unconditional.epsilon
 
 
 @pytest.mark.parametrize(
@@ -199,6 +200,6 @@ def test_no_modules_is_row_level_laplace_with_one_guarantee_for_any_law() -> Non
     record, m = result.record, len(schema.names)
     assert [g.laws for g in record.guarantees] == [ANY_LAW]
     assert set(record.noise["scale"].values()) == {2.0 * m / 1.0}
-    assert result.parts["gain"] == pytest.approx(1.0)
+    assert result.diagnostics.gain == pytest.approx(1.0)
     network = product(copies([f"x{k}" for k in range(4)]))
     assert max(exact_loss(network, c, 2.0 * 4) for c in network.nodes) <= 1.0 + 1e-9

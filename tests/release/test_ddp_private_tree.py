@@ -22,10 +22,11 @@ from attrpriv import Column, Integer, Schema
 from attrpriv.dp import BudgetLedger, SeededNumpyNoise
 from attrpriv.dp.accounting import rho_for, zcdp_to_epsilon
 from attrpriv.errors import InputError
-from attrpriv.release.ddp import private_tree
+from attrpriv.release.ddp import SurveyFacts, private_tree
 from attrpriv.release.ddp.model import ModelDDP
 from attrpriv.release.ddp.private_tree import (
     PrivateTree,
+    TreeStepDiagnostics,
     dependence_scores,
     link_sensitivity,
     score_sensitivity,
@@ -44,11 +45,11 @@ def _schema(cards: tuple[int, ...] = CARDS, nullable: int | None = None) -> Sche
 def _measured(frame: pd.DataFrame, schema: Schema) -> tuple[np.ndarray, list[np.ndarray]]:
     """What the learner itself counts (its ``_measure``): every pair's dependence score, and
     the tables of the links 0-1, 1-2, 1-3, flattened."""
-    measured = PrivateTree(1.0, 1e-6)._measure(frame, schema, None)
-    joint, offsets = measured.joint, measured.offsets
+    counts, facts = PrivateTree(1.0, 1e-6)._measure(frame, schema, None)
+    joint, offsets = counts.joint, counts.offsets
     tables = [joint[offsets[j] : offsets[j + 1], offsets[k] : offsets[k + 1]].ravel()
               for j, k in ((0, 1), (1, 2), (1, 3))]  # fmt: skip
-    return dependence_scores(joint, offsets, measured.n_rows), tables
+    return dependence_scores(joint, offsets, facts.n_rows), tables
 
 
 def _worst_change(frame: pd.DataFrame, schema: Schema) -> tuple[float, float]:
@@ -83,21 +84,22 @@ def test_one_replaced_row_moves_scores_and_tables_at_most_the_stated_sensitivity
     assert 1.0 < worst_score <= score_sensitivity(30)
 
 
-def _spent(record_parts: dict, worst_score: float, worst_tables: float) -> float:
+def _spent(step: TreeStepDiagnostics, worst_score: float, worst_tables: float) -> float:
     """The zCDP the step really spends, from the measured worst moves and the scales it drew
     with: m - 1 selections and one table measurement."""
     m = len(CARDS)
-    return ((m - 1) * worst_score**2 / (2 * record_parts["select_scale"] ** 2)
-            + worst_tables**2 / (2 * record_parts["link_scale"] ** 2))  # fmt: skip
+    return ((m - 1) * worst_score**2 / (2 * step.select_scale ** 2)
+            + worst_tables**2 / (2 * step.link_scale ** 2))  # fmt: skip
 
 
 def test_the_step_is_the_sum_of_its_selections_and_its_tables() -> None:
     frame = pd.DataFrame({f"q{j}": np.arange(40) % k for j, k in enumerate(CARDS)})
-    learner = PrivateTree(1.0, 1e-6, noise=SeededNumpyNoise(0), allow_nonprivate=True)
-    model, step = learner.learn(frame, _schema())
-    record, parts, m = step.record, step.parts, len(CARDS)
-    rho = ((m - 1) * score_sensitivity(40) ** 2 / (2 * parts["select_scale"] ** 2)
-           + link_sensitivity(m) ** 2 / (2 * parts["link_scale"] ** 2))  # fmt: skip
+    learner = PrivateTree(1.0, 1e-6, sampler=SeededNumpyNoise(0), allow_nonprivate=True)
+    step = learner.release(frame, _schema())
+    model = step.diagnostics.model
+    record, found, m = step.record, step.diagnostics, len(CARDS)
+    rho = ((m - 1) * score_sensitivity(40) ** 2 / (2 * found.select_scale ** 2)
+           + link_sensitivity(m) ** 2 / (2 * found.link_scale ** 2))  # fmt: skip
     assert record.rho == pytest.approx(rho) and rho == pytest.approx(rho_for(1.0, 1e-6))
     assert zcdp_to_epsilon(record.rho, 1e-6) <= 1.0 + 1e-9
     assert record.unit.key == "dp/substitute" and (record.epsilon, record.delta) == (1.0, 1e-6)
@@ -111,12 +113,12 @@ def test_the_step_spends_no_more_than_its_record_and_a_broken_one_is_caught(
 ) -> None:
     frame, schema = _frame(), _schema(nullable=2)
     worst_score, worst_tables = _worst_change(frame, schema)
-    learner = PrivateTree(1.0, 1e-6, noise=SeededNumpyNoise(0), allow_nonprivate=True)
-    honest = learner.learn(frame, schema)[1]
-    assert _spent(honest.parts, worst_score, worst_tables) <= honest.record.rho * (1 + 1e-9)
+    learner = PrivateTree(1.0, 1e-6, sampler=SeededNumpyNoise(0), allow_nonprivate=True)
+    honest = learner.release(frame, schema)
+    assert _spent(honest.diagnostics, worst_score, worst_tables) <= honest.record.rho * (1 + 1e-9)
     monkeypatch.setattr(private_tree, "score_sensitivity", lambda n: 1.0)  # a wrong bound
-    broken = learner.learn(frame, schema)[1]
-    assert _spent(broken.parts, worst_score, worst_tables) > 2 * broken.record.rho
+    broken = learner.release(frame, schema)
+    assert _spent(broken.diagnostics, worst_score, worst_tables) > 2 * broken.record.rho
 
 
 def test_a_strong_chain_is_found_from_enough_rows() -> None:
@@ -126,7 +128,7 @@ def test_a_strong_chain_is_found_from_enough_rows() -> None:
     for _ in range(4):
         columns.append(np.where(rng.random(20_000) < 0.9, columns[-1], 1 - columns[-1]))
     frame = pd.DataFrame({f"q{j}": c for j, c in enumerate(columns)})
-    model, _ = PrivateTree(1.0, 1e-6).learn(frame, _schema((2,) * 5))
+    model = PrivateTree(1.0, 1e-6).release(frame, _schema((2,) * 5)).diagnostics.model
     assert {frozenset(link) for link in model.links()} == {
         frozenset((f"q{j}", f"q{j + 1}")) for j in range(4)
     }
@@ -150,9 +152,9 @@ def test_the_model_tier_charges_the_learning_step_first(tmp_path: Path) -> None:
     step, release = (entry.record for entry in ledger.entries())
     assert step.mechanism == "tabular-ddp-private-tree" and step.unit.key == "dp/substitute"
     assert release.mechanism == "tabular-ddp-model"
-    assert result.parts["model_step"] == step.to_dict()
+    assert result.diagnostics.model_step == step
     assert "DP release of the private rows" in result.record.guarantees[0].laws
     with pytest.raises(InputError, match="give learn_epsilon and learn_delta"):
         ModelDDP(1.0, "private").release(frame, schema)
     with pytest.raises(InputError, match="call release"):
-        ModelDDP(1.0, "private", learn_epsilon=1.0, learn_delta=1e-6).calibrate(schema)
+        ModelDDP(1.0, "private", learn_epsilon=1.0, learn_delta=1e-6).calibrate(SurveyFacts(schema))

@@ -34,7 +34,7 @@ WORKED = Secret("mean(x)", interval=(-0.1, 0.1))  # d(U) = 0.2
 
 
 def seeded(**kwargs) -> dict:
-    return {"noise": SeededNumpyNoise(kwargs.pop("seed", 0)), "allow_nonprivate": True, **kwargs}
+    return {"sampler": SeededNumpyNoise(kwargs.pop("seed", 0)), "allow_nonprivate": True, **kwargs}
 
 
 @pytest.fixture(scope="module")
@@ -96,8 +96,12 @@ def test_privacy_for_free_when_the_query_is_weakly_correlated(frame: pd.DataFram
         result = AttributePrivateGaussian(["mean(y)"], WORKED, weak, 1.0, 1e-3).release(
             frame[["x", "y"]], SCHEMA.select(["x", "y"])
         )
-    assert result.parts["free"] and result.record.noise["free"]
-    assert result.parts["warnings"] and any(
+    assert result.diagnostics.free and result.record.noise["free"]
+    assert result.diagnostics.summary_lines() == [
+        "privacy for free: the data's own randomness hides the secrets (no noise)"
+    ]
+    assert result.diagnostics.std == (0.0,) and result.to_dict()["diagnostics"]["free"]
+    assert result.diagnostics.warnings and any(
         a.startswith("warning: no noise") for a in result.record.assumptions
     )
     assert result.values["mean(y)"] == frame["y"].mean()  # nothing added: exact answer
@@ -155,7 +159,7 @@ def test_ledger_is_charged_before_any_noise_and_refuses_overspend(
     ledger.set_budget(1.5, 1e-3, unit="attribute-privacy/mean(x)")
     data, schema = frame[["x", "y"]], SCHEMA.select(["x", "y"])
     mech = AttributePrivateGaussian(
-        "mean(y)", WORKED, PAPER, 1.0, 1e-4, noise=Spy(0), allow_nonprivate=True
+        "mean(y)", WORKED, PAPER, 1.0, 1e-4, sampler=Spy(0), allow_nonprivate=True
     )
     mech.release(data, schema, ledger=ledger, label="first")
     assert Spy.calls == 1
@@ -247,7 +251,7 @@ def _audit(
     query = Query.of(mech.query)
     secret = mech.secrets
     assert isinstance(secret, Secret)
-    plan = mech.calibrate(sampler)
+    plan = mech.calibrate(sampler=sampler)
     (c,) = plan.constraints
     direction = np.linalg.pinv(c.cov + plan.covariance) @ c.shift  # likelihood-ratio direction
     rng = np.random.default_rng(seed)
@@ -281,8 +285,8 @@ def _with_noise(plan: GaussianPlan, cov: np.ndarray) -> GaussianPlan:
 class _SubtractsVarianceTwice(AttributePrivateGaussian):
     """Broken on purpose: takes the conditional variance off the noise a second time."""
 
-    def _plan(self, specs: Specs, sampler: NoiseSampler, inferred: tuple[str, ...]) -> GaussianPlan:
-        plan = super()._plan(specs, sampler, inferred)
+    def _calibrate(self, specs: Specs, sampler: NoiseSampler) -> GaussianPlan:
+        plan = super()._calibrate(specs, sampler)
         (c,) = plan.constraints
         return _with_noise(plan, np.clip(plan.covariance - c.cov, 0.0, None))
 
@@ -290,8 +294,8 @@ class _SubtractsVarianceTwice(AttributePrivateGaussian):
 class _CountsDataTwice(AttributePrivateGaussian):
     """Broken on purpose: the directional variant with the data's covariance counted twice."""
 
-    def _plan(self, specs: Specs, sampler: NoiseSampler, inferred: tuple[str, ...]) -> GaussianPlan:
-        plan = super()._plan(specs, sampler, inferred)
+    def _calibrate(self, specs: Specs, sampler: NoiseSampler) -> GaussianPlan:
+        plan = super()._calibrate(specs, sampler)
         doubled = [Constraint(c.label, c.shift, 2 * c.cov) for c in plan.constraints]
         return _with_noise(plan, directional_noise(doubled, plan.calibration.max_shift))
 
@@ -395,7 +399,7 @@ def test_algorithm_2_can_be_skipped_only_on_request() -> None:
     assumed = AttributePrivateGaussian(
         query, secret, model, 5.0, 1e-3, approximation="assume-gaussian"
     )
-    plan = assumed.calibrate(OpenDPNoise())
+    plan = assumed.calibrate(sampler=OpenDPNoise())
     record = assumed.record(plan)
     assert record.epsilon == 5.0 and record.noise["free"] and plan.assumed_gaussian
     assert any("assumed Gaussian" in a for a in record.assumptions)

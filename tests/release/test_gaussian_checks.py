@@ -1,5 +1,5 @@
 """Before a release: discrete variables under a Gaussian model, the model check against the
-reference data, and the warnings (record, parts, Python warnings)."""
+reference data, and the warnings (record, diagnostics, Python warnings)."""
 
 from __future__ import annotations
 
@@ -76,7 +76,7 @@ def test_tilting_a_binary_variable_is_the_resampling_model(adult_dataset: datase
     assert tilt(x, 0.0) is None and tilt(x, 1.0) is None  # no tilt reaches the ends
 
 
-def test_forced_gaussian_on_indicators_warns_in_record_parts_and_python(
+def test_forced_gaussian_on_indicators_warns_in_record_diagnostics_and_python(
     adult_dataset: datasets.Dataset,
 ) -> None:
     adult = adult_dataset
@@ -90,7 +90,7 @@ def test_forced_gaussian_on_indicators_warns_in_record_parts_and_python(
         model,
         1.0,
         1e-3,
-        noise=SeededNumpyNoise(0),
+        sampler=SeededNumpyNoise(0),
         allow_nonprivate=True,
     )
     data = adult.frame.sample(50, random_state=0)
@@ -99,7 +99,8 @@ def test_forced_gaussian_on_indicators_warns_in_record_parts_and_python(
     texts = [str(w.message) for w in caught]
     assert any("forced on discrete variables" in t for t in texts)
     assert any("conditional variance of count(sex=Female)" in t for t in texts)
-    assert result.parts["warnings"] == texts
+    assert list(result.diagnostics.warnings) == texts
+    assert result.to_dict()["diagnostics"]["warnings"] == texts
     assert result.record.noise["accounting"] == "gaussian"
 
 
@@ -116,7 +117,7 @@ def test_integer_columns_are_discrete_at_release() -> None:
     def mech(force: bool) -> AttributePrivateGaussian:
         model = GaussianModel(["x", "k"], [0, 4.5], [[1, 0.5], [0.5, 8]], 30, force=force)
         return AttributePrivateGaussian(
-            "mean(k)", secret, model, 1.0, 1e-3, noise=SeededNumpyNoise(0), allow_nonprivate=True
+            "mean(k)", secret, model, 1.0, 1e-3, sampler=SeededNumpyNoise(0), allow_nonprivate=True
         )
 
     mech(False).calibrate()  # without the schema it cannot tell

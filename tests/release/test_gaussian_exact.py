@@ -126,8 +126,8 @@ def _forced_gaussian(adult: datasets.Dataset, n: int) -> AttributePrivateGaussia
 class _ShortExact(AttributePrivateGaussian):
     """Broken on purpose: the exact accounting's noise standard deviation cut by 20 %."""
 
-    def _plan(self, specs: Specs, sampler: NoiseSampler, inferred: tuple[str, ...]) -> GaussianPlan:
-        plan = super()._plan(specs, sampler, inferred)
+    def _calibrate(self, specs: Specs, sampler: NoiseSampler) -> GaussianPlan:
+        plan = super()._calibrate(specs, sampler)
         cov = plan.covariance * 0.64
         basis, scales = sampling_basis(cov)
         return dataclasses.replace(plan, covariance=cov, basis=basis, scales=scales)
@@ -146,7 +146,7 @@ PATHS: dict[str, tuple[Path, bool]] = {
         True,
     ),
     "resampling, OpenDP grid k=-20": (
-        lambda a, n: _resampling(a, n, noise=OpenDPNoise(k=-20)),
+        lambda a, n: _resampling(a, n, sampler=OpenDPNoise(k=-20)),
         True,
     ),
     "broken: Gaussian model forced on indicators": (_forced_gaussian, False),

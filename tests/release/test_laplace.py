@@ -11,7 +11,7 @@ from attrpriv.data.aggregate import aggregator_for
 from attrpriv.dp import BudgetLedger, NoiseSampler, OpenDPNoise, SeededNumpyNoise, audit
 from attrpriv.errors import BudgetExceededError
 from attrpriv.release import LaplaceHistograms
-from attrpriv.release.laplace import LaplacePlan
+from attrpriv.release.laplace import HistogramFacts, LaplaceDiagnostics, LaplacePlan
 
 SCHEMA = Schema(
     (
@@ -27,7 +27,7 @@ def frame() -> pd.DataFrame:
 
 
 def test_release_is_counts_plus_noise_of_the_recorded_scale(frame: pd.DataFrame) -> None:
-    mechanism = LaplaceHistograms(0.5, noise=SeededNumpyNoise(7), allow_nonprivate=True)
+    mechanism = LaplaceHistograms(0.5, sampler=SeededNumpyNoise(7), allow_nonprivate=True)
     result = mechanism.release(frame, SCHEMA)
     assert result.record.sensitivity == 2.0  # two histograms, add/remove neighbours
     assert result.record.noise["scale"] == pytest.approx(4.0)
@@ -36,6 +36,25 @@ def test_release_is_counts_plus_noise_of_the_recorded_scale(frame: pd.DataFrame)
     np.testing.assert_array_equal(got, expected)
     assert list(result.values["colour"].index) == ["red", "green", "blue"]
     assert "noise sampler is not private" in result.record.assumptions
+    assert result.diagnostics == LaplaceDiagnostics(2, 6, 2.0, 4.0)
+    assert result.to_dict()["diagnostics"] == {
+        "n_histograms": 2,
+        "n_bins": 6,
+        "sensitivity": 2.0,
+        "scale": 4.0,
+    }
+    assert result.diagnostics.summary_lines() == [
+        "sensitivity=2, discrete Laplace scale=4 (2 histograms, 6 bins)"
+    ]
+
+
+def test_calibrate_counts_the_columns_it_is_given() -> None:
+    sampler = SeededNumpyNoise(0)
+    named = LaplaceHistograms(1.0, ["colour", "group"], sampler=sampler, allow_nonprivate=True)
+    assert named.calibrate().scale == 2.0
+    assert named.calibrate(HistogramFacts(3)).scale == 3.0
+    with pytest.raises(InputError, match=r"HistogramFacts\(n_histograms\)"):
+        LaplaceHistograms(1.0).calibrate()
 
 
 def test_substitution_doubles_the_sensitivity(frame: pd.DataFrame) -> None:
@@ -46,7 +65,7 @@ def test_substitution_doubles_the_sensitivity(frame: pd.DataFrame) -> None:
 
 def test_refuses_nonprivate_noise_unless_asked(frame: pd.DataFrame) -> None:
     with pytest.raises(InputError, match="not private"):
-        LaplaceHistograms(1.0, noise=SeededNumpyNoise(0)).release(frame, SCHEMA)
+        LaplaceHistograms(1.0, sampler=SeededNumpyNoise(0)).release(frame, SCHEMA)
 
 
 @pytest.mark.parametrize(
@@ -78,8 +97,8 @@ def test_duckdb_file_input_gives_the_same_counts(frame: pd.DataFrame, tmp_path) 
     path = tmp_path / "survey.parquet"
     frame.to_parquet(path)
     noise = SeededNumpyNoise(3)
-    from_file = LaplaceHistograms(1.0, noise=noise, allow_nonprivate=True).release(path, SCHEMA)
-    from_frame = LaplaceHistograms(1.0, noise=SeededNumpyNoise(3), allow_nonprivate=True).release(
+    from_file = LaplaceHistograms(1.0, sampler=noise, allow_nonprivate=True).release(path, SCHEMA)
+    from_frame = LaplaceHistograms(1.0, sampler=SeededNumpyNoise(3), allow_nonprivate=True).release(
         frame, SCHEMA
     )
     for name in ("colour", "group"):
@@ -89,17 +108,15 @@ def test_duckdb_file_input_gives_the_same_counts(frame: pd.DataFrame, tmp_path) 
 class _HalfNoiseHistograms(LaplaceHistograms):
     """Broken on purpose: calibrates to one histogram whatever their number."""
 
-    def _plan(
-        self, n_histograms: int, sampler: NoiseSampler, inferred: tuple[str, ...]
-    ) -> LaplacePlan:
-        return super()._plan(1, sampler, inferred)
+    def _calibrate(self, public: HistogramFacts, sampler: NoiseSampler) -> LaplacePlan:
+        return super()._calibrate(HistogramFacts(1, public.inferred), sampler)
 
 
 def _audit_mechanism(mechanism: LaplaceHistograms, frame: pd.DataFrame) -> float:
     """Audit the mechanism's noise on the counts of a dataset and of its neighbour."""
     neighbour = frame.iloc[:-1]
     sampler = OpenDPNoise()
-    scale = mechanism.calibrate(2, sampler).scale
+    scale = mechanism.calibrate(HistogramFacts(2), sampler=sampler).scale
 
     def counts(data: pd.DataFrame) -> np.ndarray:
         tables = aggregator_for(data, SCHEMA).all_counts(["colour", "group"])

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Sequence
 
 import numpy as np
 import pandas as pd
@@ -21,13 +20,13 @@ from attrpriv.errors import BudgetExceededError
 from attrpriv.release.graph.network import DiscreteNetwork
 from attrpriv.release.graph.quilts import Quilt, max_influence
 from attrpriv.release.markov_quilt import AttributeMarkovQuilt, MarkovQuiltMechanism
-from attrpriv.release.markov_quilt.attribute_mechanism import AttributePlan
+from attrpriv.release.markov_quilt.attribute_mechanism import AttributePlan, QuiltFacts
 from attrpriv.release.markov_quilt.chain_calibration import (
     ChainCalibration,
     ChainQuilt,
     calibrate_chain,
 )
-from attrpriv.release.markov_quilt.chain_mechanism import ChainPlan
+from attrpriv.release.markov_quilt.chain_mechanism import ChainLengths, ChainPlan
 from attrpriv.release.markov_quilt.chain_model import (
     MarkovChainModel,
     approx_influence,
@@ -175,8 +174,8 @@ LENGTH, NODE, EPSILON = 10, 4, 2.0
 class _InfluenceBlind(MarkovQuiltMechanism):
     """Broken on purpose: takes the neighbours as a quilt that tells nothing (influence 0)."""
 
-    def _plan(self, lengths: Sequence[int], sampler: NoiseSampler) -> ChainPlan:
-        (length,) = lengths
+    def _calibrate(self, public: ChainLengths, sampler: NoiseSampler) -> ChainPlan:
+        (length,) = public.lengths
         lip = 2.0  # the histogram's Lipschitz constant
         scale = lip / self.epsilon
         quilts = tuple(
@@ -199,7 +198,7 @@ def _chains_with(state: int, n: int, rng: np.random.Generator) -> np.ndarray:
 
 def _audit_chain(mechanism: MarkovQuiltMechanism) -> float:
     """Audit the mechanism's noise, as calibrated, on chains under X_i = 0 vs X_i = 1."""
-    scale = mechanism.calibrate(LENGTH).sigma_max
+    scale = mechanism.calibrate(ChainLengths(LENGTH)).sigma_max
     sampler, rng = OpenDPNoise(), np.random.default_rng(5)
 
     def sample_for(state: int):
@@ -215,7 +214,7 @@ def _audit_chain(mechanism: MarkovQuiltMechanism) -> float:
 
 def test_chain_audit_stays_under_epsilon() -> None:
     mechanism = MarkovQuiltMechanism(CHAIN, EPSILON)
-    (calibration,) = mechanism.calibrate(LENGTH).calibrations
+    (calibration,) = mechanism.calibrate(ChainLengths(LENGTH)).calibrations
     assert calibration.quilts[NODE].left is not None  # a real quilt is used
     assert _audit_chain(mechanism) < EPSILON
 
@@ -235,7 +234,7 @@ def _path_network() -> DiscreteNetwork:
 class _InfluenceBlindAttribute(AttributeMarkovQuilt):
     """Broken on purpose: picks quilts by their nearby sensitivity alone (influence ignored)."""
 
-    def _plan(self, sampler: NoiseSampler, inferred: tuple[str, ...]) -> AttributePlan:
+    def _calibrate(self, public: QuiltFacts, sampler: NoiseSampler) -> AttributePlan:
         network = self.networks
         assert isinstance(network, DiscreteNetwork) and self.columns is not None
         sensitivity = {n: 2.0 if n in self.columns else 0.0 for n in network.nodes}
@@ -279,11 +278,11 @@ def test_attribute_audit_catches_the_influence_blind_variant() -> None:
 def test_chain_release_is_histogram_plus_noise_of_the_recorded_scale() -> None:
     sequence = [0, 1, 1, 0, 0, 0, 1, 1, 1, 1]
     mechanism = MarkovQuiltMechanism(
-        CHAIN, 2.0, states=("rest", "walk"), noise=SeededNumpyNoise(3), allow_nonprivate=True
+        CHAIN, 2.0, states=("rest", "walk"), sampler=SeededNumpyNoise(3), allow_nonprivate=True
     )
     labelled = ["rest" if s == 0 else "walk" for s in sequence]
     result = mechanism.release(labelled)
-    scale = mechanism.calibrate(10).sigma_max
+    scale = mechanism.calibrate(ChainLengths(10)).sigma_max
     expected = SeededNumpyNoise(3).discrete_laplace(np.array([4, 6]), scale)
     np.testing.assert_array_equal(result.values.to_numpy(), expected)
     assert list(result.values.index) == ["rest", "walk"]
@@ -293,29 +292,37 @@ def test_chain_release_is_histogram_plus_noise_of_the_recorded_scale() -> None:
     assert (
         "X_i=a vs X_i=b" in record.protects and "noise sampler is not private" in record.assumptions
     )
-    assert result.parts["sigma_max"] == pytest.approx(scale)
-    assert len(result.parts["calibrations"][0]["quilts"]) == 10
-    json.dumps(result.to_dict())
+    assert result.diagnostics.sigma_max == pytest.approx(scale)
+    assert len(result.diagnostics.calibrations[0].quilts) == 10
+    diagnostics = json.loads(json.dumps(result.to_dict()))["diagnostics"]
+    assert diagnostics["lengths"] == [10] and len(diagnostics["calibrations"][0]["quilts"]) == 10
+    (line,) = result.diagnostics.summary_lines()
+    assert line.startswith(f"Laplace scale {scale:.4g} (quilt [") and "nearby nodes" in line
 
 
 def test_sum_query_and_chains_of_several_lengths() -> None:
     mechanism = MarkovQuiltMechanism(
-        CHAIN, 1.0, states=(0.0, 3.0), query="sum", noise=SeededNumpyNoise(1), allow_nonprivate=True
+        CHAIN,
+        1.0,
+        states=(0.0, 3.0),
+        query="sum",
+        sampler=SeededNumpyNoise(1),
+        allow_nonprivate=True,
     )
     chains = [np.array([0.0, 3.0, 3.0]), np.array([3.0] * 40)]
     result = mechanism.release(chains)
     assert result.record.sensitivity == 3.0
     scales = [calibrate_chain([CHAIN], n, 1.0, 3.0).sigma_max for n in (3, 40)]
-    assert result.parts["sigma_max"] == pytest.approx(max(scales))
+    assert result.diagnostics.sigma_max == pytest.approx(max(scales))
+    assert result.diagnostics.lengths == [3, 40]
     expected = SeededNumpyNoise(1).laplace(np.array([126.0]), max(scales))[0]
     assert result.values == pytest.approx(expected)
 
 
 def test_ledger_is_charged_before_noise_and_refuses_overspend(tmp_path) -> None:
     ledger = BudgetLedger(tmp_path / "quilt.ledger")
-    unit = (
-        MarkovQuiltMechanism(CHAIN, 1.0).record(MarkovQuiltMechanism(CHAIN, 1.0).calibrate(3)).unit
-    )
+    chain = MarkovQuiltMechanism(CHAIN, 1.0)
+    unit = chain.record(chain.calibrate(ChainLengths(3))).unit
     assert unit.key.startswith("pufferfish/chain-state@")  # one unit per class Theta
     ledger.set_budget(1.5, unit=unit)
     MarkovQuiltMechanism(CHAIN, 1.0).release([0, 1, 1], ledger=ledger, label="first")
@@ -340,7 +347,7 @@ def test_attribute_release_counts_plus_noise_with_a_full_record() -> None:
         {"A": [0, 1, 1], "B": [0, 1, 1], "C": [1, 1, 1], "D": [0, 0, 1], "E": [1, 0, 0]}
     )
     mechanism = AttributeMarkovQuilt(
-        _path_network(), 2.0, "A", list("BCDE"), noise=SeededNumpyNoise(2), allow_nonprivate=True
+        _path_network(), 2.0, "A", list("BCDE"), sampler=SeededNumpyNoise(2), allow_nonprivate=True
     )
     result = mechanism.release(frame, _path_schema())
     scale = mechanism.calibrate().sigma_max
@@ -349,7 +356,9 @@ def test_attribute_release_counts_plus_noise_with_a_full_record() -> None:
     np.testing.assert_array_equal(got, expected)
     assert result.record.sensitivity == {"A": 0.0, "B": 2.0, "C": 2.0, "D": 2.0, "E": 2.0}
     assert result.record.mechanism == "attribute-markov-quilt"
-    assert result.parts["quilts"]["A"]["quilt"] == ["D"]
+    assert result.diagnostics.quilts["A"].quilt == ("D",)
+    assert result.to_dict()["diagnostics"]["quilts"]["A"]["quilt"] == ["D"]
+    assert result.diagnostics.summary_lines()[1].startswith("A: quilt ['D'] (3 nearby nodes")
 
 
 def test_attribute_version_on_adult_with_a_network_fitted_on_the_public_split(
@@ -372,15 +381,15 @@ def test_attribute_version_on_adult_with_a_network_fitted_on_the_public_split(
     free = AttributeMarkovQuilt(network, 1.0, "sex", released).release(private, adult.schema)
     # {marital_status, income} tells ~0.25 nats about sex and N = {sex, relationship} is not
     # released: the exact histograms are 1-Pufferfish private for sex ("privacy for free").
-    chosen = free.parts["quilts"]["sex"]
-    assert chosen["quilt"] == ["marital_status", "income"] and chosen["scale"] == 0.0
-    assert 0.2 < chosen["influence"] < 0.3
+    chosen = free.diagnostics.quilts["sex"]
+    assert chosen.quilt == ("marital_status", "income") and chosen.scale == 0.0
+    assert 0.2 < chosen.influence < 0.3
     truth = private["income"].value_counts()
     assert free.values["income"].to_dict() == {k: int(v) for k, v in truth.items()}
     # at epsilon = 0.2 that quilt is infeasible; N = {sex, relationship, income} costs 2 / 0.2
     strict = AttributeMarkovQuilt(network, 0.2, "sex", released).release(private, adult.schema)
     assert strict.record.noise["scale"] == pytest.approx(10.0)
-    assert strict.parts["quilts"]["sex"]["quilt"] != ["marital_status", "income"]
+    assert strict.diagnostics.quilts["sex"].quilt != ("marital_status", "income")
     assert list(strict.values["income"].index) == ["<=50K", ">50K"]
 
 
@@ -410,6 +419,15 @@ def test_bad_chain_inputs(kwargs: dict, sequences, message: str) -> None:
     mechanism = MarkovQuiltMechanism(CHAIN, 1.0, **kwargs)
     with pytest.raises(InputError, match=message):
         mechanism.release(sequences)
+
+
+def test_chain_lengths_are_the_public_facts_of_a_chain_release() -> None:
+    assert ChainLengths([40, 3, 40]).lengths == (3, 40) and ChainLengths(5).lengths == (5,)
+    for bad in (0, [], [3, 2.5], True):
+        with pytest.raises(InputError, match="chain lengths must be integers >= 1"):
+            ChainLengths(bad)
+    with pytest.raises(InputError, match=r"pass ChainLengths\(lengths\)"):
+        MarkovQuiltMechanism(CHAIN, 1.0).calibrate()
 
 
 @pytest.mark.parametrize(
@@ -483,7 +501,7 @@ def test_cli_releases_a_sequence_and_writes_json(tmp_path, capsys) -> None:
     assert code == 0
     payload = json.loads(out.read_text())
     assert payload["record"]["definition"] == "pufferfish"
-    assert set(payload["values"]) == {"r", "w"} and payload["parts"]["lengths"] == [4, 6]
+    assert set(payload["values"]) == {"r", "w"} and payload["diagnostics"]["lengths"] == [4, 6]
     assert "Laplace scale" in capsys.readouterr().out
 
 

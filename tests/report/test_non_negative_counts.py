@@ -28,7 +28,7 @@ def release():
     rng = np.random.default_rng(0)
     frame = pd.DataFrame({"colour": rng.choice(["red", "green", "blue"], 30),
                           "age": rng.integers(18, 41, 30)})  # fmt: skip
-    mechanism = LaplaceHistograms(0.3, noise=SeededNumpyNoise(4), allow_nonprivate=True)
+    mechanism = LaplaceHistograms(0.3, sampler=SeededNumpyNoise(4), allow_nonprivate=True)
     return mechanism.release(frame, SCHEMA)
 
 

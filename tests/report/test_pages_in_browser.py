@@ -163,7 +163,7 @@ def _tabular_ddp() -> str:
     colour = rng.choice(["red", "green", "blue"], 600)
     likes = np.where((colour == "red") ^ (rng.random(600) < 0.1), "yes", "no")
     frame = pd.DataFrame({"colour": colour, "likes": likes, "age": rng.integers(18, 98, 600)})
-    mechanism = TabularDDP(1.0, 2, max_levels=4, noise=SeededNumpyNoise(5),
+    mechanism = TabularDDP(1.0, 2, max_levels=4, sampler=SeededNumpyNoise(5),
                            allow_nonprivate=True)  # fmt: skip
     return render_release_html(mechanism.release(frame, schema), title="Tabular-DDP",
                                counts="non-negative")  # fmt: skip

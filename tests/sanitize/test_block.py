@@ -14,10 +14,11 @@ import pytest
 from attrpriv.data.schema import Categorical, Column, Integer, Numeric, Role, Schema
 from attrpriv.dp import BudgetLedger, OpenDPNoise, SeededNumpyNoise
 from attrpriv.dp.accounting import zcdp_to_epsilon
+from attrpriv.dp.noise import NoiseSampler
 from attrpriv.errors import BudgetExceededError, InputError, NotFittedError
-from attrpriv.sanitize.block import BlockPlan, BlockResampler, association
+from attrpriv.sanitize import SanitizedTable
+from attrpriv.sanitize.block import BlockFacts, BlockPlan, BlockResampler, association
 from attrpriv.sanitize.block.codebook import column_code
-from attrpriv.sanitize.resample import ResampledRelease
 from exact_losses import discrete_gaussian_renyi
 
 TEST = SeededNumpyNoise(0)
@@ -50,7 +51,7 @@ SCHEMA = Schema(
 
 
 def _fitted(**kwargs: object) -> BlockResampler:
-    options: dict[str, object] = {"noise": TEST, "allow_nonprivate": True, **kwargs}
+    options: dict[str, object] = {"sampler": TEST, "allow_nonprivate": True, **kwargs}
     return BlockResampler("s", **options).fit(SCHEMA)  # type: ignore[arg-type]
 
 
@@ -63,7 +64,7 @@ def private() -> pd.DataFrame:
 
 
 def _tables(model: BlockResampler, frame: pd.DataFrame) -> np.ndarray:
-    measured = model._measure(frame)
+    measured, _ = model._measure(frame)
     return np.concatenate([t.ravel() for t in measured.tables]).astype(np.float64)
 
 
@@ -86,8 +87,8 @@ def test_the_worst_neighbour_moves_the_tables_by_the_recorded_sensitivity(
             for name, value in zip(protected, values, strict=True):
                 neighbour.loc[row, name] = value
             worst = max(worst, float(np.linalg.norm(_tables(model, neighbour) - base)))
-            kept = model._measure(neighbour).public
-            pd.testing.assert_frame_equal(kept, model._measure(frame).public)
+            kept = model._measure(neighbour)[0].public
+            pd.testing.assert_frame_equal(kept, model._measure(frame)[0].public)
     assert worst == pytest.approx(plan.sensitivity)
     assert plan.sensitivity == pytest.approx(math.sqrt(2 * len(plan.tables)))
 
@@ -102,8 +103,8 @@ def _exact_rho(plan: BlockPlan) -> float:
 class _HalfScale(BlockResampler):
     """A broken variant: half the noise it records."""
 
-    def _plan(self, sampler: object) -> BlockPlan:
-        plan = super()._plan(sampler)  # type: ignore[arg-type]
+    def _calibrate(self, public: BlockFacts, sampler: NoiseSampler) -> BlockPlan:
+        plan = super()._calibrate(public, sampler)
         return dataclasses.replace(plan, scale=plan.scale / 2.0)
 
 
@@ -115,8 +116,8 @@ class _Uncounted(BlockResampler):
         tables = super()._tables()
         return (*tables, tables[0])
 
-    def _plan(self, sampler: object) -> BlockPlan:
-        plan = super()._plan(sampler)  # type: ignore[arg-type]
+    def _calibrate(self, public: BlockFacts, sampler: NoiseSampler) -> BlockPlan:
+        plan = super()._calibrate(public, sampler)
         fewer = math.sqrt(2 * (len(plan.tables) - 1))
         return dataclasses.replace(plan, sensitivity=fewer, scale=fewer / math.sqrt(2 * plan.rho))
 
@@ -124,7 +125,7 @@ class _Uncounted(BlockResampler):
 @pytest.mark.parametrize(("epsilon", "delta"), [(0.5, 1e-6), (1.0, 1e-6), (2.0, 1e-9)])
 def test_the_exact_loss_is_within_the_recorded_guarantee(epsilon: float, delta: float) -> None:
     model = _fitted(epsilon=epsilon, delta=delta)
-    plan = model.calibrate(OpenDPNoise())
+    plan = model.calibrate(sampler=OpenDPNoise())
     record = model.record(plan)
     assert _exact_rho(plan) <= plan.rho * (1 + 1e-9)
     assert _exact_rho(plan) == pytest.approx(plan.rho, rel=1e-3)  # the Gaussian bound is tight
@@ -134,9 +135,9 @@ def test_the_exact_loss_is_within_the_recorded_guarantee(epsilon: float, delta: 
 
 
 def test_the_exact_loss_catches_the_broken_variants(private: pd.DataFrame) -> None:
-    half = _HalfScale("s", noise=TEST, allow_nonprivate=True).fit(SCHEMA).calibrate()
+    half = _HalfScale("s", sampler=TEST, allow_nonprivate=True).fit(SCHEMA).calibrate()
     assert _exact_rho(half) > 3.9 * half.rho
-    uncounted = _Uncounted("s", noise=TEST, allow_nonprivate=True).fit(SCHEMA)
+    uncounted = _Uncounted("s", sampler=TEST, allow_nonprivate=True).fit(SCHEMA)
     plan = uncounted.calibrate()
     frame = _table(12, 1)
     neighbour = frame.copy()
@@ -156,24 +157,24 @@ def test_neighbours_with_the_same_tables_get_the_same_release(private: pd.DataFr
     frame.loc[0, "s"], frame.loc[1, "s"] = "a", "c"
     swapped = frame.copy()
     swapped.loc[0, "s"], swapped.loc[1, "s"] = "c", "a"
-    first = _fitted(noise=SeededNumpyNoise(3)).release(frame)
-    second = _fitted(noise=SeededNumpyNoise(3)).release(swapped)
+    first = _fitted(sampler=SeededNumpyNoise(3)).release(frame)
+    second = _fitted(sampler=SeededNumpyNoise(3)).release(swapped)
     pd.testing.assert_frame_equal(first.values, second.values)
 
 
 def test_the_release_keeps_rows_and_columns_and_redraws_the_block(private: pd.DataFrame) -> None:
     before = private.copy()
     out = _fitted().release(private)
-    assert isinstance(out, ResampledRelease)
+    assert isinstance(out, SanitizedTable)
     pd.testing.assert_frame_equal(private, before)  # the input is not modified
     table = out.values
     assert list(table.columns) == list(private.columns)
     assert table.index.equals(private.index)
-    redrawn = ["s", *out.parts["proxies"]]
-    assert "copy" in out.parts["proxies"] and "noise" not in out.parts["proxies"]
-    for name in out.parts["passed_through"]:
+    redrawn = ["s", *out.diagnostics.proxies]
+    assert "copy" in out.diagnostics.proxies and "noise" not in out.diagnostics.proxies
+    for name in out.diagnostics.passed_through:
         pd.testing.assert_series_equal(table[name], private[name])
-    assert set(out.parts["passed_through"]) == set(private.columns) - set(redrawn)
+    assert set(out.diagnostics.passed_through) == set(private.columns) - set(redrawn)
     assert set(table["s"]) <= {"a", "b", "c"}
     assert table["level"].dropna().between(0, 99).all()
     # the drawn sensitive value is not the private one row by row
@@ -183,7 +184,7 @@ def test_the_release_keeps_rows_and_columns_and_redraws_the_block(private: pd.Da
 def test_the_redraw_keeps_the_law_of_the_block_with_the_target(private: pd.DataFrame) -> None:
     """At epsilon 8 on 3,000 rows the released block follows the private one's law with the
     target: P(s | y) and the copy's agreement with s."""
-    out = _fitted(epsilon=8.0, noise=OpenDPNoise(), allow_nonprivate=False).release(private)
+    out = _fitted(epsilon=8.0, sampler=OpenDPNoise(), allow_nonprivate=False).release(private)
     table = out.values
     real = pd.crosstab(private["y"], private["s"], normalize="index")
     drawn = pd.crosstab(table["y"], table["s"], normalize="index")
@@ -224,7 +225,7 @@ def test_the_ledger_is_charged_before_noise_and_refuses_overspend(
 ) -> None:
     ledger = BudgetLedger(tmp_path / "budget.ledger")  # type: ignore[operator]
     ledger.set_budget(1.05, delta=1e-5, unit="dp/substitute:s")  # one release, not two
-    model = BlockResampler("s", epsilon=1.0, noise=OpenDPNoise()).fit(SCHEMA)
+    model = BlockResampler("s", epsilon=1.0, sampler=OpenDPNoise()).fit(SCHEMA)
     model.release(private, ledger=ledger, label="first")
     with pytest.raises(BudgetExceededError):
         model.release(private, ledger=ledger)
@@ -281,14 +282,14 @@ def test_public_rows_are_added_to_the_noisy_tables_as_a_prior(private: pd.DataFr
     """With the same noise, the release's noisy counts are those without public rows plus the
     public rows' counts times the weight; weight 0 leaves them as they were."""
     public = _table(600, 5)
-    options = {"noise": SeededNumpyNoise(4), "allow_nonprivate": True}
+    options = {"sampler": SeededNumpyNoise(4), "allow_nonprivate": True}
 
     def counts(model: BlockResampler) -> pd.Series:
-        return model.release(private).parts["noisy_counts"]
+        return model.release(private).diagnostics.noisy_counts["s"]
 
     alone = counts(BlockResampler("s", **options).fit(SCHEMA))  # type: ignore[arg-type]
     for weight in (0.0, 1.0, 2.5):
-        options = {"noise": SeededNumpyNoise(4), "allow_nonprivate": True}
+        options = {"sampler": SeededNumpyNoise(4), "allow_nonprivate": True}
         model = BlockResampler("s", prior_weight=weight, **options)  # type: ignore[arg-type]
         exact = public["s"].value_counts().reindex(["a", "b", "c"]).to_numpy()
         with_prior = counts(model.fit(SCHEMA, public))
@@ -301,10 +302,10 @@ def test_a_public_prior_finds_a_proxy_the_noise_hides_on_few_rows() -> None:
     """On 150 private rows at epsilon 0.5 the copy's association is lost in the noise; 3,000
     public rows from the same law make it plain (the noise is the same)."""
     few, public = _table(150, 2), _table(3000, 3)
-    alone = _fitted(epsilon=0.5, noise=SeededNumpyNoise(1)).release(few)
-    options = {"noise": SeededNumpyNoise(1), "allow_nonprivate": True, "epsilon": 0.5}
+    alone = _fitted(epsilon=0.5, sampler=SeededNumpyNoise(1)).release(few)
+    options = {"sampler": SeededNumpyNoise(1), "allow_nonprivate": True, "epsilon": 0.5}
     helped = BlockResampler("s", **options).fit(SCHEMA, public).release(few)  # type: ignore[arg-type]
-    assert "copy" not in alone.parts["proxies"] and "copy" in helped.parts["proxies"]
+    assert "copy" not in alone.diagnostics.proxies and "copy" in helped.diagnostics.proxies
 
 
 def test_bad_public_rows_are_refused_naming_them(private: pd.DataFrame) -> None:
@@ -313,7 +314,7 @@ def test_bad_public_rows_are_refused_naming_them(private: pd.DataFrame) -> None:
     with pytest.raises(InputError, match=r"the public rows .* row 3") as caught:
         BlockResampler("s").fit(SCHEMA, public)
     assert "Martian" not in str(caught.value)
-    with pytest.raises(InputError, match="the public rows have no column 'noise'"):
+    with pytest.raises(InputError, match="no column 'noise' in the public rows"):
         BlockResampler("s").fit(SCHEMA, public.drop(columns="noise"))
     with pytest.raises(InputError, match="prior_weight"):
         BlockResampler("s", prior_weight=-1.0).fit(SCHEMA, _table(100, 6))
@@ -347,10 +348,10 @@ def test_an_auto_proxy_keeps_its_direct_dependence_on_a_released_column() -> Non
     real = np.corrcoef(frame["grade"], frame["other"])[0, 1]
     found = {}
     for conditional in ("none", "hgb"):
-        model = BlockResampler("s", conditional=conditional, noise=SeededNumpyNoise(2),
+        model = BlockResampler("s", conditional=conditional, sampler=SeededNumpyNoise(2),
                                allow_nonprivate=True).fit(schema)  # fmt: skip
         out = model.release(frame)
-        assert out.parts["proxies"] == ["grade"]
+        assert out.diagnostics.proxies == ("grade",)
         found[conditional] = np.corrcoef(out.values["grade"], out.values["other"])[0, 1]
     assert real > 0.6 and abs(found["none"]) < 0.1
     assert 0.6 * real < found["hgb"] < real + 0.05
@@ -372,4 +373,4 @@ def test_named_proxies_are_never_drawn_given_the_context(
     _fitted(proxies=["copy"]).release(private)
     assert called == []
     out = _fitted().release(private)
-    assert called == out.parts["proxies"] and called
+    assert called == list(out.diagnostics.proxies) and called

@@ -107,7 +107,7 @@ def test_a_new_table_goes_through_fit_and_apply_with_every_column_accounted_for(
     assert "clipped 3 values outside their public domain into it" in text
     private, released = pd.read_csv(files["private"]), pd.read_csv(out)
     assert len(released) == len(private)
-    columns = json.loads(record.read_text())["parts"]["columns"]
+    columns = json.loads(record.read_text())["diagnostics"]["columns"]
     assert columns == {
         "sanitized": ["age", "income", "region", "outcome"],
         "synthetic": ["group"],
@@ -119,9 +119,9 @@ def test_a_new_table_goes_through_fit_and_apply_with_every_column_accounted_for(
     assert sorted(accounted) == sorted(private.columns)  # every input column, once
     assert list(released.columns) == [c for c in private.columns if c != "batch"]
     np.testing.assert_array_equal(released["record_id"], private["record_id"])  # unchanged
-    parts = json.loads(record.read_text())["parts"]
-    assert parts["clipped"] == {"age": 1, "income": 1, "region": 1}
-    assert parts["training_rows"] == 0
+    diagnostics = json.loads(record.read_text())["diagnostics"]
+    assert diagnostics["clipped"] == {"age": 1, "income": 1, "region": 1}
+    assert diagnostics["training_rows"] == 0
     SCHEMA.select([c for c in released.columns if c != "age"]).validate(
         released.drop(columns="age").astype({"region": object})
     )
@@ -231,7 +231,7 @@ def test_sanitizer_clips_or_refuses_out_of_domain_values() -> None:
     bad.loc[2, "age"], bad.loc[3, "region"] = 500.0, "west"
     before = bad.copy()
     result = Sanitizer(model, Suppression()).sanitize(bad)
-    assert result.parts["clipped"] == {"age": 1, "region": 1}
+    assert result.diagnostics.clipped == {"age": 1, "region": 1}
     pd.testing.assert_frame_equal(bad, before)  # the input is not changed
     conformed, counts = model.codec_.conform(bad)
     assert counts == {"age": 1, "region": 1} and conformed.loc[2, "age"] == 90
@@ -272,8 +272,8 @@ def test_training_rows_python_api() -> None:
         Sanitizer(model, sampler).sanitize(aux, training_rows="refuse")
     with pytest.warns(UserWarning, match="more rows equal one of the decoupler's training rows"):
         result = Sanitizer(model, Suppression()).sanitize(mixed, training_rows="warn")
-    assert result.parts["training_rows"] == 3
-    assert "training_rows" not in Sanitizer(model, Suppression()).sanitize(aux).parts  # allow
+    assert result.diagnostics.training_rows == 3
+    assert Sanitizer(model, Suppression()).sanitize(aux).diagnostics.training_rows is None  # allow
 
 
 def test_the_fingerprint_stores_keyed_hashes_not_values(tmp_path: Path) -> None:

@@ -52,16 +52,17 @@ def test_drop_proxies_reads_the_auxiliary_data_only(adult: Any) -> None:
     # the private rows are never read to choose: scrambling them changes nothing chosen
     scrambled = private.apply(lambda c: c.sample(frac=1.0, random_state=1).to_numpy())
     out = model.sanitize(scrambled)
-    assert out.parts["dropped"] == ["sex", *model.proxies_]
-    assert list(out.data.columns) == [c for c in private.columns if c not in out.parts["dropped"]]
+    assert out.diagnostics.dropped == ("sex", *model.proxies_)
+    kept = [c for c in private.columns if c not in out.diagnostics.dropped]
+    assert list(out.data.columns) == kept
     assert out.record is None and out.y_s is None
-    assert set(out.parts["proxy_auc"]) == set(model.proxies_)
+    assert set(out.diagnostics.proxy_auc) == set(model.proxies_)
 
 
 def test_drop_sensitive_and_marginal_draw(adult: Any) -> None:
     aux, private = adult
     dropped = DropSensitive(["race"]).sanitize(private, "sex")
-    assert dropped.parts["dropped"] == ["sex", "race"] and "sex" not in dropped.data.columns
+    assert dropped.diagnostics.dropped == ("sex", "race") and "sex" not in dropped.data.columns
     drawn = MarginalDraw(seed=3).fit(aux, "sex").sanitize(private)
     out = drawn.data
     assert list(out.columns) == list(private.columns) and out["sex"].dtype == private["sex"].dtype

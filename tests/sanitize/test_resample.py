@@ -20,9 +20,10 @@ from attrpriv import datasets
 from attrpriv.data.schema import Categorical, Column, Integer, Numeric, Schema
 from attrpriv.dp import BudgetLedger, NoiseSampler, OpenDPNoise, SeededNumpyNoise, audit
 from attrpriv.errors import BudgetExceededError, InputError, NotFittedError
-from attrpriv.sanitize import ProxyResampler
-from attrpriv.sanitize.resample import ResampledRelease, ResamplePlan, marginal, rank_proxies_greedy
+from attrpriv.sanitize import ProxyResampler, SanitizedTable
+from attrpriv.sanitize.resample import ResamplePlan, marginal, rank_proxies_greedy
 from attrpriv.sanitize.resample._models import NUMERIC_LEVELS, Design, Levels
+from attrpriv.sanitize.resample.mechanism import ResampleFacts
 
 TEST = SeededNumpyNoise(0)
 
@@ -58,7 +59,7 @@ def split() -> tuple[pd.DataFrame, pd.DataFrame]:
 
 
 def _resampler(**kwargs: object) -> ProxyResampler:
-    params: dict[str, object] = {"n_proxies": 2, "keep": ["y"], "noise": TEST,
+    params: dict[str, object] = {"n_proxies": 2, "keep": ["y"], "sampler": TEST,
                                  "allow_nonprivate": True}  # fmt: skip
     return ProxyResampler("s", **(params | kwargs))  # type: ignore[arg-type]
 
@@ -79,7 +80,7 @@ def test_proxies_are_found_and_the_table_keeps_every_other_column(
     assert set(fitted.proxies_) == {"copy", "level"}
     assert fitted.context_ == ("context", "noise", "y")
     out = fitted.release(private)
-    assert isinstance(out, ResampledRelease)
+    assert isinstance(out, SanitizedTable)
     table = out.values
     assert list(table.columns) == list(private.columns)
     assert table.index.equals(private.index) and table is out.data
@@ -101,7 +102,7 @@ def test_the_record_states_the_unit_the_noise_and_the_assumptions(
 ) -> None:
     out = _resampler(epsilon=0.5).fit(split[0]).release(split[1])
     record = out.record
-    assert record.unit.key == f"dp/substitute:s,{','.join(out.parts['proxies'])}"
+    assert record.unit.key == f"dp/substitute:s,{','.join(out.diagnostics.proxies)}"
     assert (record.epsilon, record.delta, record.sensitivity) == (0.5, 0.0, 2.0)
     assert record.noise["distribution"] == "discrete laplace"
     assert record.noise["scale"] == pytest.approx(4.0)  # 2 / epsilon
@@ -112,10 +113,11 @@ def test_the_record_states_the_unit_the_noise_and_the_assumptions(
     assert out.accuracy is not None and out.accuracy.distribution == "discrete laplace"
     frame = out.to_frame()
     assert list(frame["level"]) == ["a", "b", "c"] and (frame["name"] == "s").all()
-    np.testing.assert_array_equal(frame["value"], out.parts["noisy_counts"].to_numpy())
-    assert out.parts["marginal"].sum() == pytest.approx(1.0)
-    assert out.parts["passed_through"] == ["context", "noise", "y"]
-    assert "ResampledRelease(proxy-resampling" in repr(out) and "500 rows" in repr(out)
+    np.testing.assert_array_equal(frame["value"], out.diagnostics.noisy_counts["s"].to_numpy())
+    assert out.diagnostics.marginal.sum() == pytest.approx(1.0)
+    assert out.diagnostics.passed_through == ("context", "noise", "y")
+    assert "SanitizedTable(proxy-resampling" in repr(out) and "500 rows" in repr(out)
+    assert out.to_dict()["diagnostics"]["proxies"] == list(out.diagnostics.proxies)
     assert "<table" in out._repr_html_()
     assert out.to_dict()["record"]["unit"] == record.unit.key
 
@@ -133,12 +135,12 @@ def test_a_schema_gives_the_domain_keeps_the_target_and_passes_ignored_columns(
         Column("y", "target", Integer(0, 1)),
         Column("tag", "ignore"),
     ))  # fmt: skip
-    model = ProxyResampler("s", n_proxies=2, noise=TEST, allow_nonprivate=True).fit(aux, schema)
+    model = ProxyResampler("s", n_proxies=2, sampler=TEST, allow_nonprivate=True).fit(aux, schema)
     assert model.domain_ == ("a", "b", "c", "d") and "y" not in model.proxies_
     assert "tag" not in model.context_
     out = model.release(private)
     pd.testing.assert_series_equal(out.values["tag"], private["tag"])
-    assert len(out.parts["noisy_counts"]) == 4
+    assert len(out.diagnostics.noisy_counts["s"]) == 4
     assert not any("read off" in a for a in out.record.assumptions)
 
 
@@ -153,7 +155,7 @@ def test_a_large_epsilon_releases_the_marginal_of_the_private_rows(
     aux, private = split
     out = _resampler(epsilon=700.0).fit(aux).release(private)
     truth = private["s"].value_counts().reindex(["a", "b", "c"]).to_numpy()
-    np.testing.assert_array_equal(out.parts["noisy_counts"].to_numpy(), truth)
+    np.testing.assert_array_equal(out.diagnostics.noisy_counts["s"].to_numpy(), truth)
     shares = out.values["s"].value_counts(normalize=True).reindex(["a", "b", "c"])
     np.testing.assert_allclose(shares, truth / truth.sum(), atol=0.06)
 
@@ -220,8 +222,8 @@ class _HalfScale(ProxyResampler):
     """Broken on purpose: calibrated to add/remove (sensitivity 1), though a substitution moves
     a count out of one bin and into another."""
 
-    def _plan(self, sampler: NoiseSampler) -> ResamplePlan:
-        plan = super()._plan(sampler)
+    def _calibrate(self, public: ResampleFacts, sampler: NoiseSampler) -> ResamplePlan:
+        plan = super()._calibrate(public, sampler)
         return dataclasses.replace(plan, sensitivity=1.0, scale=plan.scale / 2.0)
 
 
@@ -230,13 +232,13 @@ def test_the_exact_loss_of_the_marginal_is_the_recorded_epsilon(
     split: tuple[pd.DataFrame, pd.DataFrame], epsilon: float
 ) -> None:
     model = _resampler(epsilon=epsilon).fit(split[0])
-    plan = model.calibrate(OpenDPNoise())
+    plan = model.calibrate(sampler=OpenDPNoise())
     assert _exact_loss(plan.scale, n=3, k=len(model.domain_)) == pytest.approx(epsilon)
     assert model.record(plan).epsilon == epsilon
 
 
 def test_the_exact_loss_catches_the_half_scale(split: tuple[pd.DataFrame, pd.DataFrame]) -> None:
-    broken = _HalfScale("s", proxies=["copy"], noise=TEST, allow_nonprivate=True).fit(split[0])
+    broken = _HalfScale("s", proxies=["copy"], sampler=TEST, allow_nonprivate=True).fit(split[0])
     plan = broken.calibrate()
     assert _exact_loss(plan.scale, n=3, k=3) == pytest.approx(2.0)
     assert _exact_loss(plan.scale, n=3, k=3) > broken.record(plan).epsilon
@@ -245,7 +247,7 @@ def test_the_exact_loss_catches_the_half_scale(split: tuple[pd.DataFrame, pd.Dat
 def _audit_marginal(model: ProxyResampler) -> float:
     """Audit the noisy counts on neighbours that move one row from the first value to the
     second (OpenDP's exact discrete Laplace, through the mechanism's own plan)."""
-    plan = model.calibrate(OpenDPNoise())
+    plan = model.calibrate(sampler=OpenDPNoise())
     a, b = np.array([20, 10, 5]), np.array([19, 11, 5])
 
     def draw(h: np.ndarray) -> Callable[[int], np.ndarray]:
@@ -307,7 +309,7 @@ def test_with_the_marginal_fixed_neighbours_release_the_same_table(
 ) -> None:
     aux, private = split
     private = private.iloc[:120].reset_index(drop=True)
-    model = make("s", proxies=["copy", "level"], conditional=conditional, noise=_FixedCounts(),
+    model = make("s", proxies=["copy", "level"], conditional=conditional, sampler=_FixedCounts(),
                  allow_nonprivate=True)  # fmt: skip
     same = []
     for row in (0, 7, 33):
@@ -384,8 +386,8 @@ def test_leakage_is_at_the_drop_baseline_and_utility_above_it(
 def test_clone_get_params_and_repr(fitted: ProxyResampler) -> None:
     copy = clone(fitted)
     params = fitted.get_params()
-    assert copy.get_params() | {"noise": params["noise"]} == params  # the sampler is a copy
-    assert isinstance(copy.noise, SeededNumpyNoise)
+    assert copy.get_params() | {"sampler": params["sampler"]} == params  # the sampler is a copy
+    assert isinstance(copy.sampler, SeededNumpyNoise)
     assert not hasattr(copy, "conditionals_")
     assert repr(ProxyResampler("s", epsilon=2.0)) == "ProxyResampler(sensitive='s', epsilon=2.0)"
     assert ProxyResampler("s").set_params(n_proxies=1).n_proxies == 1
@@ -417,7 +419,7 @@ def test_the_ledger_is_charged_before_noise_and_refuses_overspend(
     aux, private = split
     ledger = BudgetLedger(tmp_path / "budget.ledger")  # type: ignore[operator]
     ledger.set_budget(1.0, unit="dp/substitute:s")  # a release protecting s, copy, level covers s
-    model = _resampler(epsilon=0.6, noise=_LedgerWatch(ledger)).fit(aux)
+    model = _resampler(epsilon=0.6, sampler=_LedgerWatch(ledger)).fit(aux)
     model.release(private, ledger=ledger, label="first")
     with pytest.raises(BudgetExceededError):
         model.release(private, ledger=ledger)
@@ -425,7 +427,7 @@ def test_the_ledger_is_charged_before_noise_and_refuses_overspend(
 
 
 def test_a_nonprivate_sampler_is_refused(split: tuple[pd.DataFrame, pd.DataFrame]) -> None:
-    model = ProxyResampler("s", proxies=["copy"], noise=TEST).fit  # checked at the boundary
+    model = ProxyResampler("s", proxies=["copy"], sampler=TEST).fit  # checked at the boundary
     with pytest.raises(InputError, match="not private"):
         model(split[0]).release(split[1])
 
@@ -631,7 +633,7 @@ def test_a_spike_of_a_numeric_proxy_is_a_level_of_its_own() -> None:
     zero = [values for values in levels.values if 0 in values]
     assert len(zero) == 1 and set(zero[0]) == {0}
     assert levels.size == NUMERIC_LEVELS  # 1 spike + 19 bins of the 300 positive values
-    out = ProxyResampler("s", proxies=["gains"], draw="marginal", conditional="hgb", noise=TEST,
+    out = ProxyResampler("s", proxies=["gains"], draw="marginal", conditional="hgb", sampler=TEST,
                          allow_nonprivate=True).fit(aux).release(_gains(seed=9)).values  # fmt: skip
     positive = out["gains"].astype(float) > 0
     large = out["gains"].astype(float) >= 5_000
@@ -663,7 +665,7 @@ def test_the_task_weight_redraws_first_the_proxy_the_task_needs_less() -> None:
     assert weighed.proxies == ("free",) and weighed.task_importance[0] < 0.02
     assert weighed.importance[0] > 0.0
     schema = Schema((Column("y", "target", Integer(0, 1)),))
-    found = ProxyResampler("s", n_proxies=1, noise=TEST, allow_nonprivate=True).fit(frame, schema)
+    found = ProxyResampler("s", n_proxies=1, sampler=TEST, allow_nonprivate=True).fit(frame, schema)
     assert found.proxies_ == ("free",) and "y" in found.context_
     cases = [
         (lambda: rank_proxies_greedy(frame, "s", 1, task="s"), "is the sensitive column"),

@@ -118,7 +118,7 @@ def test_missing_unknown_and_numeric_task_values_have_points_and_levels() -> Non
 def test_the_resampler_redraws_with_donors_by_default_and_matches_the_task() -> None:
     aux, private = _aux(800), _aux(400, seed=4)
     schema = Schema((Column("y", "target", Integer(0, 1)),))
-    model = ProxyResampler("s", proxies=["row", "p"], noise=SeededNumpyNoise(0),
+    model = ProxyResampler("s", proxies=["row", "p"], sampler=SeededNumpyNoise(0),
                            allow_nonprivate=True).fit(aux, schema)  # fmt: skip
     assert isinstance(model.redraw_, Donors)
     out = model.release(private).values

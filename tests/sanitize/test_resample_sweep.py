@@ -27,7 +27,7 @@ def test_each_side_is_released_by_the_other_sides_resampler(
     assert released.record is not None and released.record.epsilon == 1.0
     assert list(released.data.columns) == list(private.columns)
     assert released.data["income"].equals(private["income"])  # the task's target untouched
-    assert "income" not in released.parts["proxies"]
+    assert "income" not in released.diagnostics.proxies
     pair.sanitize(aux)  # released by the resampler fitted on the private rows: not refused
     stronger = pair.at(2.0)
     assert stronger.sanitize(private).record.epsilon == 2.0

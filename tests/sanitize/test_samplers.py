@@ -12,7 +12,16 @@ from hypothesis import strategies as st
 from attrpriv.dp import BudgetLedger, NoiseSampler, OpenDPNoise, SeededNumpyNoise, audit
 from attrpriv.errors import BudgetExceededError, InputError
 from attrpriv.sanitize import ron_gauss as rg
-from attrpriv.sanitize.samplers import DPObfuscation, DPSampling, ObfuscationPlan, Suppression
+from attrpriv.sanitize.samplers import (
+    DPObfuscation,
+    DPSampling,
+    LatentFacts,
+    ObfuscationDiagnostics,
+    ObfuscationPlan,
+    SamplingDiagnostics,
+    SamplingFacts,
+    Suppression,
+)
 
 AUDIT_NOISE = OpenDPNoise(k=-40)  # exact OpenDP noise on a 2**-40 grid (fast); slack accounted
 
@@ -47,27 +56,29 @@ def test_suppression_releases_zeros_and_no_record() -> None:
 
 def test_obfuscation_clips_and_adds_noise_of_the_recorded_scale() -> None:
     z, _ = _latents(k=3)
-    result = DPObfuscation(0.5, 1.0, noise=SeededNumpyNoise(4), allow_nonprivate=True).sample(z)
+    result = DPObfuscation(0.5, 1.0, sampler=SeededNumpyNoise(4), allow_nonprivate=True).sample(z)
     assert result.record is not None
     assert result.record.sensitivity == pytest.approx(6.0)  # 2 * bound * k
     assert result.record.noise["scale"] == pytest.approx(12.0)
     expected = SeededNumpyNoise(4).laplace(np.clip(z, -1.0, 1.0), 12.0)
     np.testing.assert_allclose(result.z_s, expected)
     assert "noise sampler is not private" in result.record.assumptions
+    assert result.diagnostics == ObfuscationDiagnostics(1.0, 12.0)
+    assert result.to_dict()["diagnostics"] == {"bound": 1.0, "scale": 12.0}
 
 
 class _NarrowObfuscation(DPObfuscation):
     """Broken on purpose: takes the box width as ``bound`` instead of ``2 * bound``."""
 
-    def _plan(self, k: int, sampler: NoiseSampler) -> ObfuscationPlan:
-        plan = super()._plan(k, sampler)
+    def _calibrate(self, public: LatentFacts, sampler: NoiseSampler) -> ObfuscationPlan:
+        plan = super()._calibrate(public, sampler)
         return dataclasses.replace(plan, scale=plan.scale / 2.0)
 
 
 def _audit_obfuscation(mechanism: DPObfuscation) -> float:
     """Audit one record's output for two values of its z_S at opposite corners of the box."""
     k, bound = 2, mechanism.bound
-    scale = mechanism.calibrate(k, AUDIT_NOISE).scale
+    scale = mechanism.calibrate(LatentFacts(k), sampler=AUDIT_NOISE).scale
     a, b = np.full(k, -bound), np.full(k, bound)
 
     def draw(value: np.ndarray):
@@ -78,11 +89,11 @@ def _audit_obfuscation(mechanism: DPObfuscation) -> float:
 
 
 def test_obfuscation_audit_stays_under_the_claim() -> None:
-    assert _audit_obfuscation(DPObfuscation(1.0, 1.0, noise=AUDIT_NOISE)) < 1.0
+    assert _audit_obfuscation(DPObfuscation(1.0, 1.0, sampler=AUDIT_NOISE)) < 1.0
 
 
 def test_obfuscation_audit_catches_the_narrow_box() -> None:
-    assert _audit_obfuscation(_NarrowObfuscation(1.0, 1.0, noise=AUDIT_NOISE)) > 1.0
+    assert _audit_obfuscation(_NarrowObfuscation(1.0, 1.0, sampler=AUDIT_NOISE)) > 1.0
 
 
 # --- DP-sampling ------------------------------------------------------------------------------
@@ -90,7 +101,7 @@ def test_obfuscation_audit_catches_the_narrow_box() -> None:
 
 def test_sampling_draws_labelled_latents_near_the_class_means() -> None:
     z, y = _latents(n=4000)
-    mechanism = DPSampling(50.0, 4.0, classes=[0, 1], noise=SeededNumpyNoise(1),
+    mechanism = DPSampling(50.0, 4.0, classes=[0, 1], sampler=SeededNumpyNoise(1),
                            allow_nonprivate=True)  # fmt: skip
     result = mechanism.sample(z, y)
     assert result.z_s.shape == z.shape and result.y_s is not None
@@ -98,7 +109,10 @@ def test_sampling_draws_labelled_latents_near_the_class_means() -> None:
     assert result.y_s.mean() == pytest.approx(y.mean(), abs=0.05)
     for c in (0, 1):
         np.testing.assert_allclose(result.z_s[result.y_s == c].mean(0), z[y == c].mean(0), atol=0.1)
-    again = mechanism.__class__(**vars(mechanism) | {"noise": SeededNumpyNoise(1)}).sample(z, y)
+    assert isinstance(result.diagnostics, SamplingDiagnostics)
+    assert result.diagnostics.classes == (0, 1) and result.diagnostics.projection_dim == 6
+    assert "means" not in result.to_dict()["diagnostics"]
+    again = mechanism.__class__(**vars(mechanism) | {"sampler": SeededNumpyNoise(1)}).sample(z, y)
     np.testing.assert_array_equal(result.z_s, again.z_s)
 
 
@@ -119,8 +133,8 @@ def test_noisy_covariances_are_symmetric_psd() -> None:
     z, y = _latents(n=50)
     rows = rg.clip_rows(z, 1.0)
     stats = rg.class_statistics(rows, y, np.array([0, 1]))
-    calibration = DPSampling(0.1, 1.0).calibrate(z.shape[1], 2, AUDIT_NOISE).statistics
-    model = rg.gaussian_classes(rg._noisy_statistics(stats, calibration, AUDIT_NOISE), 1.0)
+    plan = DPSampling(0.1, 1.0).calibrate(SamplingFacts(z.shape[1], 2), sampler=AUDIT_NOISE)
+    model = rg.gaussian_classes(rg._noisy_statistics(stats, plan.statistics, AUDIT_NOISE), 1.0)
     for cov in model.covariances:
         np.testing.assert_allclose(cov, cov.T)
         assert np.linalg.eigvalsh(cov).min() >= -1e-10
@@ -170,24 +184,24 @@ def _audit_sampling(mechanism: DPSampling) -> float:
     classes = np.array([0, 1])
     a = rg.class_statistics(np.vstack([rows, -dense]), np.append(y, 1), classes)
     b = rg.class_statistics(np.vstack([rows, dense]), np.append(y, 0), classes)
-    calibration = mechanism.calibrate(p, 2, AUDIT_NOISE).statistics
+    calibration = mechanism.calibrate(SamplingFacts(p, 2), sampler=AUDIT_NOISE).statistics
     result = rg._audit_release(calibration, a, b, AUDIT_NOISE, 30_000, confidence=0.999)
     return result.epsilon_lower
 
 
 def test_sampling_audit_stays_under_the_claim() -> None:
-    assert _audit_sampling(DPSampling(1.0, 1.0, noise=AUDIT_NOISE)) < 1.0
+    assert _audit_sampling(DPSampling(1.0, 1.0, sampler=AUDIT_NOISE)) < 1.0
 
 
 def test_sampling_audit_catches_the_add_remove_calibration() -> None:
     """Calibrating for add/remove while the row count is public doubles the true epsilon."""
-    assert _audit_sampling(_AddRemoveSampling(1.0, 1.0, noise=AUDIT_NOISE)) > 1.0
+    assert _audit_sampling(_AddRemoveSampling(1.0, 1.0, sampler=AUDIT_NOISE)) > 1.0
 
 
 def test_the_release_has_one_row_per_record_so_n_is_public() -> None:
     """Why the neighbours are substitutions: the output's length is the input's."""
     z, y = _latents(n=40, k=2)
-    out = DPSampling(1.0, 1.0, noise=AUDIT_NOISE).sample(z, y)
+    out = DPSampling(1.0, 1.0, sampler=AUDIT_NOISE).sample(z, y)
     assert out.z_s.shape == z.shape
     assert "substitution" in out.record.protects
     assert out.record.sensitivity["count"] == 2.0
@@ -211,8 +225,8 @@ class _LedgerWatch(SeededNumpyNoise):
 @pytest.mark.parametrize(
     "make",
     [
-        lambda n: DPObfuscation(0.6, 1.0, noise=n, allow_nonprivate=True),
-        lambda n: DPSampling(0.6, 1.0, noise=n, allow_nonprivate=True),
+        lambda n: DPObfuscation(0.6, 1.0, sampler=n, allow_nonprivate=True),
+        lambda n: DPSampling(0.6, 1.0, sampler=n, allow_nonprivate=True),
     ],
 )
 def test_ledger_is_charged_before_noise_and_refuses_overspend(make, tmp_path) -> None:  # type: ignore[no-untyped-def]
@@ -249,7 +263,7 @@ def test_sampling_bad_parameters(kwargs: dict, y: str | None, message: str) -> N
 def test_refuses_nonprivate_noise_and_bad_latents() -> None:
     z, _ = _latents()
     with pytest.raises(InputError, match="not private"):
-        DPObfuscation(1.0, 1.0, noise=SeededNumpyNoise(0)).sample(z)
+        DPObfuscation(1.0, 1.0, sampler=SeededNumpyNoise(0)).sample(z)
     with pytest.raises(InputError, match=r"\(n, k\) array"):
         Suppression().sample(np.zeros(3))
     with pytest.raises(InputError, match="NaN"):

@@ -63,12 +63,12 @@ def test_input_noise_keeps_the_public_domains(adult: Any) -> None:
     result = InputNoise(0.3, schema=schema, seed=1).sanitize(frame, "sex")
     out = result.data
     assert isinstance(out, pd.DataFrame) and list(out.columns) == list(frame.columns)
-    assert result.record is None and result.y_s is None and "none" in result.parts["guarantee"]
+    assert result.record is None and result.y_s is None and "none" in result.diagnostics.guarantee
     schema.validate(out, allow_extra=True)  # numbers in range, categories public, dtypes kept
     assert (out.dtypes == frame.dtypes).all()
     for untouched in ("sex", "income", "fnlwgt", "split"):  # sensitive, target, ignored
         pd.testing.assert_series_equal(out[untouched], frame[untouched])
-    assert "race" in result.parts["perturbed_columns"]  # y_s names the one left alone
+    assert "race" in result.diagnostics.perturbed_columns  # y_s names the one left alone
     changed = (out["relationship"] != frame["relationship"]).mean()
     assert changed == pytest.approx(0.3 * 5 / 6, abs=0.06)  # p * (1 - 1/K), K = 6
     assert (out["age"] != frame["age"]).mean() > 0.9
@@ -282,7 +282,7 @@ def test_a_released_sensitive_column_is_leakage(adult: Any, tab_decoupler: Globa
 def test_sweep_images(mnist: Any, img_decoupler: GlobalDecoupler) -> None:
     x, y, digit = mnist
     aux, priv = slice(0, 150), slice(150, 300)
-    dps = DPSampling(1.0, 3.0, classes=[0, 1], noise=SeededNumpyNoise(0), allow_nonprivate=True)
+    dps = DPSampling(1.0, 3.0, classes=[0, 1], sampler=SeededNumpyNoise(0), allow_nonprivate=True)
     samplers = {
         "suppression": ("suppression", Suppression()),
         "dp-sampling eps=1": ("dp-sampling", dps),  # needs y_S handed to sanitize

@@ -36,7 +36,7 @@ def setup(adult_dataset: datasets.Dataset) -> Any:
 def test_dp_sampling_gives_labelled_data_in_schema(setup: Any) -> None:
     model, priv, schema = setup
     before = priv.copy()
-    sampler = DPSampling(1.0, 3.0, classes=["Female", "Male"], noise=SeededNumpyNoise(0),
+    sampler = DPSampling(1.0, 3.0, classes=["Female", "Male"], sampler=SeededNumpyNoise(0),
                          allow_nonprivate=True)  # fmt: skip
     result = Sanitizer(model, sampler).sanitize(priv)
     out = result.data
@@ -64,22 +64,22 @@ def test_only_sensitive_latents_change(setup: Any) -> None:
         mode[list(decoded.columns)], model.decode(np.zeros_like(z_s), z_ns)
     )
     # the ignored columns pass through unchanged, the sensitive one is dropped with a reason
-    columns = result.parts["columns"]
-    assert columns["passed_through"] == ["fnlwgt", "split"]
-    assert set(columns["dropped"]) == {"sex"} and "no synthetic labels" in columns["dropped"]["sex"]
-    assert columns["sanitized"] == list(decoded.columns)
+    columns = result.diagnostics.columns
+    assert columns.passed_through == ("fnlwgt", "split")
+    assert set(columns.dropped) == {"sex"} and "no synthetic labels" in columns.dropped["sex"]
+    assert columns.sanitized == tuple(decoded.columns)
     np.testing.assert_array_equal(result.data["fnlwgt"].to_numpy(), priv["fnlwgt"].to_numpy())
     assert list(result.data.columns) == [c for c in priv.columns if c != "sex"]
     dropped = Sanitizer(model, Suppression()).sanitize(priv, keep_ignored=False)
     assert list(dropped.data.columns) == list(decoded.columns)
-    assert set(dropped.parts["columns"]["dropped"]) == {"sex", "fnlwgt", "split"}
+    assert set(dropped.diagnostics.columns.dropped) == {"sex", "fnlwgt", "split"}
 
 
 def test_ledger_charged_before_noise(setup: Any, tmp_path: Path) -> None:
     model, priv, _ = setup
     ledger = BudgetLedger(tmp_path / "l.db")
     ledger.set_budget(1.5, unit="dp/substitute:z_S")
-    sampler = DPObfuscation(1.0, 3.0, noise=SeededNumpyNoise(0), allow_nonprivate=True)
+    sampler = DPObfuscation(1.0, 3.0, sampler=SeededNumpyNoise(0), allow_nonprivate=True)
     Sanitizer(model, sampler).sanitize(priv, ledger=ledger)
     with pytest.raises(BudgetExceededError):
         Sanitizer(model, sampler).sanitize(priv, ledger=ledger)
@@ -120,8 +120,8 @@ def test_cli_fit_and_apply(
     assert len(frame) == 300 and "sex" in frame.columns and set(frame["split"]) == {"test"}
     assert list(frame.columns) == list(datasets.load("adult").frame.columns)
     payload = json.loads(rec.read_text())
-    assert payload["record"]["epsilon"] == 1.0 and payload["parts"]["training_rows"] == 0
-    assert payload["parts"]["columns"]["synthetic"] == ["sex"]
+    assert payload["record"]["epsilon"] == 1.0 and payload["diagnostics"]["training_rows"] == 0
+    assert payload["diagnostics"]["columns"]["synthetic"] == ["sex"]
     bad = main(["sanitize", "apply", "adult", "--decoupler", str(dec), "--where", "split=test",
                 "--mechanism", "dp-obfuscation", "--out", str(tmp_path / "x.parquet")])  # fmt: skip
     assert bad == 2 and "--epsilon" in capsys.readouterr().err
@@ -173,8 +173,8 @@ def test_cli_apply_refuses_the_training_rows(
     assert main([*args, "--allow-training-rows"]) == 0
     err = capsys.readouterr().err
     assert "warning: --allow-training-rows: most rows of 'adult'" in err
-    parts = json.loads(rec.read_text())["parts"]
-    assert parts["training_rows"] == 600 and parts["training_rows_allowed"] is True
+    diagnostics = json.loads(rec.read_text())["diagnostics"]
+    assert diagnostics["training_rows"] == 600 and diagnostics["training_rows_allowed"] is True
     # rows disjoint from the training ones, by position: --row-range
     assert main(["sanitize", "apply", "adult", "--decoupler", str(cli_decoupler),
                  "--row-range", "40000:40100", "--epsilon", "1",
@@ -242,7 +242,7 @@ def test_sweep_sanitizing_removes_measurable_leakage(
 
     model, priv, _ = setup
     aux = adult_dataset.frame.sample(2000, random_state=1).reset_index(drop=True)
-    sampler = DPSampling(1.0, 3.0, classes=["Female", "Male"], noise=SeededNumpyNoise(0),
+    sampler = DPSampling(1.0, 3.0, classes=["Female", "Male"], sampler=SeededNumpyNoise(0),
                          allow_nonprivate=True)  # fmt: skip
     samplers = {"sup": ("suppression", Suppression()), "dps": ("dp-sampling", sampler)}
     result = sweep(model, aux, priv, samplers, target="income")

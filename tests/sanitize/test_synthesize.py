@@ -14,8 +14,9 @@ from attrpriv.data.schema import Categorical, Column, Integer, Numeric, Role, Sc
 from attrpriv.dp import BudgetLedger
 from attrpriv.dp.accounting import zcdp_to_epsilon
 from attrpriv.errors import BudgetExceededError, InputError, NotFittedError
-from attrpriv.sanitize import DPSynthesizer, SynthesizedRelease
+from attrpriv.sanitize import DPSynthesizer, SanitizedTable
 from attrpriv.sanitize.synthesize.mechanism import (
+    SynthesisFacts,
     SynthesisPlan,
     _global_numpy_seed,
     _lower_prior,
@@ -88,8 +89,8 @@ def _spends_within(plan: SynthesisPlan, columns: int) -> bool:
 class _Overspent(DPSynthesizer):
     """A broken variant: builds OpenDP's measurement for twice the rho it records."""
 
-    def _measurement(self, rho: float) -> tuple[Any, float]:
-        return super()._measurement(2.0 * rho)
+    def _measurement(self, rho: float, facts: SynthesisFacts) -> tuple[Any, float]:
+        return super()._measurement(2.0 * rho, facts)
 
 
 @pytest.mark.parametrize("method", ["aim", "mst"])
@@ -138,7 +139,7 @@ def test_the_mst_workaround_keeps_every_selection_within_its_budget() -> None:
 
 def test_the_record_says_row_level_dp_the_library_and_the_algorithm(charged: Any) -> None:
     release, _ = charged
-    assert isinstance(release, SynthesizedRelease)
+    assert isinstance(release, SanitizedTable)
     record = release.record
     assert record.unit.key == "dp/add-remove" and record.definition == "dp"
     assert (record.epsilon, record.delta) == (40.0, 1e-6)
@@ -150,7 +151,8 @@ def test_the_record_says_row_level_dp_the_library_and_the_algorithm(charged: Any
     assert "opendp.extras.mbi.make_contingency_table (OpenDP 0.16" in record.noise["implementation"]
     assert record.noise["private"] is True and record.noise["oneway_scale"] > 0
     assert any("no private value decides a cell" in a for a in record.assumptions)
-    assert "SynthesizedRelease(dp-synthetic-data-mst, dp/add-remove" in repr(release)
+    assert "SanitizedTable(dp-synthetic-data-mst, dp/add-remove" in repr(release)
+    assert "synthetic rows, 4 columns" in repr(release)
 
 
 def test_the_ledger_is_charged_and_a_refused_overspend_releases_nothing(
@@ -171,8 +173,8 @@ def test_the_table_has_the_schemas_columns_types_and_domains(charged: Any) -> No
     release, _ = charged
     table = release.data
     assert list(table.columns) == ["a", "b", "level", "y"]  # 'note' is ignored: left out
-    assert release.parts["left_out"] == ["note"]
-    assert 700 < len(table) < 900 and release.parts["rows"] == len(table)  # the noisy total
+    assert release.diagnostics.left_out == ("note",)
+    assert 700 < len(table) < 900 and release.diagnostics.rows == len(table)  # the noisy total
     assert set(table["a"]) <= {"x", "y", "z"} and set(table["b"]) <= {"u", "v", "w"}
     assert table["a"].notna().all() and table["b"].notna().all()  # not nullable
     assert table["y"].dtype == np.int64 and set(table["y"]) <= {0, 1}
@@ -180,7 +182,7 @@ def test_the_table_has_the_schemas_columns_types_and_domains(charged: Any) -> No
     assert pd.api.types.is_float_dtype(table["level"])
     assert level.dropna().between(0.0, 100.0).all() and level.dropna().nunique() > 100
     assert 0.02 < level.isna().mean() < 0.2  # missing is a cell of a nullable column
-    assert release.parts["bins"]["level"] == pytest.approx(list(np.linspace(10, 90, 9)))
+    assert release.diagnostics.bins["level"] == pytest.approx(list(np.linspace(10, 90, 9)))
 
 
 def test_the_table_follows_a_strong_two_way_dependence(charged: Any) -> None:
@@ -188,19 +190,31 @@ def test_the_table_follows_a_strong_two_way_dependence(charged: Any) -> None:
     table = release.data
     copy = table["a"].map({"x": "u", "y": "v", "z": "w"})
     assert (copy == table["b"]).mean() > 0.85  # 0.93 in the private rows
-    assert ["a", "b"] in [m["columns"] for m in release.parts["marginals"]]
+    assert ("a", "b") in [m.columns for m in release.diagnostics.marginals]
     shares = table["a"].value_counts(normalize=True)
     assert shares["x"] == pytest.approx(0.5, abs=0.06)
 
 
-def test_parts_say_which_marginals_were_measured(charged: Any) -> None:
+def test_the_diagnostics_say_which_marginals_were_measured(charged: Any) -> None:
     release, _ = charged
-    marginals = release.parts["marginals"]
-    assert [m["columns"] for m in marginals[:4]] == [["a"], ["b"], ["level"], ["y"]]
-    pairs = [m for m in marginals if len(m["columns"]) == 2]
+    marginals = release.diagnostics.marginals
+    assert [m.columns for m in marginals[:4]] == [("a",), ("b",), ("level",), ("y",)]
+    pairs = [m for m in marginals if len(m.columns) == 2]
     assert len(pairs) == 3  # MST: a spanning tree of the four columns
-    assert all(m["noise_std"] > 0 and m["cells"] > 0 for m in marginals)
-    assert marginals[0]["noise_std"] == pytest.approx(release.parts["oneway_scale"])
+    assert all(m.noise_std > 0 and m.cells > 0 for m in marginals)
+    assert marginals[0].noise_std == pytest.approx(release.diagnostics.oneway_scale)
+    written = release.diagnostics.to_dict()
+    assert written["marginals"][0] == {
+        "columns": ["a"],
+        "cells": 3,
+        "noise_std": marginals[0].noise_std,
+    }
+    assert written["left_out"] == ["note"] and set(written["noisy_counts"]) == {
+        "a",
+        "b",
+        "level",
+        "y",
+    }
     frame = release.to_frame()
     assert list(frame.columns) == ["name", "level", "value", "half_width", "lower", "upper"]
     assert set(frame["name"]) == {"a", "b", "level", "y"}
@@ -255,7 +269,7 @@ def test_bad_private_rows_are_refused_before_any_budget_is_spent(
     missing = private.copy()
     missing.loc[3, "b"] = None
     cases = [
-        (private.drop(columns=["b"]), "the private data has no column 'b'"),
+        (private.drop(columns=["b"]), "no column 'b' in the private data"),
         (outside, r"column 'a' in the private data has a value at row 7 outside its public"),
         (missing, "column 'b' in the private data has a missing value at row 3"),
         (private.iloc[:0], "the private data has no rows"),
@@ -287,7 +301,7 @@ def test_an_aim_release_keeps_the_dependence(private: pd.DataFrame) -> None:
     assert (copy == table["b"]).mean() > 0.85
     assert release.record.mechanism == "dp-synthetic-data-aim"
     assert "AIM (McKenna, Mullins, Sheldon & Miklau" in release.record.noise["algorithm"]
-    assert any(len(m["columns"]) >= 2 for m in release.parts["marginals"])
+    assert any(len(m.columns) >= 2 for m in release.diagnostics.marginals)
 
 
 @pytest.mark.slow
@@ -300,5 +314,5 @@ def test_mst_goes_through_on_nine_columns() -> None:
     frame = pd.DataFrame({n: first if i < 2 else rng.integers(0, 2, 400)
                           for i, n in enumerate(names)})  # fmt: skip
     release = DPSynthesizer("mst", epsilon=5.0).fit(schema).release(frame)
-    pairs = [m["columns"] for m in release.parts["marginals"] if len(m["columns"]) == 2]
+    pairs = [m.columns for m in release.diagnostics.marginals if len(m.columns) == 2]
     assert len(pairs) == 8 and list(release.data.columns) == names

@@ -14,7 +14,7 @@ from attrpriv.assess.choices import MODEL_CHOICES
 
 if TYPE_CHECKING:
     from attrpriv.assess.assessor import FeatureRiskAssessor
-    from attrpriv.assess.data import AssessmentData, assessment_data
+    from attrpriv.assess.data import AssessmentData, load_task
     from attrpriv.assess.inference import AttributeInferenceResult, attribute_inference
     from attrpriv.assess.membership import (
         MembershipResult,
@@ -35,7 +35,7 @@ if TYPE_CHECKING:
 _HOMES = {
     "FeatureRiskAssessor": "attrpriv.assess.assessor",
     "AssessmentData": "attrpriv.assess.data",
-    "assessment_data": "attrpriv.assess.data",
+    "load_task": "attrpriv.assess.data",
     "AttributeInferenceResult": "attrpriv.assess.inference",
     "attribute_inference": "attrpriv.assess.inference",
     "MembershipResult": "attrpriv.assess.membership",
@@ -70,12 +70,12 @@ __all__ = [
     "Score",
     "ScoreWeights",
     "ShadowModelAttack",
-    "assessment_data",
     "attribute_inference",
     "auc_difference",
     "binomial_ci",
     "fit_without",
     "load_model",
+    "load_task",
     "loss_threshold_attack",
     "make_model",
     "overfitting_gap",

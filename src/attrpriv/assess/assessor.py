@@ -277,17 +277,12 @@ class FeatureRiskAssessor(Parameters):
         Parameters
         ----------
         X, y : array_like
-            Features (>= 40 rows, >= 2 named columns) and a complete target (2+ rows per class).
+            The features and the target, as for :meth:`assess`.
 
         Returns
         -------
         FeatureRiskAssessor
             This assessor, with ``report_`` and ``feature_names_in_`` learned.
-
-        Raises
-        ------
-        InputError
-            If a parameter or the data are invalid, or too few rows for a requested attack.
         """
         self.assess(X, y)
         return self

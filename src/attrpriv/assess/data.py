@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -17,7 +18,7 @@ if TYPE_CHECKING:
     from attrpriv.assess.report import RiskReport
     from attrpriv.data.schema import Schema
 
-__all__ = ["TASKS", "AssessmentData", "assessment_data", "infer_task"]
+__all__ = ["TASKS", "AssessmentData", "infer_task", "load_task"]
 
 TASKS = ("auto", "classification", "regression")
 """The tasks an assessment takes: ``auto`` infers it from the target (:func:`infer_task`)."""
@@ -52,8 +53,40 @@ class AssessmentData:
     rows: np.ndarray
     ignored: tuple[str, ...]
 
-    def in_data_rows(self, report: RiskReport) -> RiskReport:
-        """``report`` with its exposed records numbered as rows of the data, not of the sample.
+    def sensitive_columns(self, names: Sequence[str] | None) -> tuple[str, ...]:
+        """The sensitive columns: ``names``, or the schema's sensitive role for ``["schema"]``.
+
+        Parameters
+        ----------
+        names : sequence of str or None
+            Column names; ``["schema"]`` for the columns the schema gives the sensitive role.
+
+        Returns
+        -------
+        tuple of str
+            The columns (empty for ``None``).
+
+        Raises
+        ------
+        InputError
+            If ``["schema"]`` is asked of data with no schema, or its schema names none.
+        """
+        from attrpriv.data.schema import Role
+
+        if names is None:
+            return ()
+        if list(names) != ["schema"]:
+            return tuple(names)
+        if self.schema is None:
+            raise InputError("--sensitive schema needs a schema (--schema, or a bundled dataset)")
+        columns = tuple(self.schema.with_role(Role.SENSITIVE))
+        if not columns:
+            raise InputError("--sensitive schema: the schema gives no column the sensitive role")
+        return columns
+
+    def report_on_data(self, report: RiskReport) -> RiskReport:
+        """``report`` in the data's terms: exposed records numbered as rows of the data (not of
+        the sample), and the columns the schema left out noted.
 
         Parameters
         ----------
@@ -63,8 +96,11 @@ class AssessmentData:
         Returns
         -------
         RiskReport
-            The renumbered report.
+            The renumbered report, with a note naming the ignored columns (if any).
         """
+        if self.ignored:
+            note = f"left out by the schema (role ignore): {', '.join(map(repr, self.ignored))}"
+            report = replace(report, notes=(note, *report.notes))
         membership = report.model.membership
         if membership is None:
             return report
@@ -81,7 +117,7 @@ def infer_task(y: pd.Series) -> str:
     return "regression" if numeric and y.nunique() > 20 else "classification"
 
 
-def assessment_data(
+def load_task(
     data: str | Path,
     target: str,
     *,

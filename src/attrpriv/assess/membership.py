@@ -4,7 +4,8 @@ S&P 2017). See docs/assess/attacks.md.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from abc import ABC, abstractmethod
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
@@ -24,7 +25,7 @@ from attrpriv.assess.models import (
     predict_outputs,
     task_of,
 )
-from attrpriv.dp.mechanism import Parameters, validated
+from attrpriv.dp.mechanism import Parameters, check_fitted, validated
 from attrpriv.errors import InputError, offending
 from attrpriv.stats import (
     Score,
@@ -170,9 +171,13 @@ def loss_threshold_attack(
     InputError
         If the records are malformed, a label is unknown or ``confidence`` is invalid.
     """
-    both = candidates(members, non_members)
-    scores = -per_record_loss(model, both.X, both.y)
-    return membership_result(both.labels, scores, attack="loss-threshold", confidence=confidence)
+    return scored_candidates(
+        members,
+        non_members,
+        lambda both: -per_record_loss(model, both.X, both.y),
+        attack="loss-threshold",
+        confidence=confidence,
+    )
 
 
 def auc_difference(
@@ -247,7 +252,60 @@ ATTACK_MODELS = ("hgb", "rf", "logreg")
 MIN_CLASS_RECORDS = 50
 
 
-class ShadowModelAttack(Parameters):
+class BlackBoxAttack(Parameters, ABC):
+    """A membership attack fitted once, then run on any target's members and non-members."""
+
+    _fitted: ClassVar[str]
+    """The attribute :meth:`fit` sets."""
+
+    def attack(
+        self,
+        model: Any,
+        members: Labelled,
+        non_members: Labelled,
+        *,
+        confidence: float = 0.95,
+    ) -> MembershipResult:
+        """Score the target's members and non-members.
+
+        Parameters
+        ----------
+        model : object
+            The fitted target model (black box: only its outputs are read).
+        members, non_members, confidence
+            As in :func:`loss_threshold_attack`.
+
+        Returns
+        -------
+        MembershipResult
+            As in :func:`loss_threshold_attack`.
+
+        Raises
+        ------
+        NotFittedError
+            If called before ``fit``.
+        InputError
+            If the records are malformed or ``confidence`` is invalid.
+        """
+        check_fitted(self, self._fitted)
+        return scored_candidates(
+            members,
+            non_members,
+            lambda both: self._scores(model, both),
+            attack=self._attack_name(),
+            confidence=confidence,
+        )
+
+    @abstractmethod
+    def _scores(self, model: Any, both: Candidates) -> np.ndarray:
+        """Each candidate's membership score against ``model``."""
+
+    @abstractmethod
+    def _attack_name(self) -> str:
+        """The attack's name in its result."""
+
+
+class ShadowModelAttack(BlackBoxAttack):
     """Shokri et al.'s shadow-model membership attack, against a black-box classifier or regressor.
 
     The attacker knows the training algorithm and holds auxiliary records (give about twice the
@@ -268,6 +326,8 @@ class ShadowModelAttack(Parameters):
         "attack_model": one_of(ATTACK_MODELS),
         "seed": SEED,
     }
+
+    _fitted = "attack_models_"
 
     def __init__(self, n_shadows: int = 4, attack_model: str = "hgb", seed: int = 0) -> None:
         self.n_shadows = n_shadows
@@ -327,40 +387,11 @@ class ShadowModelAttack(Parameters):
         )
         return self
 
-    def attack(
-        self,
-        model: Any,
-        members: Labelled,
-        non_members: Labelled,
-        *,
-        confidence: float = 0.95,
-    ) -> MembershipResult:
-        """Score the target's members and non-members with the attack models.
+    def _scores(self, model: Any, both: Candidates) -> np.ndarray:
+        return self._membership_scores(self._features(model, both.X, both.y), both.y)
 
-        Parameters
-        ----------
-        model : object
-            The fitted target model (black box: only its outputs are read).
-        members, non_members : tuple of (pandas.DataFrame, array_like)
-            ``(X, y)`` of records in, and not in, the model's training set (at least 2 each).
-        confidence : float, default 0.95
-            Confidence level of the AUC's DeLong CI.
-
-        Returns
-        -------
-        MembershipResult
-            The attack's ROC, AUC, advantage and TPRs at low FPR.
-
-        Raises
-        ------
-        InputError
-            If called before :meth:`fit`, or the records or ``confidence`` are invalid.
-        """
-        if not hasattr(self, "attack_models_"):
-            raise InputError("ShadowModelAttack.attack called before fit")
-        both = candidates(members, non_members)
-        scores = self._membership_scores(self._features(model, both.X, both.y), both.y)
-        return membership_result(both.labels, scores, attack="shadow-model", confidence=confidence)
+    def _attack_name(self) -> str:
+        return "shadow-model"
 
     def _features(self, model: Any, X: pd.DataFrame, y: np.ndarray) -> np.ndarray:
         """Shadow features, probability columns in the aux data's class order."""
@@ -475,6 +506,19 @@ def candidates(members: Labelled, non_members: Labelled) -> Candidates:
     labels = np.r_[np.ones(len(x_in), dtype=np.int64), np.zeros(len(x_out), dtype=np.int64)]
     X = pd.concat([x_in, x_out], ignore_index=True)
     return Candidates(X, np.concatenate([y_in, y_out]), labels)
+
+
+def scored_candidates(
+    members: Labelled,
+    non_members: Labelled,
+    score: Callable[[Candidates], np.ndarray],
+    *,
+    attack: str,
+    confidence: float,
+) -> MembershipResult:
+    """The :func:`membership_result` of ``score`` on the :func:`candidates`."""
+    both = candidates(members, non_members)
+    return membership_result(both.labels, score(both), attack=attack, confidence=confidence)
 
 
 def labelled(pair: Labelled, name: str) -> tuple[pd.DataFrame, np.ndarray]:

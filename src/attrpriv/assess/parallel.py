@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any, TypeVar
 
@@ -49,31 +49,18 @@ def run_tasks(
     check_choice(backend, "backend", BACKENDS)
     n_jobs = check_n_jobs(n_jobs)
     with _progress(len(tasks), description, progress) as tick:
+        if backend == "dask" and tasks:
+            return _dask(fn, shared, tasks, n_jobs, tick)
         if backend == "sequential" or not tasks:
-            results = []
-            for task in tasks:
-                results.append(fn(shared, task))
-                tick()
-            return results
-        if backend == "joblib":
-            return _joblib(fn, shared, tasks, n_jobs, tick)
-        return _dask(fn, shared, tasks, n_jobs, tick)
-
-
-def _joblib(
-    fn: Callable[[S, T], R],
-    shared: S,
-    tasks: Sequence[T],
-    n_jobs: int,
-    tick: Callable[[], None],
-) -> list[R]:
-    """loky worker processes; results stream back in order, each one ticks the bar."""
-    parallel = Parallel(n_jobs=n_jobs, backend="loky", return_as="generator")
-    results = []
-    for result in parallel(delayed(fn)(shared, task) for task in tasks):
-        results.append(result)
-        tick()
-    return results
+            stream: Iterable[R] = (fn(shared, task) for task in tasks)
+        else:  # loky worker processes; results stream back in order
+            parallel = Parallel(n_jobs=n_jobs, backend="loky", return_as="generator")
+            stream = parallel(delayed(fn)(shared, task) for task in tasks)
+        results = []
+        for result in stream:  # each result ticks the bar
+            results.append(result)
+            tick()
+        return results
 
 
 def _distributed() -> Any:

@@ -17,14 +17,15 @@ from sklearn.metrics import roc_auc_score
 from attrpriv._checks import SEED, Rule, check_choice, check_positive_int, integer, one_of, optional
 from attrpriv.assess.choices import REFERENCE_ATTACKS
 from attrpriv.assess.membership import (
+    BlackBoxAttack,
+    Candidates,
     Labelled,
     MembershipResult,
-    candidates,
     labelled,
-    membership_result,
+    scored_candidates,
 )
 from attrpriv.assess.models import Task, fit_without, per_record_loss, task_of
-from attrpriv.dp.mechanism import Parameters, check_fitted, validated
+from attrpriv.dp.mechanism import validated
 from attrpriv.errors import InputError
 
 __all__ = [
@@ -153,17 +154,21 @@ def reference_attack(
     confidence: float = 0.95,
 ) -> MembershipResult:
     """Score ``members``, then ``non_members``, of ``model`` against ``reference``."""
-    both = candidates(members, non_members)
-    if reference.values.shape != both.labels.shape:
-        raise InputError(
-            f"reference has shape {reference.values.shape}, expected ({both.labels.size},): one "
-            "value per member, then per non-member"
-        )
-    scores = reference.scores(per_record_loss(model, both.X, both.y))
-    return membership_result(both.labels, scores, attack=reference.attack, confidence=confidence)
+
+    def score(both: Candidates) -> np.ndarray:
+        if reference.values.shape != both.labels.shape:
+            raise InputError(
+                f"reference has shape {reference.values.shape}, expected ({both.labels.size},): "
+                "one value per member, then per non-member"
+            )
+        return reference.scores(per_record_loss(model, both.X, both.y))
+
+    return scored_candidates(
+        members, non_members, score, attack=reference.attack, confidence=confidence
+    )
 
 
-class ReferenceAttack(Parameters):
+class ReferenceAttack(BlackBoxAttack):
     """A membership attack with reference models (RMIA or LiRA) against a black-box model.
 
     Threat model: the attacker knows the training algorithm and holds population records, which
@@ -188,6 +193,8 @@ class ReferenceAttack(Parameters):
         "train_size": optional(integer()),
         "seed": SEED,
     }
+
+    _fitted = "models_"
 
     def __init__(
         self,
@@ -252,39 +259,10 @@ class ReferenceAttack(Parameters):
             self.a_ = calibrate_a(losses, np.array([np.isin(probe, r) for r in rows]))
         return self
 
-    def attack(
-        self,
-        model: Any,
-        members: Labelled,
-        non_members: Labelled,
-        *,
-        confidence: float = 0.95,
-    ) -> MembershipResult:
-        """Score the target's members and non-members against the reference models.
-
-        Parameters
-        ----------
-        model : object
-            The fitted target model (black box: only its outputs are read).
-        members, non_members : tuple of (pandas.DataFrame, array_like)
-            ``(X, y)`` of records in, and not in, the model's training set (at least 2 each).
-        confidence : float, default 0.95
-            Confidence level of the AUC's DeLong CI.
-
-        Returns
-        -------
-        MembershipResult
-            The attack's ROC, AUC, advantage and TPRs at low FPR.
-
-        Raises
-        ------
-        NotFittedError
-            If called before :meth:`fit`.
-        InputError
-            If the records are malformed or a label is not among a classifier's classes.
-        """
-        check_fitted(self, "models_")
-        both = candidates(members, non_members)
+    def _scores(self, model: Any, both: Candidates) -> np.ndarray:
         losses = np.array([per_record_loss(m, both.X, both.y) for m in self.models_])
         term = reference_term(losses, self.task_, self.variant, a=self.a_)
-        return reference_attack(model, members, non_members, term, confidence=confidence)
+        return term.scores(per_record_loss(model, both.X, both.y))
+
+    def _attack_name(self) -> str:
+        return str(self.variant)

@@ -654,12 +654,12 @@ class RiskReport:
         Returns
         -------
         RiskReport
-            The report.
+            As in :meth:`from_dict`.
 
         Raises
         ------
         InputError
-            If the JSON is not a risk report or is malformed.
+            As in :meth:`from_dict`.
         json.JSONDecodeError
             If ``text`` is not JSON.
         """
@@ -677,15 +677,13 @@ class RiskReport:
         Returns
         -------
         RiskReport
-            The report.
+            As in :meth:`from_json`.
 
         Raises
         ------
-        InputError
-            If the file is not a risk report or is malformed.
         OSError
             If the file cannot be read.
-        json.JSONDecodeError
-            If the file is not JSON.
+        InputError, json.JSONDecodeError
+            As in :meth:`from_json`.
         """
         return cls.from_json(Path(path).read_text(encoding="utf-8"))

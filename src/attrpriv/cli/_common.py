@@ -105,13 +105,11 @@ def ledger_callback(param: typer.CallbackParam, value: Path | None) -> Path | No
 
 
 def epsilon_callback(param: typer.CallbackParam, value: float | None) -> float | None:
-    """Typer callback: check an epsilon option (finite, in [1e-300, 700]) while the command
-    line is parsed, before any data is read or any schema inferred."""
-    from attrpriv._checks import check_epsilon
+    """Typer callback: the mechanisms' own ``EPSILON`` rule, applied while the command line is
+    parsed so that a bad value is refused before any data is read or any schema inferred."""
+    from attrpriv._checks import EPSILON
 
-    if value is not None:
-        check_epsilon(value, max(param.opts, key=len))
-    return value
+    return None if value is None else float(EPSILON(value, max(param.opts, key=len)))
 
 
 def output_option(help_text: str) -> Any:

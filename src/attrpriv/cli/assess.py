@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -112,22 +111,6 @@ def summary_table(report: RiskReport, limit: int = 20) -> Table:
 
 def _value_and_ci(value: float, ci: tuple[float, float]) -> str:
     return f"{value:+.3f} [{ci[0]:+.3f}, {ci[1]:+.3f}]"
-
-
-def _sensitive_columns(option: str | None, schema: Schema | None) -> tuple[str, ...]:
-    """The columns of ``--sensitive``: named, or the schema's sensitive role (``schema``)."""
-    from attrpriv.data.schema import Role
-
-    if option is None:
-        return ()
-    if option.strip() == "schema":
-        if schema is None:
-            raise InputError("--sensitive schema needs a schema (--schema, or a bundled dataset)")
-        columns = tuple(schema.with_role(Role.SENSITIVE))
-        if not columns:
-            raise InputError("--sensitive schema: the schema gives no column the sensitive role")
-        return columns
-    return tuple(split_names(option) or ())
 
 
 def sensitive_table(risk: SensitiveRisk, limit: int = 10) -> Table:
@@ -336,7 +319,7 @@ def run(
 ) -> None:
     """Differential inference attacks per feature set, risk scores, threshold, mitigation."""
     from attrpriv.assess.assessor import FeatureRiskAssessor
-    from attrpriv.assess.data import TASKS, assessment_data
+    from attrpriv.assess.data import TASKS, load_task
     from attrpriv.assess.mitigation import Encrypt
     from attrpriv.assess.scoring import ScoreWeights, parse_weights
     from attrpriv.dp.ledger import BudgetLedger
@@ -352,10 +335,10 @@ def run(
                          ("--key-out", key_out)):  # fmt: skip
         outputs.add(option, path, private=option == "--key-out")
     check_work_folder(checkpoint, "--checkpoint")
-    found = assessment_data(data, target, schema=schema, max_rows=max_rows, task=task, seed=seed)
-    X, y, resolved_schema = found.X, found.y, found.schema
-    named = _sensitive_columns(sensitive, resolved_schema)
-    strategies = build_strategies(mitigate, ldp_epsilon, resolved_schema)
+    found = load_task(data, target, schema=schema, max_rows=max_rows, task=task, seed=seed)
+    X, y = found.X, found.y
+    named = found.sensitive_columns(split_names(sensitive))
+    strategies = build_strategies(mitigate, ldp_epsilon, found.schema)
     _check_mitigation_outputs(strategies, mitigated_out, key_out)
     estimator = build_estimator(model, model_file, trust or [], found.task, seed)
     assessor = FeatureRiskAssessor(
@@ -386,10 +369,7 @@ def run(
         report = assessor.mitigate(X, y, strategies, max_steps=max_steps, ledger=book)
     else:
         report = assessor.assess(X, y)
-    report = found.in_data_rows(report)
-    if found.ignored:
-        note = f"left out by the schema (role ignore): {', '.join(map(repr, found.ignored))}"
-        report = replace(report, notes=(note, *report.notes))
+    report = found.report_on_data(report)
     _print(report)
     # every output is ready before any file is written; then all are written, or none
     title = f"Feature privacy risk: {data} -> {target}"

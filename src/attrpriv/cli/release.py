@@ -216,11 +216,17 @@ def histograms(
     )
     record = result.record
     print_counts(result, counts)
-    console.print(
-        f"epsilon={record.epsilon:g} ({record.definition}), sensitivity={record.sensitivity:g}, "
-        f"discrete Laplace scale={record.noise['scale']:g}; protects {record.protects}"
+    print_summary(
+        f"epsilon={record.epsilon:g} ({record.definition})", result, f"protects {record.protects}"
     )
     write_release(outputs, result, book, title=f"Laplace histograms of {data}", counts=counts)
+
+
+def print_summary(first: str, result: Release, *last: str) -> None:
+    """One line: ``first``, the release's ``diagnostics.summary_lines()`` and ``last``, joined
+    by semicolons (printed as they are, no markup)."""
+    parts = [first, *result.diagnostics.summary_lines(), *last]
+    console.print("; ".join(parts), markup=False, highlight=False)
 
 
 def print_counts(result: Release, counts: str, title: str = "count") -> None:

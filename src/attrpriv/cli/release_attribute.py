@@ -11,7 +11,7 @@ from __future__ import annotations
 import warnings
 from collections.abc import Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any, cast
 
 import typer
 from rich.markup import escape
@@ -33,6 +33,7 @@ if TYPE_CHECKING:
     from attrpriv.data.schema import Schema
     from attrpriv.dp.record import Release
     from attrpriv.release.gaussian.mechanism import AttributePrivateGaussian
+    from attrpriv.release.gaussian.plan import GaussianDiagnostics
     from attrpriv.release.gaussian.query import Secret
     from attrpriv.release.gaussian.theta import ThetaModel
 
@@ -113,8 +114,8 @@ def attribute(
         warnings.simplefilter("ignore", ModelWarning)  # printed below, from the release
         label = f"attribute release ({spec.name})"
         result = mechanism.release(data, schema, ledger=book, label=label)
-    _summary(result)
-    for text in result.parts["warnings"]:
+    diagnostics = _summary(result)
+    for text in diagnostics.warnings:
         err_console.print(f"warning: {text}", markup=False, highlight=False, soft_wrap=True)
     write_release(outputs, result, book, title=f"Attribute-private release ({spec.name})")
 
@@ -169,6 +170,7 @@ def build(
 def _data(data: Any, schema_file: Path | None, base: Path) -> tuple[pd.DataFrame | Path, Schema]:
     """A bundled name, a file, or ``{dataset, rows, seed}``: a random subset of one of them."""
     from attrpriv.data.read import read_data
+    from attrpriv.data.select import RowSelection
 
     where = "spec 'data'"
     if isinstance(data, str):
@@ -178,15 +180,18 @@ def _data(data: Any, schema_file: Path | None, base: Path) -> tuple[pd.DataFrame
         raise InputError("spec 'data' must be a dataset name, a file, or {dataset, rows, seed}")
     _check_keys(data, {"dataset", "rows", "seed"}, where, required={"dataset", "rows"})
     dataset = _source(data["dataset"], base, "spec data 'dataset'")
-    source = read_data(dataset, schema_file, load=True, what=where)
-    frame = source.frame
-    rows = data["rows"]
-    if isinstance(rows, bool) or not isinstance(rows, int) or not 1 <= rows <= len(frame):
-        raise InputError(f"spec data rows must be an integer in [1, {len(frame)}], got {rows!r}")
-    seed = data.get("seed", 0)
+    rows, seed = data["rows"], data.get("seed", 0)
+    if isinstance(rows, bool) or not isinstance(rows, int) or rows < 1:
+        raise InputError(f"spec data rows must be an integer >= 1, got {rows!r}")
     if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
         raise InputError(f"spec data seed must be an integer >= 0, got {seed!r}")
-    return frame.sample(rows, random_state=seed).reset_index(drop=True), source.schema
+    select = RowSelection(rows=rows, seed=seed)
+    source = read_data(dataset, schema_file, load=True, what=where, select=select)
+    if len(source.frame) < rows:
+        raise InputError(
+            f"spec data rows must be an integer in [1, {len(source.frame)}], got {rows!r}"
+        )
+    return source.frame.reset_index(drop=True), source.schema
 
 
 def _model(spec: Any, schema: Schema, base: Path) -> ThetaModel:
@@ -272,18 +277,18 @@ def _path(value: Any, base: Path) -> Path:
     return path if path.is_absolute() else base / path
 
 
-def _summary(result: Release) -> None:
+def _summary(result: Release) -> GaussianDiagnostics:
     """Noisy answers and noise scales, then the guarantee (never the true answers)."""
-    record, plan = result.record, result.parts["noise_plan"]
+    record, diagnostics = result.record, cast("GaussianDiagnostics", result.diagnostics)
     table = Table("statistic", "released value", "noise std")
-    for (name, value), std in zip(result.values.items(), plan["std"], strict=True):
+    for (name, value), std in zip(result.values.items(), diagnostics.std, strict=True):
         table.add_row(str(name), f"{value:.6g}", f"{std:.4g}")
     console.print(table)
-    if plan["free"]:
-        console.print("privacy for free: the data's own randomness hides the secrets (no noise)")
+    for line in diagnostics.summary_lines():
+        console.print(line, markup=False, highlight=False)
     guarantee = f"({record.epsilon:.4g}, {record.delta:.3g})-{record.definition}"
     console.print(
-        f"{guarantee} [{_how(plan)}]; sensitivity {_sensitivity(record.sensitivity)}; "
+        f"{guarantee} [{diagnostics.how}]; sensitivity {_sensitivity(record.sensitivity)}; "
         f"protects {record.protects}",
         markup=False,
         highlight=False,
@@ -291,6 +296,7 @@ def _summary(result: Release) -> None:
     for assumption in record.assumptions:
         if not assumption.startswith("warning: "):  # warnings go to stderr
             console.print(f"assumes: {assumption}", markup=False, highlight=False)
+    return diagnostics
 
 
 def _sensitivity(value: Any) -> str:
@@ -300,21 +306,3 @@ def _sensitivity(value: Any) -> str:
     if isinstance(value, Mapping):
         return ", ".join(f"{name} {number(v)}" for name, v in value.items())
     return number(value)
-
-
-def _how(plan: Mapping[str, Any]) -> str:
-    """How the guarantee was established, in a few words."""
-    eps, delta = plan["certified"]
-    accounting = plan["accounting"]
-    if accounting == "exact":
-        return f"exact privacy loss under the model: delta {delta:.3g} at epsilon {eps:g}"
-    if accounting == "algorithm-2":
-        nominal = plan["calibration"]
-        return (
-            f"Algorithm 2: nominal ({nominal['epsilon']:.4g}, {nominal['delta']:.3g}), "
-            f"lambda_eta {plan['lambda_eta']:.4g}, eta {plan['eta']:.3g}: certified "
-            f"({eps:.4g}, {delta:.3g})"
-        )
-    if accounting == "assume-gaussian":
-        return f"{plan['calibration']['method']} calibration, F assumed Gaussian on request"
-    return f"{plan['calibration']['method']} calibration, Gaussian model"

@@ -9,7 +9,7 @@ with neither, no assumption at all (row-level noise, and a line on how to gain).
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any, cast
 
 import typer
 
@@ -41,8 +41,8 @@ from attrpriv.errors import InputError
 PRIVATE = "private"  # attrpriv.release.ddp.model.PRIVATE, without importing the mechanisms
 
 if TYPE_CHECKING:
-    from attrpriv.dp.record import Release
     from attrpriv.release.ddp.answers import AnswerHistograms
+    from attrpriv.release.ddp.model import ModelDiagnostics
 
 GAIN_HINT = (
     "no structure given: every answer is protected for any law, at the row-level scale "
@@ -126,7 +126,7 @@ def ddp(
     outputs.add("--save-model", save_model)
     if modules is not None and model is not None:
         raise InputError("give --modules or --model, not both: they are two classes of laws")
-    if save_model is not None and modules is not None:
+    if save_model is not None and (modules is not None or (model is None and aux is None)):
         raise InputError("--save-model writes the model tier's tree: it needs --model or --aux")
     with warnings_printed():
         source = read_data(data, schema, infer_schema=infer_schema)
@@ -156,14 +156,16 @@ def ddp(
             progress=lambda done, total: advance(done=done, total=total, detail=steps[done - 1]),
             **learning,
         )
-    _summary(result)
-    for guarantee in result.record.guarantees:  # the conditional one, then the one for any law
-        console.print(
-            f"guarantee: {guarantee.describe()}", markup=False, highlight=False, soft_wrap=True
-        )
+    lines = result.diagnostics.summary_lines()
+    # the conditional guarantee, then the one for any law
+    lines += [f"guarantee: {guarantee.describe()}" for guarantee in result.record.guarantees]
     if modules is None and model is None and aux is None:
-        console.print(GAIN_HINT, markup=False, highlight=False, soft_wrap=True)
-    model_file = None if save_model is None else json_writer(result.parts["model"])
+        lines.append(GAIN_HINT)
+    for line in lines:
+        console.print(line, markup=False, highlight=False, soft_wrap=True)
+    model_file = None
+    if save_model is not None:
+        model_file = json_writer(cast("ModelDiagnostics", result.diagnostics).model.to_dict())
     write_release(
         outputs,
         result,
@@ -183,7 +185,7 @@ def _tier(
     max_levels: int,
     max_aux_rows: int,
     seed: int,
-) -> AnswerHistograms[Any]:
+) -> AnswerHistograms[Any, Any]:
     """The mechanism of the tier the options name."""
     from attrpriv.release.ddp.answers import AUX
     from attrpriv.release.ddp.model import ModelDDP
@@ -213,28 +215,6 @@ def _tier(
             raise InputError("--model aux learns the model from --aux: give public rows")
         return ModelDDP(epsilon, chosen, **common)
     return ModularDDP(epsilon, [], **common)  # one module: no assumption
-
-
-def _summary(result: Release) -> None:
-    parts = result.parts
-    if "modules" in parts:
-        found = parts["modules"]
-        what = (
-            "one module (no assumption)"
-            if len(found) == 1
-            else f"{len(found)} modules ({parts['modules_from']})"
-        )
-        how = "noise scale 2|M|/epsilon per module"
-    else:
-        what = f"a Markov tree over {len(parts['scales'])} questions ({parts['model_from']})"
-        how = "noise scales from the tree bound"
-    console.print(
-        f"{what}; {how}, {parts['gain']:.2f}x smaller on average than the row-level Laplace "
-        f"scale {parts['laplace_scale']:.4g}",
-        markup=False,
-        highlight=False,
-        soft_wrap=True,
-    )
 
 
 __all__ = ["GAIN_HINT", "ddp"]

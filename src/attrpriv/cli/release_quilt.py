@@ -15,6 +15,7 @@ from attrpriv.cli.release import (
     app,
     open_ledger,
     print_counts,
+    print_summary,
     release_outputs,
     write_release,
 )
@@ -22,8 +23,6 @@ from attrpriv.errors import InputError
 
 if TYPE_CHECKING:
     import numpy as np
-
-    from attrpriv.dp.record import Release
 
 
 @app.command(
@@ -87,19 +86,9 @@ def quilt(
         print_counts(result, counts, title="state")
     else:
         console.print(f"noisy sum: {result.values:.6g}")
-    _summary(result, epsilon, method, len(chains))
+    print_summary(f"epsilon={epsilon:g} (pufferfish, {method}); {len(chains)} chain(s)", result)
     write_release(outputs, result, book, title=f"Markov quilt release of {sequence.name}",
                   counts=counts if histogram else None)  # fmt: skip
-
-
-def _summary(result: Release, epsilon: float, method: str, n_chains: int) -> None:
-    """Print the noise that protects the values."""
-    worst = max(result.parts["calibrations"], key=lambda c: c["sigma_max"])["worst"]
-    console.print(
-        f"epsilon={epsilon:g} (pufferfish, {method}); {n_chains} chain(s); Laplace scale "
-        f"{result.parts['sigma_max']:.4g} (quilt {worst['quilt']} of node {worst['node']}, "
-        f"{worst['nearby_size']} nearby nodes, influence {worst['influence']:.3g})"
-    )
 
 
 def parse_matrix(text: str, name: str, *, square: bool = False) -> np.ndarray:

@@ -13,7 +13,7 @@ from attrpriv.dp.noise import (
     default_sampler,
     require_private,
 )
-from attrpriv.dp.record import ANY_LAW, Guarantee, PrivacyRecord, Release
+from attrpriv.dp.record import ANY_LAW, Diagnostics, Guarantee, PrivacyRecord, Release
 from attrpriv.dp.units import DEFINITIONS, PrivacyUnit
 
 __all__ = [
@@ -24,6 +24,7 @@ __all__ = [
     "Budget",
     "BudgetChange",
     "BudgetLedger",
+    "Diagnostics",
     "Guarantee",
     "LedgerEntry",
     "LedgerSummary",

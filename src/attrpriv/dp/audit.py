@@ -131,19 +131,13 @@ def audit_samples(
     ----------
     outputs_a, outputs_b : array_like
         At least 20 finite outputs of the mechanism on inputs a and b; each is flattened to one row.
-    delta : float, default 0.0
-        The delta the mechanism claims, in [0, 1).
-    confidence : float, default 0.95
-        The probability with which the reported lower bound holds.
-    statistic : callable, optional
-        Maps outputs (one per row) to scores; default the value, or a projection for vectors.
-    seed : int or None, default 0
-        Seed of the split into a selection half and an evaluation half.
+    delta, confidence, statistic, seed
+        As in :func:`audit`.
 
     Returns
     -------
     AuditResult
-        The audited lower bound on epsilon and the test that gave it.
+        As in :func:`audit`.
     """
     delta = check_delta(delta)
     confidence = check_probability(confidence, "confidence")

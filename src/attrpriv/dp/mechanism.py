@@ -1,6 +1,8 @@
 """The mechanism contract (``docs/architecture.md``): every release runs ``validate -> measure ->
-calibrate -> record -> charge -> noise -> post-process``, so the ledger is charged before any
-noise is drawn. Parameters are stored as given and checked once, at the entry point."""
+calibrate -> record -> charge -> add noise -> post-process``, so the ledger is charged before any
+noise is drawn. Measuring splits the input into the private answer and the public facts;
+calibration sees the public facts only. Parameters are stored as given and checked once, at the
+entry point."""
 
 from __future__ import annotations
 
@@ -16,7 +18,7 @@ from sklearn.base import BaseEstimator
 from attrpriv._checks import FLAG, Check, Rule, instance_of, optional
 from attrpriv.dp.accuracy import Accuracy
 from attrpriv.dp.noise import NoiseSampler, default_sampler, require_private
-from attrpriv.dp.record import Guarantee, PrivacyRecord, Release
+from attrpriv.dp.record import Diagnostics, Guarantee, PrivacyRecord, Release
 from attrpriv.dp.units import PrivacyUnit
 from attrpriv.errors import InputError, NotFittedError
 
@@ -126,10 +128,8 @@ class NoisePlan:
 
     Parameters
     ----------
-    epsilon, delta : float
-        The guarantee the noise gives.
-    sampler : NoiseSampler
-        The noise sampler the plan was made for (its float grid can widen the sensitivity).
+    epsilon, delta, sampler
+        The guarantee, and the sampler it holds for (its float grid can widen the sensitivity).
     inferred : tuple of str, default ()
         Keyword-only: the columns whose domains were read off the private data.
     """
@@ -141,24 +141,27 @@ class NoisePlan:
 
 
 SAMPLER_CONSTRAINTS: Mapping[str, Rule] = {
-    "noise": optional(instance_of(NoiseSampler, "a NoiseSampler")),
+    "sampler": optional(instance_of(NoiseSampler, "a NoiseSampler")),
     "allow_nonprivate": FLAG,
 }
 """The constraints of the two parameters every mechanism has."""
 
-M = TypeVar("M")
+X = TypeVar("X")
+Y = TypeVar("Y")
 P = TypeVar("P", bound=NoisePlan)
 
 
-class Mechanism(Parameters, ABC, Generic[M, P]):
+class Mechanism(Parameters, ABC, Generic[X, Y, P]):
     """The template every mechanism follows (see the module docstring).
 
-    Subclasses take ``noise`` (default exact OpenDP) and ``allow_nonprivate`` among their
-    parameters, and implement the small steps below.
+    ``X`` is the private answer, ``Y`` the public facts calibration reads and ``P`` the noise
+    plan. Subclasses take ``sampler`` (default exact OpenDP noise) and ``allow_nonprivate``
+    (accept a non-private sampler: reproducible tests only), and implement the steps below.
     """
 
-    noise: NoiseSampler | None
+    sampler: NoiseSampler | None
     allow_nonprivate: bool
+    _result: ClassVar[type[Release]] = Release
 
     def _release(
         self, *inputs: Any, ledger: BudgetLedger | None = None, label: str = ""
@@ -166,28 +169,53 @@ class Mechanism(Parameters, ABC, Generic[M, P]):
         """Validate, measure, calibrate, record, charge (before any noise), add noise."""
         self._validate_params()
         sampler = self._sampler()
-        measured = self._measure(*inputs)
-        plan = self._calibrate(measured, sampler)
+        private, public = self._measure(*inputs)
+        plan = self._calibrate(public, sampler)
         record = self.record(plan)
         if ledger is not None:
             ledger.charge(record, label=label)
-        noisy = self._noise(measured, plan)
+        noisy = self._add_noise(private, plan)
         values = self._post_process(noisy)
-        parts = self._parts(measured, plan, noisy)
-        return Release(values, record, parts, self._accuracy(plan, values))
+        diagnostics = self._diagnostics(public, plan, noisy)
+        return self._result(values, record, diagnostics, self._accuracy(plan, values))
+
+    @validated
+    def calibrate(self, public: Y | None = None, *, sampler: NoiseSampler | None = None) -> P:
+        """The noise plan, from public facts only (no data is read).
+
+        Parameters
+        ----------
+        public : public facts or None, optional
+            Facts the noise depends on (see the docs page); default: those the parameters fix.
+        sampler : NoiseSampler or None, optional
+            Keyword-only: the noise sampler; default the mechanism's own.
+
+        Returns
+        -------
+        NoisePlan
+            The noise of a release and the guarantee it gives.
+        """
+        facts = self._public_facts() if public is None else public
+        return self._calibrate(facts, sampler or self._sampler())
+
+    def _public_facts(self) -> Y:
+        """The public facts the parameters (or the fit) fix; raise if the data must say."""
+        raise InputError(
+            f"{type(self).__name__}.calibrate needs its public facts: pass them as `public`"
+        )
 
     def _sampler(self) -> NoiseSampler:
-        sampler = self.noise if self.noise is not None else default_sampler()
+        sampler = self.sampler if self.sampler is not None else default_sampler()
         require_private(sampler, allow_nonprivate=self.allow_nonprivate)
         return sampler
 
     @abstractmethod
-    def _measure(self, *inputs: Any) -> M:
-        """The exact (private) answer, with the public facts calibration needs."""
+    def _measure(self, *inputs: Any) -> tuple[X, Y]:
+        """``(private, public)``: the exact answer, and the public facts calibration needs."""
 
     @abstractmethod
-    def _calibrate(self, measured: M, sampler: NoiseSampler) -> P:
-        """The noise plan for ``measured``, from its public facts only (never its values)."""
+    def _calibrate(self, public: Y, sampler: NoiseSampler) -> P:
+        """The noise plan from the public facts (the private answer is never passed here)."""
 
     @abstractmethod
     def record(self, plan: P) -> PrivacyRecord:
@@ -205,8 +233,8 @@ class Mechanism(Parameters, ABC, Generic[M, P]):
         """
 
     @abstractmethod
-    def _noise(self, measured: M, plan: P) -> Any:
-        """The released values: ``measured`` plus the noise of ``plan`` (drawn here only)."""
+    def _add_noise(self, private: X, plan: P) -> Any:
+        """The noisy values: ``private`` plus the noise of ``plan`` (drawn here only)."""
 
     @abstractmethod
     def _accuracy(self, plan: P, values: Any) -> Accuracy:
@@ -216,9 +244,9 @@ class Mechanism(Parameters, ABC, Generic[M, P]):
         """The released values from the noisy ones (post-processing costs no privacy)."""
         return noisy
 
-    def _parts(self, measured: M, plan: P, noisy: Any) -> dict[str, Any]:
-        """Public diagnostics of the release (noise scales, calibration details)."""
-        return {}
+    def _diagnostics(self, public: Y, plan: P, noisy: Any) -> Diagnostics:
+        """How the release was made, from the public facts, the plan and the noisy values."""
+        return Diagnostics()
 
     def _record(
         self,

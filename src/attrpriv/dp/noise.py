@@ -38,24 +38,22 @@ class NoiseSampler(ABC):
         return self._add(_as_float(values), scale, "laplace", integer=False)
 
     def gaussian(self, values: ArrayLike, scale: float) -> np.ndarray:
-        """``values`` + Normal(0, scale**2) noise, as float64.
+        """``values`` + Normal(0, scale**2) noise: as :meth:`laplace`, ``scale`` the std.
 
         Parameters
         ----------
-        values : array_like
-            Finite numbers, of any shape.
-        scale : float
-            The standard deviation of the noise, >= 0; 0 adds no noise.
+        values, scale
+            As in :meth:`laplace` (``scale`` is the standard deviation).
 
         Returns
         -------
         numpy.ndarray
-            A new float64 array of the shape of ``values``.
+            As in :meth:`laplace`.
         """
         return self._add(_as_float(values), scale, "gaussian", integer=False)
 
     def discrete_laplace(self, counts: ArrayLike, scale: float) -> np.ndarray:
-        """``counts`` + discrete Laplace noise, P(z) proportional to exp(-|z| / scale), as int64.
+        """``counts`` + discrete Laplace noise, P(z) proportional to exp(-|z| / scale).
 
         Parameters
         ----------
@@ -76,15 +74,13 @@ class NoiseSampler(ABC):
 
         Parameters
         ----------
-        counts : array_like
-            Integers (integer-valued floats accepted), of any shape.
-        scale : float
-            The scale (sigma) of the noise, >= 0; 0 adds no noise.
+        counts, scale
+            As in :meth:`discrete_laplace` (``scale`` is sigma).
 
         Returns
         -------
         numpy.ndarray
-            A new int64 array of the shape of ``counts``.
+            As in :meth:`discrete_laplace`.
         """
         return self._add(_as_int(counts), scale, "gaussian", integer=True)
 
@@ -177,10 +173,8 @@ class OpenDPNoise(NoiseSampler):
 
         Parameters
         ----------
-        size : int
-            The number of float inputs.
-        norm : int, default 1
-            The norm of the sensitivity (1 for Laplace, 2 for Gaussian noise).
+        size, norm
+            As in :meth:`NoiseSampler.rounding_slack`.
 
         Returns
         -------

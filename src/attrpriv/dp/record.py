@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import TYPE_CHECKING, Any
 
 from attrpriv._checks import check_delta, check_epsilon, check_non_negative, check_positive
@@ -256,6 +256,32 @@ def _check_rho(rho: object, epsilon: float, delta: float) -> float:
 
 
 @dataclass(frozen=True)
+class Diagnostics:
+    """Public facts about how a release was made (noise scales, calibration choices); each
+    mechanism returns its own subclass, and nothing in it is a private value."""
+
+    def summary_lines(self) -> list[str]:
+        """The facts a user should read, in plain words (what the command line prints).
+
+        Returns
+        -------
+        list of str
+            One line per fact; empty when there is nothing beyond the record to say.
+        """
+        return []
+
+    def to_dict(self) -> dict[str, Any]:
+        """Every field as JSON-ready values.
+
+        Returns
+        -------
+        dict of str to Any
+            One entry per field of the dataclass (fields with ``repr=False`` left out).
+        """
+        return {f.name: to_jsonable(getattr(self, f.name)) for f in fields(self) if f.repr}
+
+
+@dataclass(frozen=True)
 class Release:
     """A mechanism's output: the noisy ``values`` together with their ``record``.
 
@@ -265,15 +291,15 @@ class Release:
         The noisy values: a number, an array, a Series, or a mapping of them (one per histogram).
     record : PrivacyRecord
         The guarantee behind the values.
-    parts : Mapping of str to Any, default {}
-        Diagnostics computed from public quantities only, never from the private data.
+    diagnostics : Diagnostics, default Diagnostics()
+        How the release was made, from public quantities only, never from the private data.
     accuracy : Accuracy or None, default None
         The noise scale and interval of every released value, where known.
     """
 
     values: Any
     record: PrivacyRecord
-    parts: Mapping[str, Any] = field(default_factory=dict)
+    diagnostics: Diagnostics = field(default_factory=Diagnostics)
     accuracy: Accuracy | None = None
 
     def __repr__(self) -> str:
@@ -336,12 +362,12 @@ class Release:
         Returns
         -------
         dict of str to Any
-            ``values``, ``parts``, and ``record`` and ``accuracy`` as their ``to_dict()``.
+            ``values``, and ``record``, ``diagnostics`` and ``accuracy`` as their ``to_dict()``.
         """
         return {
             "values": to_jsonable(self.values),
             "record": self.record.to_dict(),
-            "parts": to_jsonable(self.parts),
+            "diagnostics": self.diagnostics.to_dict(),
             "accuracy": None if self.accuracy is None else self.accuracy.to_dict(),
         }
 

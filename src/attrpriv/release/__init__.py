@@ -4,7 +4,7 @@ One folder per mechanism (``gaussian/``, ``markov_quilt/``, ``ddp/``), the graph
 share (``graph/``), and the row-level Laplace baseline (``laplace``).
 """
 
-from attrpriv.release.ddp import ModelDDP, ModularDDP, TreeModel
+from attrpriv.release.ddp import ModelDDP, ModularDDP, SurveyFacts, TreeModel
 from attrpriv.release.gaussian import (
     AttributePrivateGaussian,
     GaussianModel,
@@ -15,9 +15,10 @@ from attrpriv.release.gaussian import (
 )
 from attrpriv.release.graph.network import DiscreteNetwork
 from attrpriv.release.graph.quilts import Quilt, best_quilt, max_influence, quilt_scale
-from attrpriv.release.laplace import NEIGHBOURS, LaplaceHistograms
+from attrpriv.release.laplace import NEIGHBOURS, HistogramFacts, LaplaceHistograms
 from attrpriv.release.markov_quilt import (
     AttributeMarkovQuilt,
+    ChainLengths,
     MarkovChainModel,
     MarkovQuiltMechanism,
 )
@@ -26,8 +27,10 @@ __all__ = [
     "NEIGHBOURS",
     "AttributeMarkovQuilt",
     "AttributePrivateGaussian",
+    "ChainLengths",
     "DiscreteNetwork",
     "GaussianModel",
+    "HistogramFacts",
     "LaplaceHistograms",
     "MarkovChainModel",
     "MarkovQuiltMechanism",
@@ -38,6 +41,7 @@ __all__ = [
     "ResamplingModel",
     "Secret",
     "Statistic",
+    "SurveyFacts",
     "TreeModel",
     "best_quilt",
     "max_influence",

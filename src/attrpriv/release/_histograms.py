@@ -1,18 +1,22 @@
 """The histogram toolkit the histogram mechanisms share: counts, l1 sensitivity, flat bins,
-accuracy.
+accuracy, and the one-scale discrete Laplace step of :class:`HistogramMechanism`.
 
-Nothing here draws noise: each mechanism draws in its own ``_noise``, after the ledger is charged.
+Noise is drawn only in a mechanism's ``_add_noise``, after the ledger is charged.
 """
 
 from __future__ import annotations
 
+from abc import abstractmethod
 from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import TypeVar
 
 import numpy as np
 import pandas as pd
 
 from attrpriv.dp.accuracy import Accuracy
+from attrpriv.dp.mechanism import NoisePlan
+from attrpriv.release._table import TableMechanism
 
 Histograms = dict[str, pd.Series]
 
@@ -48,3 +52,22 @@ def histogram_accuracy(values: Histograms, scales: Mapping[str, float]) -> Accur
     """The accuracy of discrete Laplace noise of ``scales[name]`` on every bin of ``name``."""
     shaped = {name: pd.Series(scales[name], index=v.index) for name, v in values.items()}
     return Accuracy.of_scales("discrete laplace", shaped)
+
+
+Y = TypeVar("Y")
+P = TypeVar("P", bound=NoisePlan)
+
+
+class HistogramMechanism(TableMechanism[Histograms, Y, P]):
+    """A table mechanism that adds discrete Laplace noise of one scale to every bin."""
+
+    @abstractmethod
+    def _scale(self, plan: P) -> float:
+        """The discrete Laplace scale of every bin under ``plan``."""
+
+    def _add_noise(self, private: Histograms, plan: P) -> Histograms:
+        flat = plan.sampler.discrete_laplace(flat_bins(private), self._scale(plan))
+        return split_bins(flat, private)
+
+    def _accuracy(self, plan: P, values: Histograms) -> Accuracy:
+        return histogram_accuracy(values, dict.fromkeys(values, self._scale(plan)))

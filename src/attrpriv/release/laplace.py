@@ -12,23 +12,30 @@ from typing import Any, ClassVar
 from attrpriv._checks import EPSILON, Rule, names, one_of, optional
 from attrpriv.data.aggregate import aggregator_for
 from attrpriv.data.schema import Schema
-from attrpriv.dp.accuracy import Accuracy
-from attrpriv.dp.ledger import BudgetLedger
-from attrpriv.dp.mechanism import SAMPLER_CONSTRAINTS, Mechanism, NoisePlan, validated
+from attrpriv.dp.mechanism import SAMPLER_CONSTRAINTS, NoisePlan
 from attrpriv.dp.noise import NoiseSampler
-from attrpriv.dp.record import PrivacyRecord, Release
+from attrpriv.dp.record import Diagnostics, PrivacyRecord
 from attrpriv.dp.units import ROW_NEIGHBOURS, PrivacyUnit
 from attrpriv.errors import InputError
-from attrpriv.release._histograms import (
-    Counts,
-    Histograms,
-    flat_bins,
-    histogram_accuracy,
-    histograms_sensitivity,
-    split_bins,
-)
+from attrpriv.release._histograms import HistogramMechanism, Histograms, histograms_sensitivity
 
 NEIGHBOURS = ROW_NEIGHBOURS
+
+
+@dataclass(frozen=True)
+class HistogramFacts:
+    """The public facts a Laplace release is calibrated on.
+
+    Parameters
+    ----------
+    n_histograms : int
+        The number of histograms released together.
+    inferred : tuple of str, default ()
+        The columns whose domains were read off the private data.
+    """
+
+    n_histograms: int
+    inferred: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -40,7 +47,25 @@ class LaplacePlan(NoisePlan):
     scale: float
 
 
-class LaplaceHistograms(Mechanism[Counts, LaplacePlan]):
+@dataclass(frozen=True)
+class LaplaceDiagnostics(Diagnostics):
+    """How a Laplace release was made: ``n_histograms`` and ``n_bins`` (all together), the l1
+    ``sensitivity`` and every bin's discrete Laplace ``scale``."""
+
+    n_histograms: int
+    n_bins: int
+    sensitivity: float
+    scale: float
+
+    def summary_lines(self) -> list[str]:
+        """The sensitivity and the noise scale, in one line."""
+        return [
+            f"sensitivity={self.sensitivity:g}, discrete Laplace scale={self.scale:g} "
+            f"({self.n_histograms} histograms, {self.n_bins} bins)"
+        ]
+
+
+class LaplaceHistograms(HistogramMechanism[HistogramFacts, LaplacePlan]):
     """epsilon-DP counts of every value of the chosen columns, over their declared domains.
 
     Protects whole rows: discrete Laplace noise of scale ``m / epsilon`` (``2m`` under
@@ -54,10 +79,8 @@ class LaplaceHistograms(Mechanism[Counts, LaplacePlan]):
         The (categorical or integer) columns to count; default every non-ignored one.
     neighbours : str, optional
         ``"add-remove"`` (sensitivity m) or ``"substitute"`` (2m).
-    noise : NoiseSampler or None, optional
-        The noise sampler; default exact OpenDP noise.
-    allow_nonprivate : bool, optional
-        Accept a non-private sampler (reproducible tests only).
+    sampler, allow_nonprivate
+        As in :class:`~attrpriv.dp.mechanism.Mechanism`.
     """
 
     _constraints: ClassVar[Mapping[str, Rule]] = {
@@ -73,92 +96,42 @@ class LaplaceHistograms(Mechanism[Counts, LaplacePlan]):
         columns: Sequence[str] | None = None,
         *,
         neighbours: str = "add-remove",
-        noise: NoiseSampler | None = None,
+        sampler: NoiseSampler | None = None,
         allow_nonprivate: bool = False,
     ) -> None:
         self.epsilon = epsilon
         self.columns = columns
         self.neighbours = neighbours
-        self.noise = noise
+        self.sampler = sampler
         self.allow_nonprivate = allow_nonprivate
 
-    def release(
-        self,
-        data: Any,
-        schema: Schema,
-        *,
-        ledger: BudgetLedger | None = None,
-        label: str = "",
-    ) -> Release:
-        """Count, charge the ledger (before any noise is drawn), add noise.
+    def _public_facts(self) -> HistogramFacts:
+        if self.columns is None:
+            raise InputError(
+                "LaplaceHistograms.calibrate needs the number of histograms: pass "
+                "HistogramFacts(n_histograms), or set columns"
+            )
+        return HistogramFacts(len(self.columns))
 
-        Parameters
-        ----------
-        data : pandas.DataFrame, str, pathlib.Path or dask.dataframe.DataFrame
-            The private data: a DataFrame, a CSV/Parquet path or a Dask DataFrame.
-        schema : Schema
-            The public domains of the columns.
-        ledger : BudgetLedger or None, optional
-            Charged with the release's record before any noise is drawn.
-        label : str, optional
-            A free-text name for the release in the ledger.
+    def _measure(self, data: Any, schema: Schema) -> tuple[Histograms, HistogramFacts]:
+        with aggregator_for(data, schema) as aggregator:
+            counts = aggregator.all_counts(self.columns)
+        if not counts:
+            raise InputError("no categorical or integer columns to count")
+        return counts, HistogramFacts(len(counts), schema.inferred_among(counts))
 
-        Returns
-        -------
-        Release
-            The noisy counts, their accuracy and the :class:`PrivacyRecord`.
-
-        Raises
-        ------
-        InputError
-            A parameter is invalid, or there is no categorical or integer column to count.
-        BudgetExceededError
-            The release does not fit the ledger's budget (nothing is released).
-        """
-        return self._release(data, schema, ledger=ledger, label=label)
-
-    @validated
-    def calibrate(self, n_histograms: int, sampler: NoiseSampler | None = None) -> LaplacePlan:
-        """The noise of ``n_histograms`` histograms (no data is used).
-
-        Parameters
-        ----------
-        n_histograms : int
-            The number of histograms released together.
-        sampler : NoiseSampler or None, optional
-            The noise sampler; default the mechanism's own.
-
-        Returns
-        -------
-        LaplacePlan
-            The discrete Laplace scale of every bin.
-        """
-        return self._plan(n_histograms, sampler or self._sampler(), ())
-
-    def _plan(
-        self, n_histograms: int, sampler: NoiseSampler, inferred: tuple[str, ...]
-    ) -> LaplacePlan:
-        sensitivity = histograms_sensitivity(n_histograms, self.neighbours)
+    def _calibrate(self, public: HistogramFacts, sampler: NoiseSampler) -> LaplacePlan:
+        sensitivity = histograms_sensitivity(public.n_histograms, self.neighbours)
         epsilon = float(self.epsilon)
         return LaplacePlan(
             epsilon,
             0.0,
             sampler,
-            n_histograms,
+            public.n_histograms,
             sensitivity,
             sensitivity / epsilon,
-            inferred=inferred,
+            inferred=public.inferred,
         )
-
-    def _measure(self, data: Any, schema: Schema) -> Counts:
-        with aggregator_for(data, schema) as aggregator:
-            counts = aggregator.all_counts(self.columns)
-        if not counts:
-            raise InputError("no categorical or integer columns to count")
-        return Counts(counts, schema.inferred_among(counts))
-
-    def _calibrate(self, measured: Counts, sampler: NoiseSampler) -> LaplacePlan:
-        return self._plan(len(measured.histograms), sampler, measured.inferred)
 
     def record(self, plan: LaplacePlan) -> PrivacyRecord:
         """The guarantee of releasing with ``plan``.
@@ -190,12 +163,20 @@ class LaplaceHistograms(Mechanism[Counts, LaplacePlan]):
             assumptions=(),
         )
 
-    def _noise(self, measured: Counts, plan: LaplacePlan) -> Histograms:
-        flat = plan.sampler.discrete_laplace(flat_bins(measured.histograms), plan.scale)
-        return split_bins(flat, measured.histograms)
+    def _scale(self, plan: LaplacePlan) -> float:
+        return plan.scale
 
-    def _accuracy(self, plan: LaplacePlan, values: Histograms) -> Accuracy:
-        return histogram_accuracy(values, dict.fromkeys(values, plan.scale))
+    def _diagnostics(
+        self, public: HistogramFacts, plan: LaplacePlan, noisy: Histograms
+    ) -> LaplaceDiagnostics:
+        n_bins = int(sum(h.size for h in noisy.values()))
+        return LaplaceDiagnostics(plan.n_histograms, n_bins, plan.sensitivity, plan.scale)
 
-    def _parts(self, measured: Counts, plan: LaplacePlan, noisy: Any) -> dict[str, Any]:
-        return {"n_bins": int(sum(c.size for c in measured.histograms.values()))}
+
+__all__ = [
+    "NEIGHBOURS",
+    "HistogramFacts",
+    "LaplaceDiagnostics",
+    "LaplaceHistograms",
+    "LaplacePlan",
+]

@@ -211,14 +211,10 @@ def write_ledger_html(
 
     Parameters
     ----------
-    summary : LedgerSummary
-        ``BudgetLedger.summary()``: spend per unit and the budget history.
-    entries : sequence of LedgerEntry
-        ``BudgetLedger.entries()``: every charged release, oldest first.
+    summary, entries, title
+        As in :func:`render_ledger_html`.
     path : str or pathlib.Path
-        The HTML file (UTF-8), replaced only once written in full; parents are created.
-    title : str, optional
-        The page's title.
+        The HTML file (UTF-8), replaced once written in full; parents made.
 
     Returns
     -------

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -22,7 +21,7 @@ if TYPE_CHECKING:
     import pandas as pd
 
     from attrpriv.dp.ledger import LedgerSummary
-    from attrpriv.dp.record import PrivacyRecord, Release
+    from attrpriv.dp.record import Diagnostics, PrivacyRecord, Release
     from attrpriv.dp.units import PrivacyUnit
 
 __all__ = [
@@ -181,30 +180,32 @@ MAX_LISTED = 25
 """Modules or tree links listed on the page (the rest are counted; all are in the JSON)."""
 
 
-def _calibration(parts: Mapping[str, Any]) -> list[tuple[str, str]]:
+def _calibration(diagnostics: Diagnostics) -> list[tuple[str, str]]:
     """A Tabular-DDP tier's noise source, expected error and gain (empty for others)."""
-    if "gain" not in parts or "laplace_error" not in parts:
+    from attrpriv.release.ddp import ModelDiagnostics, ModuleDiagnostics, TierDiagnostics
+
+    if not isinstance(diagnostics, TierDiagnostics):
         return []
     rows: list[tuple[str, str]] = []
-    if "modules" in parts:
-        modules = parts["modules"]
-        rows.append(("modules", f"{len(modules)}, from {parts['modules_from']}"))
+    if isinstance(diagnostics, ModuleDiagnostics):
+        modules = diagnostics.modules
+        rows.append(("modules", f"{len(modules)}, from {diagnostics.modules_from}"))
         rows += [(f"module {k}", ", ".join(module))
                  for k, module in enumerate(modules[:MAX_LISTED], start=1)]  # fmt: skip
         if len(modules) > MAX_LISTED:
             rows.append(("", f"{len(modules) - MAX_LISTED} more modules (in the JSON output)"))
-    if "links" in parts:
-        links = parts["links"]
-        model = parts["model"]
-        rows.append(("model", f"tree {model['fingerprint']} over {len(links) + 1} questions, "
-                              f"from {parts['model_from']}"))  # fmt: skip
+    if isinstance(diagnostics, ModelDiagnostics):
+        links = diagnostics.links
+        rows.append(("model", f"tree {diagnostics.model.fingerprint} over {len(links) + 1} "
+                              f"questions, from {diagnostics.model_from}"))  # fmt: skip
         shown = "; ".join(f"{a} - {b}" for a, b in links[:MAX_LISTED])
         more = f"; {len(links) - MAX_LISTED} more" if len(links) > MAX_LISTED else ""
         rows.append(("tree links", shown + more))
+    laplace = f"{diagnostics.laplace_error:.4g} (scale {diagnostics.laplace_scale:.4g})"
     rows += [
-        ("expected |error| per bin", f"{parts['expected_error']:.4g}"),
-        ("row-level Laplace", f"{parts['laplace_error']:.4g} (scale {parts['laplace_scale']:.4g})"),
-        ("gain over Laplace", f"{parts['gain']:.2f}x smaller noise scale on average"),
+        ("expected |error| per bin", f"{diagnostics.expected_error:.4g}"),
+        ("row-level Laplace", laplace),
+        ("gain over Laplace", f"{diagnostics.gain:.2f}x smaller noise scale on average"),
     ]
     return rows
 
@@ -333,7 +334,7 @@ def render_release_html(
         negative=_negative(frame, counts),
         record=release.record,
         guarantee=_guarantee(release.record),
-        calibration=_calibration(release.parts),
+        calibration=_calibration(release.diagnostics),
         confidence=confidence,
         accuracy_of="" if accuracy is None else accuracy.of,
         distribution="" if accuracy is None else accuracy.distribution,
@@ -356,16 +357,10 @@ def write_release_html(
 
     Parameters
     ----------
-    release : Release
-        What any mechanism's ``release`` returned.
+    release, ledger_summary, title, counts
+        As in :func:`render_release_html`.
     path : str or pathlib.Path
         The HTML file (UTF-8), replaced only once written in full; parents are created.
-    ledger_summary : LedgerSummary, optional
-        The ledger's state after the release was charged.
-    title : str, optional
-        The page's title.
-    counts : {None, "raw", "non-negative"}, optional
-        Counts shown raw, or non-negative and rounded beside the raw ones; ``None``: not counts.
 
     Returns
     -------

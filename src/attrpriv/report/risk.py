@@ -231,16 +231,14 @@ def write_html(
 
     Parameters
     ----------
-    report : RiskReport
-        What the feature risk assessment returned.
+    report, title
+        As in :func:`render_html`.
     path : str or pathlib.Path
-        The HTML file (UTF-8), replaced only once written in full; parents are created.
-    title : str, optional
-        The page's title.
+        The HTML file (UTF-8), replaced once written in full; parents made.
 
     Returns
     -------
     pathlib.Path
-        The file written.
+        ``path``, written.
     """
     return atomic_write_text(path, render_html(report, title=title))

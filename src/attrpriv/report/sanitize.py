@@ -217,15 +217,11 @@ def write_sweep_html(
     Parameters
     ----------
     result : SweepResult
-        What :func:`attrpriv.sanitize.tradeoff.sweep` or ``sweep_images`` returned.
+        The sweep to show.
     path : str or pathlib.Path
         The HTML file (UTF-8), replaced only once written in full; parents are created.
-    title : str
-        The page's title.
-    sensitive : str or None, optional
-        The name of the sensitive attribute y_S, shown on the page.
-    target : str or None, optional
-        The name of the utility task's column (or label array).
+    title, sensitive, target : str or None
+        Keyword-only, as :func:`render_sweep_html` takes them (``title`` is required).
 
     Returns
     -------

@@ -22,8 +22,7 @@ _LAZY = {
     "InputNoise": "attrpriv.sanitize.baselines",
     "LatentInterpolation": "attrpriv.sanitize.baselines",
     "ProxyResampler": "attrpriv.sanitize.resample",
-    "ResampledRelease": "attrpriv.sanitize.resample",
-    "SynthesizedRelease": "attrpriv.sanitize.synthesize",
+    "SanitizedTable": "attrpriv.sanitize.table",
 }
 
 __all__ = sorted(_LAZY)

@@ -7,6 +7,7 @@ guarantee (no record, nothing charged). See docs/sanitize/evaluation.md.
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
 from collections.abc import Iterable, Mapping
 from typing import Any, ClassVar
 
@@ -32,12 +33,45 @@ from attrpriv.errors import InputError, offending
 from attrpriv.sanitize.decoupler import GlobalDecoupler
 from attrpriv.sanitize.evaluate import auc_score
 from attrpriv.sanitize.images import as_images
-from attrpriv.sanitize.sanitizer import SanitizedData, sensitive_labels
+from attrpriv.sanitize.sanitizer import (
+    NO_GUARANTEE,
+    BaselineDiagnostics,
+    SanitizedData,
+    sensitive_labels,
+)
 
-NO_GUARANTEE = "none: an empirical baseline, not a DP mechanism (seeded numpy randomness)"
+
+class Baseline(Parameters, ABC):
+    """A baseline sanitizer: the Sanitizer's :meth:`sanitize`, with no record and no charge."""
+
+    @validated
+    def sanitize(
+        self, X: Any, y_s: Any = None, *, ledger: BudgetLedger | None = None, label: str = ""
+    ) -> SanitizedData:
+        """The baseline's copy of ``X``; ``ledger`` is never charged (no DP output).
+
+        Parameters
+        ----------
+        X : pandas.DataFrame or numpy.ndarray
+            The data: a table, or images where the baseline takes them.
+        y_s : array-like or str or None, optional
+            The sensitive labels or their column of ``X``; None: the baseline's default.
+        ledger, label : optional
+            Ignored (no DP output).
+
+        Returns
+        -------
+        SanitizedData
+            The copy, with no record, and the baseline's diagnostics.
+        """
+        return self._sanitize(X, y_s)
+
+    @abstractmethod
+    def _sanitize(self, X: Any, y_s: Any) -> SanitizedData:
+        """What :meth:`sanitize` returns."""
 
 
-class InputNoise(Parameters):
+class InputNoise(Baseline):
     """Gaussian noise in input space; ``scale`` is the trade-off knob (0 = the data as given).
 
     Images: per-pixel noise, clipped to [0, 1]. Tables: numbers get noise scaled to their public
@@ -76,45 +110,29 @@ class InputNoise(Parameters):
         self.seed = seed
         self.drop_sensitive = drop_sensitive
 
-    @validated
-    def sanitize(
-        self, X: Any, y_s: Any = None, *, ledger: BudgetLedger | None = None, label: str = ""
-    ) -> SanitizedData:
-        """Noisy copy of ``X``; ``y_s`` names what to leave alone; ``ledger`` is not charged.
-
-        Parameters
-        ----------
-        X : pandas.DataFrame or array-like
-            A table (needs ``schema``) or images.
-        y_s : str or array-like or None, optional
-            A table's sensitive column; labels or ``None``: the schema's sensitive columns.
-        ledger, label : optional
-            Ignored (no DP output).
-
-        Returns
-        -------
-        SanitizedData
-            The noisy copy, with no labels and no record.
-        """
+    def _sanitize(self, X: Any, y_s: Any) -> SanitizedData:
+        """Noisy copy of ``X``; ``y_s`` (a sensitive column, else the schema's) is left alone."""
         scale = check_non_negative(self.scale, "scale")
         rng = np.random.default_rng(check_positive_int(self.seed, "seed", minimum=0))
         _, column = sensitive_labels(None, X, y_s)
-        parts: dict[str, Any] = {"baseline": "input-noise", "scale": scale}
         data: pd.DataFrame | np.ndarray
+        changed: list[str] = []
+        dropped: list[str] = []
         if isinstance(X, pd.DataFrame):
             data, changed = self._table(X, scale, column, rng)
-            parts["perturbed_columns"] = changed
             if self.drop_sensitive:
                 assert self.schema is not None  # _table refuses a table without one
                 kept = {column} if column is not None else set(self.schema.sensitive)
-                parts["dropped"] = [c for c in data.columns if c in kept]
-                data = data.drop(columns=parts["dropped"])
+                dropped = [c for c in data.columns if c in kept]
+                data = data.drop(columns=dropped)
         else:
             images = as_images(X)
             noisy = np.clip(images + rng.normal(0.0, scale, images.shape), 0.0, 1.0)
             data = noisy.astype(np.float32).reshape(np.shape(X))
-        parts |= {"rows": len(data), "guarantee": NO_GUARANTEE}
-        return SanitizedData(data, None, None, parts)
+        diagnostics = BaselineDiagnostics(baseline="input-noise", rows=len(data), scale=scale,
+                                          perturbed_columns=tuple(changed),
+                                          dropped=tuple(dropped))  # fmt: skip
+        return SanitizedData(data, None, None, diagnostics)
 
     def _table(
         self, X: pd.DataFrame, scale: float, column: str | None, rng: np.random.Generator
@@ -164,7 +182,7 @@ def _replace_categories(
     return pd.Series(values, index=series.index, name=series.name).astype(dtype)
 
 
-class LatentInterpolation(Parameters):
+class LatentInterpolation(Baseline):
     """Latent interpolation of a fitted decoupler: ``z~ = z + strength * (mean_j - mean_i)``.
 
     Moves each record's full latent from its class mean towards that of a class j drawn
@@ -251,37 +269,19 @@ class LatentInterpolation(Parameters):
         moved = latents + strength * (means[target] - means[source])
         return moved, self.classes_[target]
 
-    @validated
-    def sanitize(
-        self, X: Any, y_s: Any = None, *, ledger: BudgetLedger | None = None, label: str = ""
-    ) -> SanitizedData:
-        """Encode, move every latent to a random class, decode. ``ledger`` is not charged.
-
-        Parameters
-        ----------
-        X : pandas.DataFrame or numpy.ndarray
-            The data, as ``decoupler.encode`` takes it.
-        y_s : array-like or str or None, optional
-            Labels, or their column of ``X``; ``None``: the decoupler's sensitive column.
-        ledger, label : optional
-            Ignored (no DP output).
-
-        Returns
-        -------
-        SanitizedData
-            The decoded moved latents, with no labels and no record.
-        """
+    def _sanitize(self, X: Any, y_s: Any) -> SanitizedData:
+        """Encode, move every latent to a random class, decode (``y_s``: labels or column)."""
         labels = self._labels(X, y_s, "y_s")
         self._means()
         z, k = self._latent(X)
         moved, target = self.interpolate(z, labels)
         rng = np.random.default_rng(int(self.seed))  # decoded as the sanitizer decodes
         data = self.decoupler.decode(moved[:, :k], moved[:, k:], rng=rng)
-        parts = {"rows": len(z), "baseline": "latent-interpolation",
-                 "strength": float(self.strength), "classes": list(self.classes_),
-                 "moved_share": float(np.mean(target != labels)),
-                 "guarantee": NO_GUARANTEE}  # fmt: skip
-        return SanitizedData(data, None, None, parts)
+        diagnostics = BaselineDiagnostics(baseline="latent-interpolation", rows=len(z),
+                                          strength=float(self.strength),
+                                          classes=tuple(self.classes_),
+                                          moved_share=float(np.mean(target != labels)))  # fmt: skip
+        return SanitizedData(data, None, None, diagnostics)
 
     def _labels(self, X: Any, y_s: Any, name: str) -> np.ndarray:
         labels, _ = sensitive_labels(self.decoupler, X, y_s)
@@ -367,6 +367,14 @@ def _cells(series: pd.Series, bins: int) -> np.ndarray:
     return np.where(codes < 0, codes.max(initial=0) + 1, codes)
 
 
+def _fitted_column(model: Any, attribute: str, X: Any, y_s: Any) -> str:
+    """The sensitive column of ``X`` (``y_s``, default the fitted one) for a fitted ``model``."""
+    what = type(model).__name__
+    if not hasattr(model, attribute):
+        raise InputError(f"this {what} is not fitted: call fit(X_aux, y_s)")
+    return _sensitive_column(X, model.sensitive_column_ if y_s is None else y_s, what)
+
+
 def _sensitive_column(X: Any, y_s: Any, what: str) -> str:
     if not isinstance(X, pd.DataFrame):
         raise InputError(f"{what} works on a table (a DataFrame)")
@@ -377,7 +385,7 @@ def _sensitive_column(X: Any, y_s: Any, what: str) -> str:
     return y_s
 
 
-class DropSensitive(Parameters):
+class DropSensitive(Baseline):
     """Baseline: the data less the sensitive column ``y_s`` and the further ``columns``."""
 
     _constraints: ClassVar[Mapping[str, Rule]] = {
@@ -387,19 +395,17 @@ class DropSensitive(Parameters):
     def __init__(self, columns: Iterable[str] = ()) -> None:
         self.columns = columns
 
-    @validated
-    def sanitize(
-        self, X: Any, y_s: Any = None, *, ledger: BudgetLedger | None = None, label: str = ""
-    ) -> SanitizedData:
-        """``X`` without its sensitive column ``y_s`` (and ``columns``); ``ledger`` is ignored."""
+    def _sanitize(self, X: Any, y_s: Any) -> SanitizedData:
+        """``X`` without its sensitive column ``y_s`` (and ``columns``)."""
         column = _sensitive_column(X, y_s, "DropSensitive")
         dropped = [column, *(c for c in self.columns if c in X.columns and c != column)]
-        parts = {"baseline": "drop-sensitive", "dropped": dropped, "rows": len(X),
-                 "guarantee": NO_GUARANTEE}  # fmt: skip
-        return SanitizedData(X.drop(columns=dropped), None, None, parts)
+        diagnostics = BaselineDiagnostics(
+            baseline="drop-sensitive", rows=len(X), dropped=tuple(dropped)
+        )
+        return SanitizedData(X.drop(columns=dropped), None, None, diagnostics)
 
 
-class DropProxies(Parameters):
+class DropProxies(Baseline):
     """Baseline: drop the sensitive column and its ``k`` strongest auxiliary-data proxies.
 
     ``keep`` columns (the task's target) are never dropped; ``seed`` seeds the ranking's folds.
@@ -427,22 +433,18 @@ class DropProxies(Parameters):
         self.proxies_ = tuple(str(c) for c in ranking.index[:k])
         return self
 
-    def sanitize(
-        self, X: Any, y_s: Any = None, *, ledger: BudgetLedger | None = None, label: str = ""
-    ) -> SanitizedData:
+    def _sanitize(self, X: Any, y_s: Any) -> SanitizedData:
         """``X`` without the sensitive column (default: the fitted one) and proxies."""
-        if not hasattr(self, "proxies_"):
-            raise InputError("this DropProxies is not fitted: call fit(X_aux, y_s)")
-        column = _sensitive_column(X, self.sensitive_column_ if y_s is None else y_s,
-                                   "DropProxies")  # fmt: skip
+        column = _fitted_column(self, "proxies_", X, y_s)
         dropped = [column, *(c for c in self.proxies_ if c in X.columns)]
-        parts = {"baseline": "drop-proxies", "dropped": dropped,
-                 "proxy_auc": {c: float(self.ranking_[c]) for c in self.proxies_},
-                 "rows": len(X), "guarantee": NO_GUARANTEE}  # fmt: skip
-        return SanitizedData(X.drop(columns=dropped), None, None, parts)
+        diagnostics = BaselineDiagnostics(
+            baseline="drop-proxies", rows=len(X), dropped=tuple(dropped),
+            proxy_auc={c: float(self.ranking_[c]) for c in self.proxies_},
+        )  # fmt: skip
+        return SanitizedData(X.drop(columns=dropped), None, None, diagnostics)
 
 
-class MarginalDraw(Parameters):
+class MarginalDraw(Baseline):
     """Baseline: the sensitive column redrawn from its auxiliary marginal."""
 
     _constraints: ClassVar[Mapping[str, Rule]] = {
@@ -465,30 +467,26 @@ class MarginalDraw(Parameters):
         self.shares_ = shares.to_numpy(dtype=float)
         return self
 
-    def sanitize(
-        self, X: Any, y_s: Any = None, *, ledger: BudgetLedger | None = None, label: str = ""
-    ) -> SanitizedData:
+    def _sanitize(self, X: Any, y_s: Any) -> SanitizedData:
         """``X`` with its sensitive column drawn from the fitted marginal (labels as ``y_s``)."""
-        if not hasattr(self, "shares_"):
-            raise InputError("this MarginalDraw is not fitted: call fit(X_aux, y_s)")
-        column = _sensitive_column(X, self.sensitive_column_ if y_s is None else y_s,
-                                   "MarginalDraw")  # fmt: skip
+        column = _fitted_column(self, "shares_", X, y_s)
         rng = np.random.default_rng(check_positive_int(self.seed, "seed", minimum=0))
         drawn = self.classes_[rng.choice(len(self.classes_), size=len(X), p=self.shares_)]
         out = X.copy()
         out[column] = pd.Series(drawn, index=X.index).astype(X[column].dtype)
-        parts = {
-            "baseline": "marginal-draw",
-            "classes": [str(c) for c in self.classes_],
-            "shares": self.shares_.tolist(),
-            "rows": len(X),
-            "guarantee": NO_GUARANTEE,
-        }
-        return SanitizedData(out, np.asarray(drawn, dtype=object), None, parts)
+        diagnostics = BaselineDiagnostics(
+            baseline="marginal-draw",
+            rows=len(X),
+            classes=tuple(str(c) for c in self.classes_),
+            shares=tuple(self.shares_.tolist()),
+        )
+        return SanitizedData(out, np.asarray(drawn, dtype=object), None, diagnostics)
 
 
 __all__ = [
     "NO_GUARANTEE",
+    "Baseline",
+    "BaselineDiagnostics",
     "DropProxies",
     "DropSensitive",
     "InputNoise",

@@ -262,10 +262,8 @@ def utility(
         Real rows used for nothing else, with the released columns, and their labels.
     model : sklearn classifier or None, optional
         The task model (cloned and seeded); ``None``: :func:`strong_classifier`.
-    seeds, seed : int, optional
-        Pool fits with seeds ``seed, ..., seed + seeds - 1``.
-    confidence : float, optional
-        Two-sided confidence level of the intervals, in (0, 1).
+    seeds, seed, confidence : optional
+        How many fits are pooled, from which seed, and the intervals' level (as :func:`leakage`).
 
     Returns
     -------

@@ -7,8 +7,9 @@ DP-sampling (RON-Gauss per class: a DP model, then independent draws). DP noise 
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 import numpy as np
@@ -28,9 +29,9 @@ from attrpriv._checks import (
 from attrpriv._io import to_jsonable
 from attrpriv.dp.accuracy import Accuracy
 from attrpriv.dp.ledger import BudgetLedger
-from attrpriv.dp.mechanism import SAMPLER_CONSTRAINTS, Mechanism, NoisePlan, validated
+from attrpriv.dp.mechanism import SAMPLER_CONSTRAINTS, Mechanism, NoisePlan, P, X, Y
 from attrpriv.dp.noise import NoiseSampler
-from attrpriv.dp.record import PrivacyRecord, Release
+from attrpriv.dp.record import Diagnostics, PrivacyRecord, Release
 from attrpriv.dp.units import PrivacyUnit
 from attrpriv.errors import InputError, offending
 from attrpriv.sanitize import ron_gauss as rg
@@ -116,22 +117,32 @@ def _bound_assumptions(sampler: Any) -> tuple[str, ...]:
     return (f"{source}: a public parameter, so clipping to it keeps the guarantee",)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)  # holds arrays
 class SampledLatents:
-    """Replacement sensitive latents, synthetic labels (DP-sampling only) and the DP record."""
+    """Replacement latents ``z_s`` (n, k), synthetic labels ``y_s`` (DP-sampling only), the record.
+
+    Not a :class:`~attrpriv.dp.record.Release`: suppression (and a reference that keeps the
+    latents) make no DP claim, so ``record`` may be None. ``diagnostics`` are public or noisy."""
 
     z_s: np.ndarray
     y_s: np.ndarray | None
     record: PrivacyRecord | None
-    parts: dict[str, Any] | None = None
+    diagnostics: Diagnostics = field(default_factory=Diagnostics)
     accuracy: Accuracy | None = None
 
+    @classmethod
+    def of(cls, release: Release) -> SampledLatents:
+        """The :class:`Draw` a DP sampler's ``release`` holds, with its record and diagnostics."""
+        draw: Draw = release.values
+        return cls(draw.z_s, draw.y_s, release.record, release.diagnostics, release.accuracy)
+
     def to_dict(self) -> dict[str, Any]:
+        """JSON-ready dict: ``z_s``, ``y_s``, ``record``, ``diagnostics`` and ``accuracy``."""
         return {
             "z_s": to_jsonable(self.z_s),
             "y_s": None if self.y_s is None else to_jsonable(self.y_s),
             "record": None if self.record is None else self.record.to_dict(),
-            "parts": to_jsonable(self.parts or {}),
+            "diagnostics": self.diagnostics.to_dict(),
             "accuracy": None if self.accuracy is None else self.accuracy.to_dict(),
         }
 
@@ -149,8 +160,8 @@ def _latents(z_s: ArrayLike) -> np.ndarray:
     return array
 
 
-class Suppression:
-    """Replace ``z_S`` by zeros: nothing about a record's sensitive latent is released."""
+class LocalSampler(ABC):
+    """What replaces every record's ``z_S`` (and may draw ``y_S``): :meth:`sample`."""
 
     def sample(
         self,
@@ -160,20 +171,28 @@ class Suppression:
         ledger: BudgetLedger | None = None,
         label: str = "",
     ) -> SampledLatents:
-        """Zeros of the shape of ``z_s``; no record (and nothing charged) since no DP output."""
-        array = _latents(z_s)
-        return SampledLatents(np.zeros_like(array), None, None, {"mechanism": "suppression"})
+        """Replace the private latents ``z_s`` (n, k); DP-sampling also needs ``y_s`` (one label a
+        row). A DP sampler charges ``ledger`` (entry ``label``) with its record before any noise."""
+        return self._replace(z_s, y_s, ledger, label)
+
+    @abstractmethod
+    def _replace(
+        self, z_s: ArrayLike, y_s: ArrayLike | None, ledger: BudgetLedger | None, label: str
+    ) -> SampledLatents:
+        """The replacements of ``z_s`` (and the labels drawn, if any)."""
 
 
-@dataclass(frozen=True)
-class Latents:
-    """One private input of a sampler: latents as a checked (n, k) array, and labels."""
+class Suppression(LocalSampler):
+    """Replace ``z_S`` by zeros: nothing about a record's sensitive latent is released, so
+    there is no record and nothing is charged."""
 
-    z_s: np.ndarray
-    y_s: np.ndarray | None
+    def _replace(
+        self, z_s: ArrayLike, y_s: ArrayLike | None, ledger: BudgetLedger | None, label: str
+    ) -> SampledLatents:
+        return SampledLatents(np.zeros_like(_latents(z_s)), None, None)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)  # holds arrays
 class Draw:
     """What a sampler releases: replacement latents and (DP-sampling only) labels."""
 
@@ -181,9 +200,36 @@ class Draw:
     y_s: np.ndarray | None
 
 
-def _sampled(release: Release) -> SampledLatents:
-    draw: Draw = release.values
-    return SampledLatents(draw.z_s, draw.y_s, release.record, dict(release.parts), release.accuracy)
+class LatentMechanism(Mechanism[X, Y, P], LocalSampler):
+    """A DP sampler: replaces every record's ``z_S`` (and draws ``y_S``) from a noisy release."""
+
+    def _replace(
+        self, z_s: ArrayLike, y_s: ArrayLike | None, ledger: BudgetLedger | None, label: str
+    ) -> SampledLatents:
+        return SampledLatents.of(self._release(z_s, y_s, ledger=ledger, label=label))
+
+
+@dataclass(frozen=True)
+class LatentFacts:
+    """What DP-obfuscation's calibration reads: ``k``, the dimension of ``z_S``."""
+
+    k: int
+
+
+@dataclass(frozen=True)
+class ObfuscationDiagnostics(Diagnostics):
+    """How the latents were obfuscated: each coordinate clipped to the public ``[-bound, bound]``,
+    then Laplace noise of scale ``scale``."""
+
+    bound: float
+    scale: float
+
+    def summary_lines(self) -> list[str]:
+        """The clipping and the noise, in one line."""
+        return [
+            f"every z_S coordinate clipped to [-{self.bound:g}, {self.bound:g}] and given "
+            f"Laplace noise of scale {self.scale:.4g}"
+        ]
 
 
 @dataclass(frozen=True)
@@ -196,11 +242,12 @@ class ObfuscationPlan(NoisePlan):
     scale: float
 
 
-class DPObfuscation(Mechanism[Latents, ObfuscationPlan]):
+class DPObfuscation(LatentMechanism[np.ndarray, LatentFacts, ObfuscationPlan]):
     """Local epsilon-DP per record: clip ``z_S`` to ``[-bound, bound]^k``, add Laplace noise.
 
     Laplace scale ``2 * bound * k / epsilon`` per coordinate. ``bound`` is public; left at
     ``None`` it is filled from the decoupler's ``latent_bound_.box``, else the sampler refuses.
+    ``calibrate`` takes :class:`LatentFacts` (the latent dimension).
     """
 
     _constraints: ClassVar[Mapping[str, Rule]] = {
@@ -214,40 +261,23 @@ class DPObfuscation(Mechanism[Latents, ObfuscationPlan]):
         epsilon: float,
         bound: float | None = None,
         *,
-        noise: NoiseSampler | None = None,
+        sampler: NoiseSampler | None = None,
         allow_nonprivate: bool = False,
     ) -> None:
         self.epsilon = epsilon
         self.bound = bound
-        self.noise = noise
+        self.sampler = sampler
         self.allow_nonprivate = allow_nonprivate
 
-    def sample(
-        self,
-        z_s: ArrayLike,
-        y_s: ArrayLike | None = None,
-        *,
-        ledger: BudgetLedger | None = None,
-        label: str = "",
-    ) -> SampledLatents:
-        """Clip, charge the ledger, add Laplace noise; ``y_s`` is not used."""
-        return _sampled(self._release(z_s, ledger=ledger, label=label))
+    def _measure(self, z_s: ArrayLike, y_s: ArrayLike | None) -> tuple[np.ndarray, LatentFacts]:
+        """The latents (``y_s`` is not used) and their dimension."""
+        latents = _latents(z_s)
+        return latents, LatentFacts(latents.shape[1])
 
-    @validated
-    def calibrate(self, k: int, sampler: NoiseSampler | None = None) -> ObfuscationPlan:
-        """The noise of k-dimensional latents (public: no data is used)."""
-        return self._plan(k, sampler or self._sampler())
-
-    def _plan(self, k: int, sampler: NoiseSampler) -> ObfuscationPlan:
-        bound, epsilon = _require_bound(self), float(self.epsilon)
+    def _calibrate(self, public: LatentFacts, sampler: NoiseSampler) -> ObfuscationPlan:
+        k, bound, epsilon = public.k, _require_bound(self), float(self.epsilon)
         sensitivity = 2.0 * bound * k + sampler.rounding_slack(k)
         return ObfuscationPlan(epsilon, 0.0, sampler, k, bound, sensitivity, sensitivity / epsilon)
-
-    def _measure(self, z_s: ArrayLike) -> Latents:
-        return Latents(_latents(z_s), None)
-
-    def _calibrate(self, measured: Latents, sampler: NoiseSampler) -> ObfuscationPlan:
-        return self._plan(measured.z_s.shape[1], sampler)
 
     def record(self, plan: ObfuscationPlan) -> PrivacyRecord:
         """The guarantee of obfuscating latents with ``plan``."""
@@ -267,17 +297,18 @@ class DPObfuscation(Mechanism[Latents, ObfuscationPlan]):
                          *_bound_assumptions(self)),
         )  # fmt: skip
 
-    def _noise(self, measured: Latents, plan: ObfuscationPlan) -> Draw:
-        clipped = np.clip(measured.z_s, -plan.bound, plan.bound)
+    def _add_noise(self, private: np.ndarray, plan: ObfuscationPlan) -> Draw:
+        clipped = np.clip(private, -plan.bound, plan.bound)
         return Draw(plan.sampler.laplace(clipped, plan.scale), None)
 
     def _accuracy(self, plan: ObfuscationPlan, values: Draw) -> Accuracy:
         scales = np.full(values.z_s.shape, plan.scale)
         return Accuracy.of_scales("laplace", scales, of="the clipped latents")
 
-    def _parts(self, measured: Latents, plan: ObfuscationPlan, noisy: Draw) -> dict[str, Any]:
-        """Share of latent coordinates outside the public box (a diagnostic, not released)."""
-        return {"clipped_share": float(np.mean(np.abs(measured.z_s) > plan.bound))}
+    def _diagnostics(
+        self, public: LatentFacts, plan: ObfuscationPlan, noisy: Draw
+    ) -> ObfuscationDiagnostics:
+        return ObfuscationDiagnostics(plan.bound, plan.scale)
 
 
 @dataclass(frozen=True)
@@ -293,18 +324,46 @@ class SamplingPlan(NoisePlan):
 
 
 @dataclass(frozen=True)
+class SamplingFacts(LatentFacts):
+    """What DP-sampling's calibration reads: ``k`` (as :class:`LatentFacts`), ``n_classes``, and
+    ``classes_seen``: whether the classes were read off the private labels (the record says so)."""
+
+    k: int
+    n_classes: int
+    classes_seen: bool = False
+
+
+@dataclass(frozen=True, eq=False)  # holds arrays
 class LabelledLatents:
-    """DP-sampling's private input: the projected, clipped rows' statistics per class."""
+    """DP-sampling's private input: the projected, clipped rows' statistics per class (private),
+    and what a draw needs besides (the number of rows, the classes and the projection)."""
 
     n: int
-    k: int
     projection: np.ndarray
     statistics: rg.ClassStatistics
     classes: np.ndarray
-    classes_seen: bool
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)  # holds arrays
+class SamplingDiagnostics(Diagnostics):
+    """The DP model the replacements were drawn from (noisy quantities only): class ``shares``,
+    projected-latent ``means`` (not in ``to_dict``), ``classes`` and ``projection_dim``."""
+
+    shares: np.ndarray
+    means: np.ndarray = field(repr=False)
+    classes: tuple[Any, ...]
+    projection_dim: int
+
+    def summary_lines(self) -> list[str]:
+        """The model's class shares, in one line."""
+        shares = ", ".join(f"{c} {s:.3f}" for c, s in zip(self.classes, self.shares, strict=True))
+        return [
+            f"synthetic labelled latents drawn from a per-class Gaussian model of the "
+            f"{self.projection_dim}-dimensional projected z_S (noisy class shares: {shares})"
+        ]
+
+
+@dataclass(frozen=True, eq=False)  # holds arrays
 class SampledModel:
     """DP-sampling's DP output (the per-class Gaussian model) and the public facts to sample
     from it: the number of rows, the classes and the projection."""
@@ -315,14 +374,14 @@ class SampledModel:
     projection: np.ndarray
 
 
-class DPSampling(Mechanism[LabelledLatents, SamplingPlan]):
+class DPSampling(LatentMechanism[LabelledLatents, SamplingFacts, SamplingPlan]):
     """epsilon-DP per-class Gaussian model of projected ``z_S`` (RON-Gauss), then sampling.
 
     Guarantee: epsilon-DP for one record's ``(z_S, y_S)`` substituted (the row count is public).
     ``bound`` (public l2 radius) left at ``None`` takes the decoupler's ``latent_bound_.ball``;
     ``class_share_epsilon`` (default ``0.1 * epsilon``) pays the class counts, ``mean_share`` of
     the rest the sums; ``classes`` default to the labels seen (flagged: that leaks them).
-    See docs/mechanisms/dp-sampling.md.
+    ``calibrate`` takes :class:`SamplingFacts`. See docs/mechanisms/dp-sampling.md.
     """
 
     _constraints: ClassVar[Mapping[str, Rule]] = {
@@ -346,7 +405,7 @@ class DPSampling(Mechanism[LabelledLatents, SamplingPlan]):
         class_share_epsilon: float | None = None,
         classes: Sequence[Any] | None = None,
         seed: int = 0,
-        noise: NoiseSampler | None = None,
+        sampler: NoiseSampler | None = None,
         allow_nonprivate: bool = False,
     ) -> None:
         self.epsilon = epsilon
@@ -356,19 +415,8 @@ class DPSampling(Mechanism[LabelledLatents, SamplingPlan]):
         self.class_share_epsilon = class_share_epsilon
         self.classes = classes
         self.seed = seed
-        self.noise = noise
+        self.sampler = sampler
         self.allow_nonprivate = allow_nonprivate
-
-    def sample(
-        self,
-        z_s: ArrayLike,
-        y_s: ArrayLike | None,
-        *,
-        ledger: BudgetLedger | None = None,
-        label: str = "",
-    ) -> SampledLatents:
-        """Release the DP model (``ledger`` charged first), then draw labelled replacements."""
-        return _sampled(self._release(z_s, y_s, ledger=ledger, label=label))
 
     def split(self) -> tuple[float, float, float]:
         """(epsilon_count, epsilon_sum, epsilon_scatter), summing to ``epsilon``."""
@@ -379,27 +427,11 @@ class DPSampling(Mechanism[LabelledLatents, SamplingPlan]):
         rest = epsilon - counts
         return counts, self.mean_share * rest, rest - self.mean_share * rest
 
-    @validated
-    def calibrate(
-        self, k: int, n_classes: int, sampler: NoiseSampler | None = None
-    ) -> SamplingPlan:
-        """Noise of the counts, sums and scatters of ``k``-dim latents in ``n_classes`` classes."""
-        return self._plan(k, n_classes, False, sampler or self._sampler())
-
-    def _plan(self, k: int, n_classes: int, seen: bool, sampler: NoiseSampler) -> SamplingPlan:
-        p = self._dim(k)
+    def _calibrate(self, public: SamplingFacts, sampler: NoiseSampler) -> SamplingPlan:
+        p = self._dim(public.k)
         statistics = self._sensitivities(p, sampler)
-        return SamplingPlan(
-            float(self.epsilon),
-            0.0,
-            sampler,
-            k,
-            p,
-            _require_bound(self),
-            n_classes,
-            seen,
-            statistics,
-        )
+        return SamplingPlan(float(self.epsilon), 0.0, sampler, public.k, p, _require_bound(self),
+                            public.n_classes, public.classes_seen, statistics)  # fmt: skip
 
     def _sensitivities(self, p: int, sampler: NoiseSampler) -> rg.StatisticNoise:
         """Epsilons and l1 sensitivities of the count, sum and scatter releases (substitution)."""
@@ -414,22 +446,21 @@ class DPSampling(Mechanism[LabelledLatents, SamplingPlan]):
             2.0 * rg.scatter_sensitivity(p, bound) + sampler.rounding_slack(rg.triangle_size(p)),
         )
 
-    def _measure(self, z_s: ArrayLike, y_s: ArrayLike | None) -> LabelledLatents:
+    def _measure(
+        self, z_s: ArrayLike, y_s: ArrayLike | None
+    ) -> tuple[LabelledLatents, SamplingFacts]:
         latents = _latents(z_s)
         labels, classes, seen = self._labels(y_s, latents.shape[0])
         n, k = latents.shape
         projection = rg.orthonormal_projection(k, self._dim(k), int(self.seed))
         rows = rg.clip_rows(latents @ projection, _require_bound(self))
         stats = rg.class_statistics(rows, labels, classes)
-        return LabelledLatents(n, k, projection, stats, classes, seen)
+        return LabelledLatents(n, projection, stats, classes), SamplingFacts(k, classes.size, seen)
 
-    def _calibrate(self, measured: LabelledLatents, sampler: NoiseSampler) -> SamplingPlan:
-        return self._plan(measured.k, measured.classes.size, measured.classes_seen, sampler)
-
-    def _noise(self, measured: LabelledLatents, plan: SamplingPlan) -> SampledModel:
-        noisy = rg._noisy_statistics(measured.statistics, plan.statistics, plan.sampler)
+    def _add_noise(self, private: LabelledLatents, plan: SamplingPlan) -> SampledModel:
+        noisy = rg._noisy_statistics(private.statistics, plan.statistics, plan.sampler)
         model = rg.gaussian_classes(noisy, plan.bound)
-        return SampledModel(model, measured.n, measured.classes, measured.projection)
+        return SampledModel(model, private.n, private.classes, private.projection)
 
     def _post_process(self, noisy: SampledModel) -> Draw:
         """Draw the replacements from the released model (post-processing)."""
@@ -445,11 +476,11 @@ class DPSampling(Mechanism[LabelledLatents, SamplingPlan]):
             of="the noisy class counts, sums and scatter entries the samples are drawn from",
         )
 
-    def _parts(
-        self, measured: LabelledLatents, plan: SamplingPlan, noisy: SampledModel
-    ) -> dict[str, Any]:
-        return {"shares": noisy.model.shares, "means": noisy.model.means,
-                "classes": list(noisy.classes), "projection_dim": plan.p}  # fmt: skip
+    def _diagnostics(
+        self, public: SamplingFacts, plan: SamplingPlan, noisy: SampledModel
+    ) -> SamplingDiagnostics:
+        model = noisy.model
+        return SamplingDiagnostics(model.shares, model.means, tuple(noisy.classes), plan.p)
 
     def record(self, plan: SamplingPlan) -> PrivacyRecord:
         """The guarantee: sequential over count/sum/scatter, each calibrated to a substitution."""
@@ -505,7 +536,13 @@ __all__ = [
     "DPObfuscation",
     "DPSampling",
     "LatentBound",
+    "LatentFacts",
+    "LatentMechanism",
+    "LocalSampler",
+    "ObfuscationDiagnostics",
     "SampledLatents",
+    "SamplingDiagnostics",
+    "SamplingFacts",
     "Suppression",
     "with_latent_bound",
 ]

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import Any, ClassVar, NoReturn, Protocol
 
 import numpy as np
@@ -20,13 +20,14 @@ from attrpriv._io import to_jsonable
 from attrpriv.data.schema import Role, Schema
 from attrpriv.dp.ledger import BudgetLedger
 from attrpriv.dp.mechanism import Parameters, validated
-from attrpriv.dp.record import PrivacyRecord
+from attrpriv.dp.record import Diagnostics, PrivacyRecord
 from attrpriv.errors import InputError
 from attrpriv.sanitize.decoupler import GlobalDecoupler
 from attrpriv.sanitize.samplers import SampledLatents, with_latent_bound
 
 OUT_OF_DOMAIN = ("clip", "refuse")
 TRAINING_ROWS = ("allow", "warn", "refuse")
+NO_GUARANTEE = "none: an empirical baseline, not a DP mechanism (seeded numpy randomness)"
 
 
 class LatentSampler(Protocol):
@@ -38,8 +39,105 @@ class LatentSampler(Protocol):
 
 
 @dataclass(frozen=True)
+class ColumnAccount:
+    """What became of every input column of a sanitized table: ``sanitized`` (modelled, decoded),
+    ``synthetic`` (the sensitive column, the sampler's labels), ``passed_through`` (role
+    ``ignore``, unchanged) and ``dropped`` (each with the reason)."""
+
+    sanitized: tuple[str, ...] = ()
+    synthetic: tuple[str, ...] = ()
+    passed_through: tuple[str, ...] = ()
+    dropped: Mapping[str, str] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The account as a JSON-ready dict, one entry per field."""
+        return {f.name: to_jsonable(getattr(self, f.name)) for f in fields(self)}
+
+    def summary(self) -> str:
+        """The account in one line: ``"columns: 12 sanitized (decoded), ..."``."""
+        said = [f"{len(self.sanitized)} sanitized (decoded)"]
+        if self.synthetic:
+            said.append(f"{', '.join(self.synthetic)} synthetic (the sampler's labels)")
+        if self.passed_through:
+            said.append(
+                f"{len(self.passed_through)} passed through unchanged (role 'ignore': "
+                f"{', '.join(self.passed_through)})"
+            )
+        dropped = "; ".join(f"{name} ({why})" for name, why in self.dropped.items())
+        said.append(f"{len(self.dropped)} dropped" + (f": {dropped}" if dropped else ""))
+        return "columns: " + ", ".join(said)
+
+
+@dataclass(frozen=True, kw_only=True)
+class SanitizerDiagnostics(Diagnostics):
+    """How :meth:`Sanitizer.sanitize` made its output: ``rows``, the ``sampler`` and its own
+    diagnostics, and for tables the :class:`ColumnAccount` and the values ``clipped`` per column.
+    ``clipped`` and ``training_rows`` (rows equal to a decoupler training row; None: not checked)
+    count private values: they are input checks, not covered by the record."""
+
+    rows: int
+    sampler: str
+    sampler_diagnostics: Diagnostics = field(default_factory=Diagnostics)
+    columns: ColumnAccount | None = None
+    clipped: Mapping[str, int] | None = None
+    training_rows: int | None = None
+    training_rows_allowed: bool = False
+
+    def summary_lines(self) -> list[str]:
+        """The column account and the values clipped: two lines for a table (what ``attrpriv
+        sanitize apply`` prints), none for images."""
+        if self.columns is None:
+            return []
+        clipped = self.clipped or {}
+        if not clipped:
+            return [self.columns.summary(), "no value outside its public domain"]
+        values = ", ".join(f"{name} {count}" for name, count in clipped.items())
+        return [
+            self.columns.summary(),
+            f"clipped {sum(clipped.values())} values outside their public domain into it: "
+            f"{values} (--strict-domain refuses them)",
+        ]
+
+    def to_dict(self) -> dict[str, Any]:
+        """Every field as JSON-ready values (the nested ones as their dicts)."""
+        return super().to_dict() | {
+            "sampler_diagnostics": self.sampler_diagnostics.to_dict(),
+            "columns": None if self.columns is None else self.columns.to_dict(),
+        }
+
+
+@dataclass(frozen=True, kw_only=True)
+class BaselineDiagnostics(Diagnostics):
+    """How a baseline (:mod:`attrpriv.sanitize.baselines`) made its output; ``guarantee``: none.
+    Unused fields stay empty: ``proxy_auc`` (each dropped proxy's auxiliary AUC), the ``classes``
+    moved to or drawn from with their auxiliary ``shares``, noise ``scale``, ``strength``, ..."""
+
+    baseline: str
+    rows: int
+    guarantee: str = NO_GUARANTEE
+    dropped: tuple[str, ...] = ()
+    perturbed_columns: tuple[str, ...] = ()
+    proxy_auc: Mapping[str, float] = field(default_factory=dict)
+    classes: tuple[Any, ...] = ()
+    shares: tuple[float, ...] = ()
+    scale: float | None = None
+    strength: float | None = None
+    moved_share: float | None = None
+
+    def summary_lines(self) -> list[str]:
+        """The baseline and its (absent) guarantee; a second line names the columns dropped."""
+        lines = [f"{self.baseline} baseline on {self.rows} rows; guarantee: {self.guarantee}"]
+        if self.dropped:
+            lines.append(f"dropped: {', '.join(self.dropped)}")
+        return lines
+
+
+@dataclass(frozen=True, eq=False)  # holds arrays
 class SanitizedData:
     """The sanitized data, the synthetic sensitive labels (DP-sampling) and the DP record.
+
+    Not a :class:`~attrpriv.dp.record.Release`: suppression and the baselines make no DP claim,
+    so ``record`` may be None, and ``data`` may be images.
 
     Parameters
     ----------
@@ -49,14 +147,14 @@ class SanitizedData:
         The synthetic sensitive labels a sampler drew, one per row; ``None`` if none.
     record : PrivacyRecord or None
         The sampler's DP record (z_S and y_S only); ``None``: no DP claim.
-    parts : dict of str to object, optional
-        Details of the run (rows, sampler, what became of each column, clipped values).
+    diagnostics : Diagnostics, default Diagnostics()
+        How the data was made (:class:`SanitizerDiagnostics` from the Sanitizer).
     """
 
     data: pd.DataFrame | np.ndarray
     y_s: np.ndarray | None
     record: PrivacyRecord | None
-    parts: dict[str, Any] = field(default_factory=dict)
+    diagnostics: Diagnostics = field(default_factory=Diagnostics)
 
     def _describe(self) -> tuple[str, str]:
         """(the data's shape in words, its guarantee in words)."""
@@ -76,11 +174,14 @@ class SanitizedData:
 
     def _repr_html_(self) -> str:
         size, claim = self._describe()
+        made = self.diagnostics
+        by = made.sampler if isinstance(made, SanitizerDiagnostics) else (
+            made.baseline if isinstance(made, BaselineDiagnostics) else "-")  # fmt: skip
         pairs = [
             ("data", size),
             ("sensitive labels", "synthetic (drawn)" if self.y_s is not None else "none"),
             ("guarantee", claim),
-            ("sampler", str(self.parts.get("sampler", "-"))),
+            ("sampler", by),
         ]
         if self.record is not None:
             pairs.append(("protects", self.record.protects))
@@ -92,7 +193,7 @@ class SanitizedData:
         Returns
         -------
         dict of str to object
-            ``shape``, ``columns``, ``synthetic_labels``, ``record`` and ``parts``.
+            ``shape``, ``columns``, ``synthetic_labels``, ``record``, ``diagnostics``.
         """
         shape = list(np.shape(self.data))
         columns = list(self.data.columns) if isinstance(self.data, pd.DataFrame) else None
@@ -101,7 +202,7 @@ class SanitizedData:
             "columns": columns,
             "synthetic_labels": self.y_s is not None,
             "record": None if self.record is None else self.record.to_dict(),
-            "parts": to_jsonable(dict(self.parts)),
+            "diagnostics": self.diagnostics.to_dict(),
         }
 
 
@@ -184,10 +285,8 @@ class Sanitizer(Parameters):
             The private data, as :meth:`GlobalDecoupler.encode` takes it.
         y_s : array-like or str or None, optional
             Labels, or their column of ``X``; ``None``: the decoupler's sensitive column, if any.
-        ledger : BudgetLedger or None, optional
-            Passed to the sampler, which charges it with its record before drawing.
-        label : str, optional
-            A free-text name for the release in the ledger.
+        ledger, label
+            Passed to the sampler, which charges ``ledger`` (entry ``label``) before drawing.
         schema : Schema or None, optional
             Roles of unmodelled columns; default the decoupler's schema.
         out_of_domain : {"clip", "refuse"}, optional
@@ -200,7 +299,7 @@ class Sanitizer(Parameters):
         Returns
         -------
         SanitizedData
-            The decoded data; ``parts["columns"]`` accounts for every input column.
+            The decoded data; its :class:`SanitizerDiagnostics` account for every input column.
         """
         check_choice(out_of_domain, "out_of_domain", OUT_OF_DOMAIN)
         check_choice(training_rows, "training_rows", TRAINING_ROWS)
@@ -211,25 +310,31 @@ class Sanitizer(Parameters):
             encoded, clipped = self.decoupler.codec_.conform(X)
         z_s, z_ns = self.decoupler.encode(encoded)  # first: data of another schema says so
         labels, column = sensitive_labels(self.decoupler, X, y_s)
-        parts: dict[str, Any] = {"rows": len(z_s), "sampler": type(self.sampler).__name__}
+        trained = None
         if training_rows != "allow":
-            parts["training_rows"] = self._check_training_rows(X, training_rows)
+            trained = self._check_training_rows(X, training_rows)
         sampler = with_latent_bound(self.sampler, self.decoupler)  # bound=None: the learned one
         drawn = sampler.sample(z_s, labels, ledger=ledger, label=label)
         rng = None if self.seed is None else np.random.default_rng(int(self.seed))
         data = self.decoupler.decode(drawn.z_s, z_ns, rng=rng)
+        account = None
         if table:
             assert isinstance(data, pd.DataFrame)
             fitted = getattr(self.decoupler, "schema_", self.decoupler.codec_.schema)
             roles = schema if schema is not None else fitted
-            data, parts["columns"] = self._assemble(
+            data, account = self._assemble(
                 X, data, column or self.decoupler.sensitive_column_, drawn.y_s, roles,
                 keep_ignored,
             )  # fmt: skip
-            parts["clipped"] = clipped
-        if drawn.parts:
-            parts["sampler_parts"] = {k: v for k, v in drawn.parts.items() if k != "means"}
-        return SanitizedData(data, drawn.y_s, drawn.record, parts)
+        diagnostics = SanitizerDiagnostics(
+            rows=len(z_s),
+            sampler=type(self.sampler).__name__,
+            sampler_diagnostics=drawn.diagnostics,
+            columns=account,
+            clipped=clipped if table else None,
+            training_rows=trained,
+        )
+        return SanitizedData(data, drawn.y_s, drawn.record, diagnostics)
 
     def _check_training_rows(self, X: Any, mode: str) -> int:
         """How many rows of ``X`` equal a training row; refuses or warns beyond chance."""
@@ -259,40 +364,43 @@ class Sanitizer(Parameters):
         y: np.ndarray | None,
         roles: Schema,
         keep_ignored: bool,
-    ) -> tuple[pd.DataFrame, dict[str, Any]]:
+    ) -> tuple[pd.DataFrame, ColumnAccount]:
         """The output table in the input's column order, and what became of each column."""
         modelled = set(self.decoupler.codec_.columns)
         sampler = type(self.sampler).__name__
         out: dict[str, Any] = {}
-        report: dict[str, Any] = {"sanitized": [], "synthetic": [], "passed_through": [],
-                                  "dropped": {}}  # fmt: skip
+        sanitized: list[str] = []
+        synthetic: list[str] = []
+        passed: list[str] = []
+        dropped: dict[str, str] = {}
         for label in X.columns:
             name = str(label)
             if name in modelled:
                 out[name] = data[name]
-                report["sanitized"].append(name)
+                sanitized.append(name)
             elif name == sensitive:
                 if y is None:
-                    report["dropped"][name] = (
+                    dropped[name] = (
                         f"the sensitive column: {sampler} draws no synthetic labels, so it is "
                         "not released"
                     )
                     continue
                 out[name] = pd.Series(y, index=data.index).astype(X[label].dtype)
-                report["synthetic"].append(name)
+                synthetic.append(name)
             elif name in roles and roles[name].role is Role.IGNORE:
                 if not keep_ignored:
-                    report["dropped"][name] = "role 'ignore': dropped on request"
+                    dropped[name] = "role 'ignore': dropped on request"
                     continue
                 out[name] = X[label].set_axis(data.index)
-                report["passed_through"].append(name)
+                passed.append(name)
             elif name in roles:
-                report["dropped"][name] = (
+                dropped[name] = (
                     f"role {roles[name].role.value!r}, but the decoupler does not model it "
                     "(not a column of the schema it was trained on)"
                 )
             else:
-                report["dropped"][name] = (
+                dropped[name] = (
                     "not in the schema; declare it with role 'ignore' to pass it through"
                 )
-        return pd.DataFrame(out, index=data.index), report
+        account = ColumnAccount(tuple(sanitized), tuple(synthetic), tuple(passed), dropped)
+        return pd.DataFrame(out, index=data.index), account

@@ -36,6 +36,22 @@ class Applied:
         }
 
 
+@dataclass(frozen=True, eq=False)  # holds frames
+class Work:
+    """What a strategy works on: a private copy of the frame, the features, the seed, the target
+    (or ``None``) and the ledger to charge (or ``None``)."""
+
+    X: pd.DataFrame
+    features: tuple[str, ...]
+    seed: int
+    y: pd.Series | None
+    ledger: BudgetLedger | None
+
+
+Transformed = tuple[pd.DataFrame, dict[str, Any], float | None]
+"""What a strategy's work gives: the new frame, the parameters used and the epsilon (local DP)."""
+
+
 @runtime_checkable
 class Mitigation(Protocol):
     """A way to reduce the risk of a feature set."""
@@ -72,24 +88,17 @@ class Strategy(Parameters, ABC):
         ledger: BudgetLedger | None = None,
     ) -> pd.DataFrame:
         """A new frame with ``features`` mitigated; sets ``applied_``, charges ``ledger`` first."""
-        frame = check_frame(X)
-        names = check_feature_names(features, frame)
+        frame, names = check_inputs(X, features)
         seed = check_positive_int(seed, "seed", minimum=0)
         target = check_target(y, frame)
-        out, params, epsilon = self._transform(frame.copy(deep=True), names, seed, target, ledger)
+        work = Work(frame.copy(deep=True), names, seed, target, ledger)
+        out, params, epsilon = self._transform(work)
         self.applied_ = Applied(self.name, names, params, epsilon)
         return out
 
     @abstractmethod
-    def _transform(
-        self,
-        X: pd.DataFrame,
-        features: tuple[str, ...],
-        seed: int,
-        y: pd.Series | None,
-        ledger: BudgetLedger | None,
-    ) -> tuple[pd.DataFrame, dict[str, Any], float | None]:
-        """Work on a private copy of ``X``: the frame, the parameters used, the epsilon."""
+    def _transform(self, work: Work) -> Transformed:
+        """Work on the private copy in ``work``: the frame, the parameters used, the epsilon."""
 
 
 class Drop(Strategy):
@@ -97,17 +106,10 @@ class Drop(Strategy):
 
     name = "drop"
 
-    def _transform(
-        self,
-        X: pd.DataFrame,
-        features: tuple[str, ...],
-        seed: int,
-        y: pd.Series | None,
-        ledger: BudgetLedger | None,
-    ) -> tuple[pd.DataFrame, dict[str, Any], float | None]:
-        if len(features) == X.shape[1]:
-            raise InputError(f"dropping {list(features)} would leave no column")
-        return X.drop(columns=list(features)), {}, None
+    def _transform(self, work: Work) -> Transformed:
+        if len(work.features) == work.X.shape[1]:
+            raise InputError(f"dropping {list(work.features)} would leave no column")
+        return work.X.drop(columns=list(work.features)), {}, None
 
     def __repr__(self) -> str:
         return "Drop()"
@@ -132,6 +134,12 @@ def check_feature_names(features: object, X: pd.DataFrame) -> tuple[str, ...]:
             shown = ", ".join(map(str, X.columns[:12])) + (" ..." if X.shape[1] > 12 else "")
             raise InputError(f"features: unknown column {name!r}; expected one of {shown}")
     return tuple(dict.fromkeys(names))
+
+
+def check_inputs(X: object, features: object) -> tuple[pd.DataFrame, tuple[str, ...]]:
+    """``X`` checked by :func:`check_frame`, and ``features`` by :func:`check_feature_names`."""
+    frame = check_frame(X)
+    return frame, check_feature_names(features, frame)
 
 
 def check_target(y: object, X: pd.DataFrame) -> pd.Series | None:

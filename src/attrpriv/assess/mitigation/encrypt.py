@@ -7,7 +7,7 @@ from __future__ import annotations
 import base64
 import binascii
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import Any, ClassVar
 
 import numpy as np
 import pandas as pd
@@ -17,15 +17,13 @@ from cryptography.hazmat.primitives.ciphers.aead import AESSIV
 from attrpriv._checks import Rule, optional
 from attrpriv.assess.mitigation.base import (
     Strategy,
-    check_feature_names,
-    check_frame,
+    Transformed,
+    Work,
+    check_inputs,
     is_numeric,
     with_values,
 )
 from attrpriv.errors import InputError
-
-if TYPE_CHECKING:
-    from attrpriv.dp.ledger import BudgetLedger
 
 KEY_SIZES = (32, 48, 64)  # AES-SIV: two AES-128, -192 or -256 keys
 
@@ -54,14 +52,8 @@ class Encrypt(Strategy):
             self._generated = AESSIV.generate_key(bit_length=512)
         return self._generated
 
-    def _transform(
-        self,
-        X: pd.DataFrame,
-        features: tuple[str, ...],
-        seed: int,
-        y: pd.Series | None,
-        ledger: BudgetLedger | None,
-    ) -> tuple[pd.DataFrame, dict[str, Any], float | None]:
+    def _transform(self, work: Work) -> Transformed:
+        X, features = work.X, work.features
         cipher = AESSIV(self.export_key())
         numeric = [f for f in features if is_numeric(X[f])]
         for feature in features:
@@ -82,8 +74,7 @@ class Encrypt(Strategy):
 
     def decrypt(self, X: pd.DataFrame, features: Sequence[str]) -> pd.DataFrame:
         """A new frame with ``features`` decrypted back to the original values' string forms."""
-        frame = check_frame(X)
-        names = check_feature_names(features, frame)
+        frame, names = check_inputs(X, features)
         cipher, out = AESSIV(self.export_key()), frame.copy(deep=True)
         for feature in names:
             column = out[feature]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import Any, ClassVar
 
 import numpy as np
 import pandas as pd
@@ -19,11 +19,8 @@ from attrpriv._checks import (
     integer,
     one_of,
 )
-from attrpriv.assess.mitigation.base import Strategy, is_numeric
+from attrpriv.assess.mitigation.base import Strategy, Transformed, Work, is_numeric
 from attrpriv.errors import InputError
-
-if TYPE_CHECKING:
-    from attrpriv.dp.ledger import BudgetLedger
 
 BINNING_METHODS = ("quantile", "tree")
 OTHER = "other"
@@ -54,14 +51,8 @@ class Generalize(Strategy):
             f"Generalize(bins={self.bins!r}, method={self.method!r}, min_share={self.min_share!r})"
         )
 
-    def _transform(
-        self,
-        X: pd.DataFrame,
-        features: tuple[str, ...],
-        seed: int,
-        y: pd.Series | None,
-        ledger: BudgetLedger | None,
-    ) -> tuple[pd.DataFrame, dict[str, Any], float | None]:
+    def _transform(self, work: Work) -> Transformed:
+        X, features, y = work.X, work.features, work.y
         bins = check_positive_int(self.bins, "bins", minimum=2)
         method = check_choice(self.method, "method", BINNING_METHODS)
         min_share = check_finite_number(self.min_share, "min_share")
@@ -73,7 +64,7 @@ class Generalize(Strategy):
         for feature in features:
             column = X[feature]
             if is_numeric(column):
-                edges = _edges(column, bins, method, min_share, y, seed)
+                edges = _edges(column, bins, method, min_share, y, work.seed)
                 X[feature] = _to_ranges(column, edges)
             else:
                 X[feature] = _merge_rare(column, min_share)

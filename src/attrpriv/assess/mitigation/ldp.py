@@ -7,7 +7,7 @@ from __future__ import annotations
 import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 import pandas as pd
@@ -19,13 +19,7 @@ from attrpriv._checks import (
     instance_of,
     optional,
 )
-from attrpriv.assess.mitigation.base import (
-    Strategy,
-    check_feature_names,
-    check_frame,
-    is_numeric,
-    with_values,
-)
+from attrpriv.assess.mitigation.base import Strategy, check_inputs, is_numeric, with_values
 from attrpriv.assess.mitigation.randomizers import (
     _BitSource,
     _randomized_response,
@@ -38,9 +32,12 @@ from attrpriv.dp.accuracy import Accuracy
 from attrpriv.dp.ledger import BudgetLedger
 from attrpriv.dp.mechanism import SAMPLER_CONSTRAINTS, Mechanism, NoisePlan
 from attrpriv.dp.noise import NoiseSampler
-from attrpriv.dp.record import PrivacyRecord, Release
+from attrpriv.dp.record import Diagnostics, PrivacyRecord, Release
 from attrpriv.dp.units import PrivacyUnit
 from attrpriv.errors import InputError, offending
+
+if TYPE_CHECKING:
+    from attrpriv.assess.mitigation.base import Transformed, Work
 
 
 @dataclass(frozen=True)
@@ -50,6 +47,18 @@ class Columns:
     frame: pd.DataFrame
     features: tuple[str, ...]
     seed: int
+
+
+@dataclass(frozen=True)
+class LocalFacts:
+    """The public facts local DP is calibrated on: the ``features``, numeric clipping ``bounds``,
+    categorical ``values`` (None: missing) and where each domain came from (``sources``:
+    ``"bounds="``, ``"domain="``, ``"schema"`` or observed)."""
+
+    features: tuple[str, ...]
+    bounds: Mapping[str, tuple[float, float]]
+    values: Mapping[str, tuple[Any, ...]]
+    sources: Mapping[str, str]
 
 
 @dataclass(frozen=True)
@@ -64,13 +73,35 @@ class LocalPlan(NoisePlan):
         return {f: {k: v for k, v in p.items() if k != "values"} for f, p in self.features.items()}
 
 
-class LocalDPNoise(Strategy, Mechanism[Columns, LocalPlan]):
-    """epsilon-local DP per record and feature: randomized response or clipped Laplace noise.
+@dataclass(frozen=True)
+class LocalDPDiagnostics(Diagnostics):
+    """How each feature was randomized: per feature, its public plan (distribution, scale or keep
+    probability, domain size, realised epsilon)."""
 
-    ``epsilon`` per value (> 0); public ``bounds`` ``{feature: (lower, upper)}`` and ``domain``
-    ``{feature: [values]}``, or a ``schema``; ``noise``: default exact OpenDP;
-    ``allow_nonprivate``: tests only.
-    """
+    features: Mapping[str, Mapping[str, Any]]
+
+    def summary_lines(self) -> list[str]:
+        """One line per feature, in order: its noise and the epsilon it gives."""
+        lines = []
+        for feature, plan in self.features.items():
+            if plan["distribution"] == "laplace":
+                lines.append(
+                    f"{feature!r}: Laplace noise of scale {plan['scale']:.4g} on values clipped "
+                    f"to [{plan['lower']:g}, {plan['upper']:g}] (epsilon {plan['epsilon']:.4g})"
+                )
+            else:
+                lines.append(
+                    f"{feature!r}: randomized response over {plan['k']} values "
+                    f"({plan['domain_source']}), kept with probability "
+                    f"{plan['keep_probability']:.4g} (epsilon {plan['epsilon']:.4g})"
+                )
+        return lines
+
+
+class LocalDPNoise(Strategy, Mechanism[Columns, LocalFacts, LocalPlan]):
+    """epsilon-local DP per record and feature (``epsilon`` per value): randomized response or
+    clipped Laplace noise. Public domains: ``bounds`` (numeric clipping bounds), ``domain``
+    (categorical values, None for missing), else ``schema``."""
 
     name = "ldp"
     _constraints: ClassVar[Mapping[str, Rule]] = {
@@ -88,14 +119,14 @@ class LocalDPNoise(Strategy, Mechanism[Columns, LocalPlan]):
         bounds: Mapping[str, tuple[float, float]] | None = None,
         domain: Mapping[str, Sequence[Any]] | None = None,
         schema: Schema | None = None,
-        noise: NoiseSampler | None = None,
+        sampler: NoiseSampler | None = None,
         allow_nonprivate: bool = False,
     ) -> None:
         self.epsilon = epsilon
         self.bounds = bounds
         self.domain = domain
         self.schema = schema
-        self.noise = noise
+        self.sampler = sampler
         self.allow_nonprivate = allow_nonprivate
 
     def release(
@@ -107,38 +138,50 @@ class LocalDPNoise(Strategy, Mechanism[Columns, LocalPlan]):
         ledger: BudgetLedger | None = None,
         label: str = "",
     ) -> Release:
-        """Randomize ``features`` of ``X``: new frame and record; ``ledger`` charged first."""
-        frame = check_frame(X)
-        names = check_feature_names(features, frame)
+        """Randomize ``features`` of ``X`` (not changed) into a Release; ``ledger`` is charged
+        (entry ``label``) before any noise is drawn. ``seed`` seeds a non-private sampler only."""
+        frame, names = check_inputs(X, features)
         return self._release(frame.copy(deep=True), names, seed, ledger=ledger, label=label)
 
-    def _transform(
-        self,
-        X: pd.DataFrame,
-        features: tuple[str, ...],
-        seed: int,
-        y: pd.Series | None,
-        ledger: BudgetLedger | None,
-    ) -> tuple[pd.DataFrame, dict[str, Any], float | None]:
-        result = self._release(X, features, seed, ledger=ledger, label=f"local DP on {features}")
-        return result.values, dict(result.parts), result.record.epsilon
+    def _transform(self, work: Work) -> Transformed:
+        label = f"local DP on {work.features}"
+        result = self._release(work.X, work.features, work.seed, ledger=work.ledger, label=label)
+        return result.values, result.diagnostics.to_dict(), result.record.epsilon
 
-    def _measure(self, X: pd.DataFrame, features: tuple[str, ...], seed: int) -> Columns:
-        return Columns(X, features, seed)
+    def _measure(
+        self, X: pd.DataFrame, features: tuple[str, ...], seed: int
+    ) -> tuple[Columns, LocalFacts]:
+        """The frame to randomize, and each feature's public domain (checked against the data)."""
+        bounds: dict[str, tuple[float, float]] = {}
+        values: dict[str, tuple[Any, ...]] = {}
+        sources: dict[str, str] = {}
+        for feature in features:
+            column = X[feature]
+            categorical = self.domain is not None and feature in self.domain
+            if is_numeric(column) and not categorical:  # numeric with domain= is a category
+                bounds[feature], sources[feature] = self._bounds(column)
+                if column.isna().any():
+                    raise InputError(
+                        f"column {feature!r} has missing values; Laplace noise needs a number "
+                        "in every row (impute first, or make it categorical)"
+                    )
+            else:
+                declared, sources[feature] = self._domain(column)
+                values[feature] = tuple(declared)
+        return Columns(X, features, seed), LocalFacts(features, bounds, values, sources)
 
-    def _calibrate(self, measured: Columns, sampler: NoiseSampler) -> LocalPlan:
+    def _calibrate(self, public: LocalFacts, sampler: NoiseSampler) -> LocalPlan:
         epsilon = float(self.epsilon)
-        frame, features = measured.frame, measured.features
-        plans = {f: self._plan(frame[f], epsilon, sampler) for f in features}
-        inferred = () if self.schema is None else self.schema.inferred_among(features)
-        from_schema = tuple(f for f in inferred if _from_schema(f, plans[f], self.bounds))
+        plans = {f: self._plan(f, public, epsilon, sampler) for f in public.features}
+        inferred = () if self.schema is None else self.schema.inferred_among(public.features)
+        from_schema = tuple(f for f in inferred if public.sources[f] == "schema")
         return LocalPlan(
-            epsilon * len(features), 0.0, sampler, epsilon, plans, inferred=from_schema
+            epsilon * len(public.features), 0.0, sampler, epsilon, plans, inferred=from_schema
         )
 
-    def _noise(self, measured: Columns, plan: LocalPlan) -> pd.DataFrame:
-        X = measured.frame
-        bits = _BitSource(plan.sampler, measured.seed)
+    def _add_noise(self, private: Columns, plan: LocalPlan) -> pd.DataFrame:
+        X = private.frame
+        bits = _BitSource(plan.sampler, private.seed)
         for feature, feature_plan in plan.features.items():
             X[feature] = _randomize(X[feature], feature_plan, plan.sampler, bits)
         return X
@@ -151,11 +194,13 @@ class LocalDPNoise(Strategy, Mechanism[Columns, LocalPlan]):
             "laplace",
             scales,
             of="each value of the Laplace-noised numeric features (randomized-response "
-            "features: their keep probabilities are in parts)",
+            "features: their keep probabilities are in the diagnostics)",
         )
 
-    def _parts(self, measured: Columns, plan: LocalPlan, noisy: pd.DataFrame) -> dict[str, Any]:
-        return {"features": plan.public()}
+    def _diagnostics(
+        self, public: LocalFacts, plan: LocalPlan, noisy: pd.DataFrame
+    ) -> LocalDPDiagnostics:
+        return LocalDPDiagnostics(plan.public())
 
     def replace_probability(self, epsilon: float, k: int) -> float:
         """Randomized response's replacement probability for epsilon over k values."""
@@ -165,16 +210,12 @@ class LocalDPNoise(Strategy, Mechanism[Columns, LocalPlan]):
         """Laplace scale for one value clipped to [lower, upper] (plus the sampler's rounding)."""
         return (upper - lower + slack) / epsilon
 
-    def _plan(self, column: pd.Series, epsilon: float, sampler: NoiseSampler) -> dict[str, Any]:
+    def _plan(
+        self, feature: str, public: LocalFacts, epsilon: float, sampler: NoiseSampler
+    ) -> dict[str, Any]:
         """How one feature is randomized: public parameters only (plus the domain values)."""
-        categorical = self.domain is not None and str(column.name) in self.domain
-        if is_numeric(column) and not categorical:  # a numeric column with domain= is a category
-            lower, upper = self._bounds(column)
-            if column.isna().any():
-                raise InputError(
-                    f"column {column.name!r} has missing values; Laplace noise needs a number "
-                    "in every row (impute first, or make it categorical)"
-                )
+        if feature in public.bounds:
+            lower, upper = public.bounds[feature]
             scale = self.laplace_scale(epsilon, lower, upper, sampler.rounding_slack(1))
             return {
                 "distribution": "laplace",
@@ -184,12 +225,12 @@ class LocalDPNoise(Strategy, Mechanism[Columns, LocalPlan]):
                 "sensitivity": upper - lower,
                 "epsilon": epsilon,
             }
-        values, source = self._domain(column)
+        values = list(public.values[feature])
         r = self.replace_probability(epsilon, len(values))
         return {
             "distribution": "k-ary randomized response",
             "k": len(values),
-            "domain_source": source,
+            "domain_source": public.sources[feature],
             "replace_probability": r,
             "keep_probability": 1.0 - r + r / len(values),
             "nominal_keep_probability": keep_probability(epsilon, len(values)),
@@ -198,7 +239,8 @@ class LocalDPNoise(Strategy, Mechanism[Columns, LocalPlan]):
             "values": values,
         }
 
-    def _bounds(self, column: pd.Series) -> tuple[float, float]:
+    def _bounds(self, column: pd.Series) -> tuple[tuple[float, float], str]:
+        """The public clipping bounds of a numeric column, and where they came from."""
         name = str(column.name)
         if self.bounds is not None and name in self.bounds:
             pair = self.bounds[name]
@@ -208,11 +250,11 @@ class LocalDPNoise(Strategy, Mechanism[Columns, LocalPlan]):
             upper = check_finite_number(pair[1], f"bounds[{name!r}] upper")
             if lower > upper:
                 raise InputError(f"bounds[{name!r}] lower {lower} is above upper {upper}")
-            return lower, upper
+            return (lower, upper), "bounds="
         if self.schema is not None and name in self.schema:
             domain = self.schema.domain(name)
             if isinstance(domain, (Numeric, Integer)):
-                return float(domain.lower), float(domain.upper)
+                return (float(domain.lower), float(domain.upper)), "schema"
         raise InputError(
             f"bounds: numeric feature {name!r} needs public bounds; pass "
             f"bounds={{{name!r}: (lower, upper)}} or a schema with a numeric domain for it"
@@ -249,7 +291,7 @@ class LocalDPNoise(Strategy, Mechanism[Columns, LocalPlan]):
         return declared, source
 
     def record(self, plan: LocalPlan) -> PrivacyRecord:
-        """The guarantee of randomizing with ``plan``."""
+        """The guarantee: ``m * epsilon``-DP for a record's values of the ``m`` features."""
         features = list(plan.features)
         epsilon = plan.per_value_epsilon
         return self._record(
@@ -285,13 +327,6 @@ def _check_domain(values: object, name: str) -> list[Any]:
     if distinct != len(listed):
         raise InputError(f"domain[{name!r}] has duplicate values")
     return listed
-
-
-def _from_schema(feature: str, plan: Mapping[str, Any], bounds: Mapping[str, Any] | None) -> bool:
-    """Whether ``feature``'s domain (categories, or numeric bounds) was taken from the schema."""
-    if plan["distribution"] == "laplace":
-        return bounds is None or feature not in bounds
-    return bool(plan["domain_source"] == "schema")
 
 
 def _is_missing(value: object) -> bool:

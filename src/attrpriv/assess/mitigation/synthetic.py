@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import Any, ClassVar
 
 import numpy as np
 import pandas as pd
@@ -11,13 +11,10 @@ from sklearn.ensemble import HistGradientBoostingClassifier, HistGradientBoostin
 from threadpoolctl import threadpool_limits
 
 from attrpriv._checks import Rule, check_positive_int, integer, optional
-from attrpriv.assess.mitigation.base import Strategy, is_numeric, with_values
+from attrpriv.assess.mitigation.base import Strategy, Transformed, Work, is_numeric, with_values
 from attrpriv.errors import InputError
 
 _MAX_NATIVE_CATEGORIES = 250  # above this, HGB cannot treat a column as categorical
-
-if TYPE_CHECKING:
-    from attrpriv.dp.ledger import BudgetLedger
 
 
 class SyntheticReplacement(Strategy):
@@ -43,14 +40,8 @@ class SyntheticReplacement(Strategy):
     def __repr__(self) -> str:
         return f"SyntheticReplacement(n_folds={self.n_folds!r}, max_iter={self.max_iter!r})"
 
-    def _transform(
-        self,
-        X: pd.DataFrame,
-        features: tuple[str, ...],
-        seed: int,
-        y: pd.Series | None,
-        ledger: BudgetLedger | None,
-    ) -> tuple[pd.DataFrame, dict[str, Any], float | None]:
+    def _transform(self, work: Work) -> Transformed:
+        X, features, seed = work.X, work.features, work.seed
         n_folds = check_positive_int(self.n_folds, "n_folds", minimum=2)
         max_iter = check_positive_int(self.max_iter, "max_iter")
         threads = (

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -154,7 +155,7 @@ def apply(
     from attrpriv.data.select import RowSelection
     from attrpriv.dp.ledger import BudgetLedger
     from attrpriv.sanitize.decoupler import GlobalDecoupler
-    from attrpriv.sanitize.sanitizer import Sanitizer
+    from attrpriv.sanitize.sanitizer import Sanitizer, SanitizerDiagnostics
 
     images = _is_images(data)
     _check_out(out, images)
@@ -166,7 +167,6 @@ def apply(
     sampler = _sampler(mechanism, epsilon, bound, projection_dim, seed, list(model.classes_), model)
     book = BudgetLedger(ledger, create=False) if ledger is not None else None
     label = f"sanitize {data}"
-    notes: list[str] = []
     selection = RowSelection(row_range, where, rows, seed)
     if images:
         pixels, labels = selection.images(*_read_images(data), data)
@@ -195,14 +195,14 @@ def apply(
         assert isinstance(result.data, pd.DataFrame)
         data_writer = table_writer(result.data, out)
         size = f"{len(result.data)} rows"
-        notes = _apply_summary(result.parts)
-    result.parts["training_rows"] = trained
-    if trained:
-        result.parts["training_rows_allowed"] = True
+    assert isinstance(result.diagnostics, SanitizerDiagnostics)
+    diagnostics = replace(result.diagnostics, training_rows=trained,
+                          training_rows_allowed=bool(trained))  # fmt: skip
+    result = replace(result, diagnostics=diagnostics)
     claim = "no DP claim (nothing released about z_S)" if result.record is None else (
         f"epsilon={result.record.epsilon:g} ({result.record.definition})")  # fmt: skip
     console.print(f"sanitized {size} with {mechanism}: {claim}")
-    for line in notes:
+    for line in diagnostics.summary_lines():
         console.print(line, markup=False, highlight=False, soft_wrap=True)
     write_outputs(
         outputs,
@@ -279,31 +279,6 @@ def _training_rows(
         soft_wrap=True,
     )
     return matched
-
-
-def _apply_summary(parts: dict[str, Any]) -> list[str]:
-    """What became of every input column, and the values clipped into their domains."""
-    columns = parts["columns"]
-    said = [f"{len(columns['sanitized'])} sanitized (decoded)"]
-    if columns["synthetic"]:
-        said.append(f"{', '.join(columns['synthetic'])} synthetic (the sampler's labels)")
-    if columns["passed_through"]:
-        said.append(
-            f"{len(columns['passed_through'])} passed through unchanged (role 'ignore': "
-            f"{', '.join(columns['passed_through'])})"
-        )
-    dropped = "; ".join(f"{name} ({why})" for name, why in columns["dropped"].items())
-    said.append(f"{len(columns['dropped'])} dropped" + (f": {dropped}" if dropped else ""))
-    clipped = parts["clipped"]
-    if clipped:
-        values = ", ".join(f"{name} {count}" for name, count in clipped.items())
-        domain = (
-            f"clipped {sum(clipped.values())} values outside their public domain into it: "
-            f"{values} (--strict-domain refuses them)"
-        )
-    else:
-        domain = "no value outside its public domain"
-    return ["columns: " + ", ".join(said), domain]
 
 
 def _npz_writer(arrays: dict[str, Any]) -> Writer:

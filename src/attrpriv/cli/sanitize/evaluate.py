@@ -207,9 +207,8 @@ def evaluate(
     else:
         frames = []
         for offset, data in enumerate(sources):
-            frame = read_data(data, schema, load=True).frame
-            if rows is not None and rows < len(frame):
-                frame = frame.sample(rows, random_state=seed + offset)
+            select = RowSelection(rows=rows, seed=seed + offset)
+            frame = read_data(data, schema, load=True, select=select).frame
             frames.append(frame.reset_index(drop=True))
         samplers |= _interpolations(model, frames[0], model.sensitive_column_, strengths, seed)
         samplers |= _resampling(model, frames[0], frames[1], target,

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import Annotated, Any
 
 import typer
 
@@ -37,9 +37,6 @@ from attrpriv.cli._outputs import Outputs
 from attrpriv.cli.sanitize import app
 from attrpriv.cli.sanitize._rows import RowRangeOption, WhereOption
 from attrpriv.errors import InputError
-
-if TYPE_CHECKING:
-    import pandas as pd
 
 
 @app.command(
@@ -219,7 +216,7 @@ def resample(
         resampler.fit(aux_frame, private.schema or public.schema)
     book = BudgetLedger(ledger, create=False) if ledger is not None else None
     result = resampler.release(frame, ledger=book, label=f"sanitize resample {data}")
-    for line in _summary_lines(method, resampler, result.parts, len(frame), aux_frame):
+    for line in result.diagnostics.summary_lines():
         console.print(line, markup=False, highlight=False, soft_wrap=True)
     write_outputs(
         outputs,
@@ -289,19 +286,6 @@ def _resampler(
     )  # fmt: skip
 
 
-def _summary_lines(
-    method: str,
-    resampler: Any,
-    parts: dict[str, Any],
-    n_private: int,
-    aux_frame: pd.DataFrame | None,
-) -> list[str]:
-    """The summary that ``--method`` prints (``aux_frame``: the auxiliary rows, or None)."""
-    if method == "block":
-        return _block_summary(resampler, parts, n_private, aux_frame is not None)
-    return _summary(resampler, parts, 0 if aux_frame is None else len(aux_frame), n_private)
-
-
 def _set(**values: Any) -> dict[str, Any]:
     """The options given on the command line (the estimator's defaults stand for the rest)."""
     return {k: v for k, v in values.items() if v is not None}
@@ -315,78 +299,3 @@ def _count(text: str) -> int | str:
         return int(text)
     except ValueError:
         raise InputError(f"--proxies must be a count or 'auto', got {text!r}") from None
-
-
-def _summary(resampler: Any, parts: dict[str, Any], n_aux: int, n_private: int) -> list[str]:
-    """What was resampled, what passed through, and what the release cannot hide."""
-    marginal = ", ".join(f"{k} {v:.3f}" for k, v in parts["marginal"].items())
-    redraw = (
-        "copied from donors among"
-        if resampler.conditional == "donor"
-        else "redrawn from models fitted on"
-    )
-    how = (
-        "drawn given each row's released columns, re-weighed to its noisy marginal"
-        if resampler.draw == "conditional"
-        else "drawn from its noisy marginal"
-    )
-    passed = parts["passed_through"]
-    lines = [
-        f"released {n_private} rows at epsilon={resampler.epsilon:g} (dp, the sensitive column "
-        f"and its proxies of one row): {parts['sensitive']!r} {how} "
-        f"({marginal}); proxies {redraw} {n_aux} auxiliary rows: "
-        f"{', '.join(parts['proxies']) or 'none'}",
-        f"where each column comes from: from the private rows, unchanged: "
-        f"{', '.join(passed) or 'none'}; from the public (auxiliary) rows: "
-        f"{', '.join(parts['proxies']) or 'none'}; drawn from the noisy marginal: "
-        f"{parts['sensitive']!r}",
-    ]
-    kept = [c for c in passed if c in resampler.keep]
-    if len(kept) == len(passed):
-        lines.append(
-            "every column of this release but the kept ones ("
-            f"{', '.join(kept) or 'none'}) came from the public rows or the noisy marginal: "
-            "beside the public rows it adds only those; 'attrpriv sanitize evaluate' shows the "
-            "utility of the public rows alone beside it"
-        )
-    lines.append(
-        f"not hidden: the other columns predict {parts['sensitive']!r} with AUC "
-        f"{parts['leakage_floor_aux']:.3f} on the auxiliary data (more --proxies or a lower "
-        "--target-auc lowers it; 'attrpriv sanitize evaluate' measures leakage and utility)"
-    )
-    return lines
-
-
-def _block_summary(
-    resampler: Any, parts: dict[str, Any], n_private: int, with_aux: bool
-) -> list[str]:
-    """What was redrawn from the private rows' noisy counts, what passed through, and what the
-    release cannot hide."""
-    passed, proxies = parts["passed_through"], parts["proxies"]
-    redrawn = [parts["sensitive"], *proxies]
-    scores = parts["association"]
-    left = scores.drop(labels=[c for c in proxies if c in scores.index]).sort_values()[::-1]
-    strongest = ", ".join(f"{c} {v:.2f}" for c, v in left.head(3).items() if v > 0)
-    picked = (
-        f"picked by their noisy association with it (>= {resampler.association:g})"
-        if isinstance(resampler.proxies, str)
-        else "named"
-    )
-    return [
-        f"released {n_private} rows at epsilon={resampler.epsilon:g}, "
-        f"delta={resampler.delta:g} (dp, the sensitive column and named proxies of one row): "
-        f"{parts['sensitive']!r} drawn given each row's released columns from noisy counts of "
-        f"the private rows; proxies {picked}: {', '.join(proxies) or 'none'}",
-        f"where each column comes from: from the private rows, unchanged: "
-        f"{', '.join(passed) or 'none'}; redrawn from the noisy counts of the private rows: "
-        f"{', '.join(redrawn)}; "
-        + ("public rows read for numeric bins only" if with_aux else "no public row read"),
-        f"not hidden: what the columns released unchanged reveal about {parts['sensitive']!r}"
-        + (
-            f" (strongest noisy association left: {strongest}; --proxy-columns or a lower "
-            "--association redraws them)"
-            if strongest
-            else " (none of them has a noisy association with it above the noise)"
-        )
-        + "; 'attrpriv sanitize evaluate' measures leakage and utility",
-    ]

@@ -7,9 +7,8 @@ private, no row of it a private row. ``sanitize resample`` is the row-aligned re
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated
 
 import typer
 
@@ -129,10 +128,9 @@ def synthesize(
     synthesizer.fit(private.schema)
     book = BudgetLedger(ledger, create=False) if ledger is not None else None
     result = synthesizer.release(frame, ledger=book, label=f"sanitize synthesize {data}")
-    for line in _summary(synthesizer, result.parts):
+    for line in result.diagnostics.summary_lines():
         console.print(line, markup=False, highlight=False, soft_wrap=True)
-    accuracy = None if result.accuracy is None else result.accuracy.to_dict()
-    payload = {"record": result.record.to_dict(), "parts": result.parts, "accuracy": accuracy}
+    payload = {key: value for key, value in result.to_dict().items() if key != "values"}
     write_outputs(
         outputs,
         {
@@ -140,21 +138,3 @@ def synthesize(
             "--record": None if record is None else json_writer(payload),
         },
     )
-
-
-def _summary(synthesizer: Any, parts: Mapping[str, Any]) -> list[str]:
-    """What was released, from which marginals, and what it is for."""
-    measured = [m["columns"] for m in parts["marginals"] if len(m["columns"]) > 1]
-    shown = ", ".join("+".join(c) for c in measured[:12])
-    more = f" and {len(measured) - 12} more" if len(measured) > 12 else ""
-    left_out = parts["left_out"]
-    return [
-        f"released {parts['rows']} synthetic rows of {len(parts['columns'])} columns at "
-        f"epsilon={synthesizer.epsilon:g}, delta={synthesizer.delta:g} (dp, one whole row added "
-        f"or removed): {synthesizer.method.upper()} (OpenDP) measured the one-way marginals of "
-        f"every column and {len(measured)} more: {shown or 'none'}{more}",
-        "every column is private and no released row is a private row: for analyses of the "
-        "whole table, not a row-aligned release ('attrpriv sanitize resample' redraws only "
-        "the sensitive column and its proxies of every private row)",
-        "left out (not synthesized): " + (", ".join(left_out) if left_out else "none"),
-    ]

@@ -1,14 +1,15 @@
 """What Tabular-DDP's tiers share: the histograms, their noise and a record with both guarantees.
 
-A tier only chooses one discrete Laplace scale per question from public inputs (``_plan``);
-counting, noise, accuracy and the row-level comparison are here.
+A tier finds its public structure (modules, a model) from public inputs only, then chooses one
+discrete Laplace scale per question from it (``_plan``); counting, noise, accuracy and the
+row-level comparison are here.
 """
 
 from __future__ import annotations
 
 import math
 from abc import abstractmethod
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Generic, TypeVar
@@ -17,21 +18,16 @@ import pandas as pd
 
 from attrpriv._checks import EPSILON, SEED, Rule, instance_of, integer, names, optional
 from attrpriv.data.aggregate import aggregator_for
-from attrpriv.data.schema import Role, Schema
+from attrpriv.data.schema import Schema
 from attrpriv.dp.accuracy import Accuracy
-from attrpriv.dp.ledger import BudgetLedger
-from attrpriv.dp.mechanism import SAMPLER_CONSTRAINTS, Mechanism, NoisePlan, validated
+from attrpriv.dp.mechanism import SAMPLER_CONSTRAINTS, NoisePlan
 from attrpriv.dp.noise import NoiseSampler
-from attrpriv.dp.record import Release
+from attrpriv.dp.record import ANY_LAW, Diagnostics, Guarantee, PrivacyRecord
+from attrpriv.dp.units import ANSWER, PrivacyUnit
 from attrpriv.errors import InputError
-from attrpriv.release._histograms import (
-    Counts,
-    Histograms,
-    flat_bins,
-    histogram_accuracy,
-    split_bins,
-)
+from attrpriv.release._histograms import Histograms, flat_bins, histogram_accuracy, split_bins
 from attrpriv.release.ddp.dependence import SUBSTITUTION_SENSITIVITY, discrete_laplace_mae
+from attrpriv.release.ddp.survey import Progress, SurveyMechanism, question_names
 from attrpriv.release.graph.learning import Levels, column_levels, level_histograms
 
 AUX = "aux"
@@ -56,10 +52,6 @@ TIER_CONSTRAINTS: Mapping[str, Rule] = {
 """The constraints of the parameters every tier has."""
 
 
-Progress = Callable[[int, int], None]
-"""``progress(done, total)``: called after calibrating (1 of 2) and after counting (2 of 2)."""
-
-
 class ScaledPlan(NoisePlan):
     """A plan that gives every released question one noise scale."""
 
@@ -69,118 +61,127 @@ class ScaledPlan(NoisePlan):
 
 
 PlanT = TypeVar("PlanT", bound=ScaledPlan)
+S = TypeVar("S")
 
 
 @dataclass(frozen=True)
-class Questions(Generic[PlanT]):
-    """The private input as measured: its exact histograms and the noise plan (public inputs)."""
+class SurveyFacts(Generic[S]):
+    """The public facts a tier calibrates from: the schema, and the structure found from it.
 
-    counts: Counts
-    plan: PlanT
+    Parameters
+    ----------
+    schema : Schema
+        The public domains of the survey's columns (the released questions and their levels).
+    structure : modules, TreeModel or None, optional
+        The tier's public structure once found from public inputs (a release finds it before
+        it counts); default found by the calibration.
+    """
+
+    schema: Schema
+    structure: S | None = None
 
 
-class AnswerHistograms(Mechanism[Questions[PlanT], PlanT]):
-    """The template of a Tabular-DDP tier: subclasses give ``_plan`` and ``record``."""
+@dataclass(frozen=True)
+class TierDiagnostics(Diagnostics):
+    """How a tier's noise compares with row-level Laplace noise on the same histograms: each
+    question's discrete Laplace ``scales``, the row-level ``laplace_scale`` ``2 m / epsilon``, the
+    expected |noise| per bin (``expected_error``, ``laplace_error``), ``gain`` (Laplace / mean)."""
+
+    scales: Mapping[str, float]
+    laplace_scale: float
+    expected_error: float
+    laplace_error: float
+    gain: float
+
+    def summary_lines(self) -> list[str]:
+        """The noise's source and its gain over the row-level Laplace scale, in one line."""
+        return [
+            f"{self._source()}, {self.gain:.2f}x smaller on average than the row-level Laplace "
+            f"scale {self.laplace_scale:.4g}"
+        ]
+
+    def _source(self) -> str:
+        """What the scales were calibrated from, in words."""
+        return f"{len(self.scales)} questions"
+
+
+def tier_diagnostics(plan: ScaledPlan, histograms: Histograms) -> dict[str, Any]:
+    """The fields of :class:`TierDiagnostics` for ``plan`` over the released ``histograms``."""
+    scales = plan.scales()
+    m = len(scales)
+    laplace = SUBSTITUTION_SENSITIVITY * m / plan.epsilon  # row-level substitution Laplace
+    bins = {c: len(histograms[c]) for c in scales}
+    total = sum(bins.values())
+    error = math.fsum(bins[c] * discrete_laplace_mae(scales[c]) for c in scales) / total
+    return {
+        "scales": scales,
+        "laplace_scale": laplace,
+        "expected_error": error,  # E|noise| per bin, over every bin released
+        "laplace_error": discrete_laplace_mae(laplace),
+        "gain": laplace / (math.fsum(scales.values()) / m),
+    }
+
+
+class AnswerHistograms(SurveyMechanism[Histograms, SurveyFacts[S], PlanT], Generic[S, PlanT]):
+    """The template of a Tabular-DDP tier: subclasses give ``_structure``, ``_plan``, ``record``.
+
+    A release finds the structure (public inputs only), reports ``progress(1, 2)``, counts
+    every question and reports ``progress(2, 2)``.
+    """
 
     epsilon: float
     columns: Sequence[str] | None
     max_levels: int
 
-    def release(
-        self,
-        data: Any,
-        schema: Schema,
-        *,
-        ledger: BudgetLedger | None = None,
-        label: str = "",
-        progress: Progress | None = None,
-    ) -> Release:
-        """Calibrate from public inputs, count every question, charge the ledger, add noise.
-
-        Parameters
-        ----------
-        data : pandas.DataFrame, str, pathlib.Path or dask.dataframe.DataFrame
-            The private rows (only counted).
-        schema : Schema
-            The public domains of the columns.
-        ledger : BudgetLedger or None, optional
-            Charged with the release's record before any noise is drawn.
-        label : str, optional
-            A free-text name for the release in the ledger.
-        progress : callable or None, optional
-            Called as ``progress(done, 2)`` after calibrating and after counting.
-
-        Returns
-        -------
-        Release
-            The noisy histograms, their accuracy, the record and, in ``parts``, the scales.
-
-        Raises
-        ------
-        BudgetExceededError
-            The release does not fit the ledger's budget (nothing is released).
-        """
-        return self._release(data, schema, progress, ledger=ledger, label=label)
-
-    @validated
-    def calibrate(self, schema: Schema, sampler: NoiseSampler | None = None) -> PlanT:
-        """The noise of a release over ``schema``, from public inputs only.
-
-        Parameters
-        ----------
-        schema : Schema
-            The public domains (which columns are released).
-        sampler : NoiseSampler or None, optional
-            The noise sampler; default the mechanism's own.
-
-        Returns
-        -------
-        NoisePlan
-            Every question's scale.
-        """
-        return self._plan(self._levels(schema), schema, sampler or self._sampler(), ())
+    @abstractmethod
+    def _structure(self, levels: Mapping[str, Levels], schema: Schema) -> S:
+        """The tier's public structure over the questions, from public inputs only."""
 
     @abstractmethod
     def _plan(
         self,
+        structure: S,
         levels: Mapping[str, Levels],
-        schema: Schema,
         sampler: NoiseSampler,
         inferred: tuple[str, ...],
     ) -> PlanT:
-        """The plan from the levels, the schema and the tier's public structure only."""
+        """The plan from the structure, the levels and epsilon only."""
+
+    def _public_facts(self) -> SurveyFacts[S]:
+        raise InputError(
+            f"{type(self).__name__}.calibrate needs the survey's schema: pass SurveyFacts(schema)"
+        )
 
     def _levels(self, schema: Schema) -> dict[str, Levels]:
-        if self.columns is None:
-            names = [c.name for c in schema.columns if c.role is not Role.IGNORE and c.domain]
-        elif isinstance(self.columns, str):
-            raise InputError(f"columns must be a list of column names, got {self.columns!r}")
-        else:
-            names = list(self.columns)
-        return column_levels(schema, names, int(self.max_levels))
+        return column_levels(schema, question_names(schema, self.columns), int(self.max_levels))
 
-    def _measure(self, data: Any, schema: Schema, progress: Progress | None) -> Questions[PlanT]:
-        # the plan first, from the levels, the schema and the public structure only: the
-        # private rows are not read until it is made (and nothing about them can reach it)
+    def _measure(
+        self, data: Any, schema: Schema, progress: Progress | None
+    ) -> tuple[Histograms, SurveyFacts[S]]:
+        # the structure first, from the schema and public inputs only: the private rows are
+        # not read until it is found (and nothing about them can reach it)
         levels = self._levels(schema)
-        inferred = schema.inferred_among(levels)
-        plan = self._plan(levels, schema, self._sampler(), inferred)
+        structure = self._structure(levels, schema)
         if progress is not None:
             progress(1, 2)
         with aggregator_for(data, schema) as aggregator:
             histograms = level_histograms(aggregator, levels)
         if progress is not None:
             progress(2, 2)
-        return Questions(Counts(histograms, inferred), plan)
+        return histograms, SurveyFacts(schema, structure)
 
-    def _calibrate(self, measured: Questions[PlanT], sampler: NoiseSampler) -> PlanT:
-        return measured.plan
+    def _calibrate(self, public: SurveyFacts[S], sampler: NoiseSampler) -> PlanT:
+        schema = public.schema
+        levels = self._levels(schema)
+        found = public.structure
+        structure = self._structure(levels, schema) if found is None else found
+        return self._plan(structure, levels, sampler, schema.inferred_among(levels))
 
-    def _noise(self, measured: Questions[PlanT], plan: PlanT) -> Histograms:
-        histograms, scales = measured.counts.histograms, plan.scales()
+    def _add_noise(self, private: Histograms, plan: PlanT) -> Histograms:
+        scales = plan.scales()
         groups: dict[float, dict[str, Any]] = {}
         for column, scale in scales.items():
-            groups.setdefault(scale, {})[column] = histograms[column]
+            groups.setdefault(scale, {})[column] = private[column]
         raw: Histograms = {}
         for scale, part in groups.items():  # one draw per scale
             flat = plan.sampler.discrete_laplace(flat_bins(part), scale)
@@ -190,20 +191,40 @@ class AnswerHistograms(Mechanism[Questions[PlanT], PlanT]):
     def _accuracy(self, plan: PlanT, values: Histograms) -> Accuracy:
         return histogram_accuracy(values, plan.scales())
 
-    def _parts(self, measured: Questions[PlanT], plan: PlanT, noisy: Any) -> dict[str, Any]:
+    def _tier_record(
+        self,
+        plan: PlanT,
+        *,
+        mechanism: str,
+        moving: str,
+        per: str,
+        model: str,
+        laws: tuple[str, str] | None,
+    ) -> PrivacyRecord:
+        """The record of a tier under ``dependent-dp/answer@<model>``: ``laws`` is the class of
+        laws and the assumption that names it, or None where the guarantee holds for any law."""
         scales = plan.scales()
-        m = len(scales)
-        laplace = SUBSTITUTION_SENSITIVITY * m / plan.epsilon  # row-level substitution Laplace
-        bins = {c: len(measured.counts.histograms[c]) for c in scales}
-        total = sum(bins.values())
-        error = math.fsum(bins[c] * discrete_laplace_mae(scales[c]) for c in scales) / total
-        return {
-            "scales": scales,
-            "laplace_scale": laplace,
-            "expected_error": error,  # E|noise| per bin, over every bin released
-            "laplace_error": discrete_laplace_mae(laplace),
-            "gain": laplace / (math.fsum(scales.values()) / m),
-        }
+        assumptions: tuple[str, ...] = (RESPONDENTS,)
+        guarantees: tuple[Guarantee, ...] = (Guarantee(plan.epsilon, 0.0, ANY_LAW),)
+        if laws is not None:
+            assumptions += (laws[1],)
+            guarantees = (
+                Guarantee(plan.epsilon, 0.0, laws[0]),
+                Guarantee(any_law_epsilon(scales), 0.0, ANY_LAW),
+            )
+        return self._record(
+            plan,
+            mechanism=mechanism,
+            protects=(
+                "any one answer of any one respondent, changed from any value to any other, with "
+                f"the respondent's other answers {moving}"
+            ),
+            sensitivity=dict.fromkeys(scales, SUBSTITUTION_SENSITIVITY),
+            noise={"distribution": "discrete laplace", "scale": scales, "norm": "l1", "per": per},
+            unit=PrivacyUnit("dependent-dp", f"{ANSWER}@{model}"),
+            assumptions=assumptions,
+            guarantees=guarantees,
+        )
 
 
 def any_law_epsilon(scales: Mapping[str, float]) -> float:
@@ -217,8 +238,9 @@ __all__ = [
     "TIER_CONSTRAINTS",
     "AnswerHistograms",
     "PlanT",
-    "Progress",
-    "Questions",
     "ScaledPlan",
+    "SurveyFacts",
+    "TierDiagnostics",
     "any_law_epsilon",
+    "tier_diagnostics",
 ]

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import math
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, ClassVar
@@ -31,16 +31,14 @@ from attrpriv._checks import (
     optional,
 )
 from attrpriv.data.aggregate import aggregator_for
-from attrpriv.data.schema import Role, Schema
+from attrpriv.data.schema import Schema
 from attrpriv.dp.accuracy import Accuracy
-from attrpriv.dp.ledger import BudgetLedger
-from attrpriv.dp.mechanism import SAMPLER_CONSTRAINTS, Mechanism, NoisePlan, check_fitted, validated
+from attrpriv.dp.mechanism import SAMPLER_CONSTRAINTS, NoisePlan, check_fitted, validated
 from attrpriv.dp.noise import NoiseSampler
-from attrpriv.dp.record import ANY_LAW, Guarantee, PrivacyRecord, Release
+from attrpriv.dp.record import ANY_LAW, Diagnostics, Guarantee, PrivacyRecord
 from attrpriv.dp.units import ANSWER, PrivacyUnit
 from attrpriv.errors import InputError
 from attrpriv.release._histograms import (
-    Counts,
     Histograms,
     flat_bins,
     histogram_accuracy,
@@ -60,6 +58,7 @@ from attrpriv.release.ddp.dependence import (
     chunk_noise,
     discrete_laplace_mae,
 )
+from attrpriv.release.ddp.survey import Progress, SurveyMechanism, question_names
 from attrpriv.release.graph.learning import (
     EXACT_MAX_COLUMNS,
     STRUCTURES,
@@ -71,8 +70,6 @@ from attrpriv.release.graph.learning import (
     level_histograms,
 )
 from attrpriv.release.graph.network import DiscreteNetwork
-
-Progress = Callable[[int, int], None]
 
 COMPOSITIONS = ("auto", "survey", "chunks")
 
@@ -116,7 +113,72 @@ class _ChunkModel:
     evidence: Evidence
 
 
-_NOT_FIT_PARAMS = frozenset({"nonnegative", "noise", "allow_nonprivate"})
+@dataclass(frozen=True, eq=False)
+class ChunkFacts:
+    """What the fit found, from which the noise is calibrated (public, as the record says);
+    ``inferred``: the released columns whose domains were read off the private data."""
+
+    levels: Mapping[str, Levels]
+    chunks: tuple[tuple[str, ...], ...]
+    networks: tuple[DiscreteNetwork, ...]
+    evidence: tuple[Evidence, ...]
+    boundaries: tuple[Boundary, ...]
+    composition: str
+    learned_from: str
+    n_learning_rows: int
+    inferred: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class DDPDiagnostics(Diagnostics):
+    """How a Tabular-DDP release was calibrated: its chunks, their noise and its expected error.
+
+    ``boundaries`` has one ring per chunk under ``"survey"``, none under ``"chunks"``;
+    ``fallback`` says why every histogram got the row-level Laplace scale (``""``: none did);
+    ``binned`` lists the levels of the columns whose values were merged; ``raw_values`` are the
+    noisy counts before the non-negative clip (with ``nonnegative`` only).
+    """
+
+    chunks: tuple[ChunkNoise, ...]
+    boundaries: tuple[Boundary, ...]
+    expected_error: ExpectedError
+    epsilon_if_chunks_dependent: float
+    composition: str
+    fallback: str
+    learned_from: str
+    n_learning_rows: int
+    binned: Mapping[str, tuple[Hashable, ...]]
+    raw_values: Histograms | None = None
+
+    def summary_lines(self) -> list[str]:
+        """The chunks and the error expected per bin; then why the noise fell back, if it did."""
+        error = self.expected_error
+        lines = [
+            f"{len(self.chunks)} chunks ({self.composition}), networks learned from "
+            f"{self.n_learning_rows:,} {self.learned_from} rows; expected |error| per bin "
+            f"{error.mae:.4g}, {error.gain:.2f}x smaller than row-level Laplace noise"
+        ]
+        if self.fallback:
+            lines.append(f"row-level Laplace scale on every histogram: {self.fallback}")
+        return lines
+
+    def to_dict(self) -> dict[str, Any]:
+        """Every field as JSON-ready values; each chunk with its expected error and boundary."""
+        chunks = [
+            {**chunk.to_dict(), "expected_mae": mae}
+            for chunk, mae in zip(self.chunks, self.expected_error.chunk_mae, strict=True)
+        ]
+        for chunk, boundary in zip(chunks, self.boundaries, strict=False):
+            chunk["boundary"] = boundary.to_dict()
+        found = {**super().to_dict(), "chunks": chunks}
+        found["expected_error"] = self.expected_error.to_dict()
+        del found["boundaries"]  # in their chunks
+        if self.raw_values is None:
+            del found["raw_values"]
+        return found
+
+
+_NOT_FIT_PARAMS = frozenset({"nonnegative", "sampler", "allow_nonprivate"})
 """The parameters a fit does not depend on: changing them after ``fit`` needs no new fit."""
 
 
@@ -127,7 +189,7 @@ def _hashable(value: Any) -> Any:
     return value
 
 
-class TabularDDP(Mechanism[Counts, DDPPlan]):
+class TabularDDP(SurveyMechanism[Histograms, ChunkFacts, DDPPlan]):
     """Epsilon-dependent-DP one-way histograms of survey columns, in chunks of ``chunk_size``.
 
     Protects one answer of one respondent, the other answers following the learned dependence
@@ -176,7 +238,7 @@ class TabularDDP(Mechanism[Counts, DDPPlan]):
         max_learn_rows: int = 100_000,
         seed: int | None = 0,
         nonnegative: bool = False,
-        noise: NoiseSampler | None = None,
+        sampler: NoiseSampler | None = None,
         allow_nonprivate: bool = False,
     ) -> None:
         self.epsilon = epsilon
@@ -195,7 +257,7 @@ class TabularDDP(Mechanism[Counts, DDPPlan]):
         self.max_learn_rows = max_learn_rows
         self.seed = seed
         self.nonnegative = nonnegative
-        self.noise = noise
+        self.sampler = sampler
         self.allow_nonprivate = allow_nonprivate
 
     # -- learning ----------------------------------------------------------------------------
@@ -341,11 +403,7 @@ class TabularDDP(Mechanism[Counts, DDPPlan]):
             if self.columns is not None:
                 raise InputError("give either columns or chunks, not both")
             return [c for chunk in check_chunks(self.chunks) for c in chunk]
-        if self.columns is None:
-            return [c.name for c in schema.columns if c.role is not Role.IGNORE and c.domain]
-        if isinstance(self.columns, str):
-            raise InputError(f"columns must be a list of column names, got {self.columns!r}")
-        return list(self.columns)
+        return question_names(schema, self.columns)
 
     def _chunks(
         self, columns: list[str], codes: pd.DataFrame, levels: Mapping[str, Levels]
@@ -358,36 +416,48 @@ class TabularDDP(Mechanism[Counts, DDPPlan]):
         return dependence_chunks(codes, {c: levels[c].n_states for c in columns}, k)
 
     # -- calibration -------------------------------------------------------------------------
-    @validated
-    def calibrate(self, sampler: NoiseSampler | None = None) -> DDPPlan:
-        """Every chunk's noise (a ``DDPPlan``) from the learned networks; fit first."""
+    def _public_facts(self) -> ChunkFacts:
         check_fitted(self, "networks_", how="fit(data, schema)", unchanged=self._fit_params())
-        return self._plan(sampler or self._sampler(), ())
+        return self._facts()
 
-    def _plan(self, sampler: NoiseSampler, inferred: tuple[str, ...]) -> DDPPlan:
-        noise, fallback = self._chunk_noise()
+    def _facts(self, inferred: tuple[str, ...] = ()) -> ChunkFacts:
+        """The fitted state as public facts (not checked against the parameters)."""
+        return ChunkFacts(
+            self.levels_,
+            self.chunks_,
+            self.networks_,
+            self.evidence_,
+            self.boundaries_,
+            self.composition_,
+            self.learned_from_,
+            self.n_learning_rows_,
+            inferred,
+        )
+
+    def _calibrate(self, public: ChunkFacts, sampler: NoiseSampler) -> DDPPlan:
+        noise, fallback = self._chunk_noise(public)
         return DDPPlan(
             float(self.epsilon),
             0.0,
             sampler,
             self.method,
-            self.composition_,
+            public.composition,
             noise,
-            self.boundaries_,
+            public.boundaries,
             fallback,
-            self.learned_from_,
-            self.n_learning_rows_,
-            _fingerprint(self.networks_),
-            sum(e.rejected for e in self.evidence_),
-            sum(e.untestable for e in self.evidence_),
-            inferred=inferred,
+            public.learned_from,
+            public.n_learning_rows,
+            _fingerprint(public.networks),
+            sum(e.rejected for e in public.evidence),
+            sum(e.untestable for e in public.evidence),
+            inferred=public.inferred,
         )
 
-    def _chunk_noise(self) -> tuple[tuple[ChunkNoise, ...], str]:
+    def _chunk_noise(self, fitted: ChunkFacts) -> tuple[tuple[ChunkNoise, ...], str]:
         """Every chunk's noise, and why every chunk fell back to the Laplace scale ("")."""
         epsilon = float(self.epsilon)
-        m = sum(len(chunk) for chunk in self.chunks_)
-        survey = self.composition_ == "survey"
+        m = sum(len(chunk) for chunk in fitted.chunks)
+        survey = fitted.composition == "survey"
         laplace = histograms_sensitivity(m, "substitute") / epsilon
         found: list[ChunkNoise | None] = [
             chunk_noise(
@@ -399,10 +469,10 @@ class TabularDDP(Mechanism[Counts, DDPPlan]):
                 ceiling=laplace if survey else None,
             )
             for chunk, network, evidence in zip(
-                self.chunks_, self.networks_, self.evidence_, strict=True
+                fitted.chunks, fitted.networks, fitted.evidence, strict=True
             )
         ]
-        unconfirmed = [n for n, b in enumerate(self.boundaries_, start=1) if not b.confirmed]
+        unconfirmed = [n for n, b in enumerate(fitted.boundaries, start=1) if not b.confirmed]
         unbounded = [n for n, noise in enumerate(found, start=1) if noise is None]
         fallback = ""
         if unconfirmed:
@@ -412,9 +482,9 @@ class TabularDDP(Mechanism[Counts, DDPPlan]):
         if fallback:
             return tuple(
                 ChunkNoise(chunk, self.method, epsilon, laplace, self._sensitivity(chunk))
-                for chunk in self.chunks_
+                for chunk in fitted.chunks
             ), fallback
-        pairs = zip(found, self.chunks_, strict=True)
+        pairs = zip(found, fitted.chunks, strict=True)
         chosen = tuple(replace(n, columns=c) for n, c in pairs if n is not None)
         return chosen, fallback
 
@@ -451,35 +521,12 @@ class TabularDDP(Mechanism[Counts, DDPPlan]):
     def expected_error(self, plan: DDPPlan | None = None) -> ExpectedError:
         """Expected absolute error per bin, and that of substitution Laplace histograms."""
         plan = plan if plan is not None else self.calibrate()
-        columns = [c for p in plan.chunks for c in p.columns]
-        laplace_scale = histograms_sensitivity(len(columns), "substitute") / plan.epsilon
-        bins = [sum(self.levels_[c].size for c in p.columns) for p in plan.chunks]
-        maes = [discrete_laplace_mae(p.scale) for p in plan.chunks]
-        total = sum(bins)
-        return ExpectedError(
-            mae=math.fsum(b * m for b, m in zip(bins, maes, strict=True)) / total,
-            laplace_mae=discrete_laplace_mae(laplace_scale),
-            laplace_scale=laplace_scale,
-            n_bins=total,
-            chunk_mae=tuple(maes),
-        )
+        return _expected_error(plan, self.levels_)
 
     # -- the release -------------------------------------------------------------------------
-    def release(
-        self,
-        data: Any,
-        schema: Schema,
-        *,
-        ledger: BudgetLedger | None = None,
-        label: str = "",
-        progress: Progress | None = None,
-    ) -> Release:
-        """Fit if needed, count, charge ``ledger`` (before any noise), add noise per chunk; returns
-        the ``Release``. Raises ``BudgetExceededError`` when it does not fit the budget.
-        """
-        return self._release(data, schema, progress, ledger=ledger, label=label)
-
-    def _measure(self, data: Any, schema: Schema, progress: Progress | None) -> Counts:
+    def _measure(
+        self, data: Any, schema: Schema, progress: Progress | None
+    ) -> tuple[Histograms, ChunkFacts]:
         if hasattr(self, "networks_"):
             check_fitted(self, "networks_", how="fit(data, schema)", unchanged=self._fit_params())
         else:
@@ -487,10 +534,7 @@ class TabularDDP(Mechanism[Counts, DDPPlan]):
         self._check_schema(schema)
         with aggregator_for(data, schema) as aggregator:
             histograms = level_histograms(aggregator, self.levels_)
-        return Counts(histograms, schema.inferred_among(self.levels_))
-
-    def _calibrate(self, measured: Counts, sampler: NoiseSampler) -> DDPPlan:
-        return self._plan(sampler, measured.inferred)
+        return histograms, self._facts(schema.inferred_among(self.levels_))
 
     def _check_schema(self, schema: Schema) -> None:
         for name, lv in self.levels_.items():
@@ -500,10 +544,10 @@ class TabularDDP(Mechanism[Counts, DDPPlan]):
                     "fit it again"
                 )
 
-    def _noise(self, measured: Counts, plan: DDPPlan) -> Histograms:
+    def _add_noise(self, private: Histograms, plan: DDPPlan) -> Histograms:
         raw: Histograms = {}
         for chunk in plan.chunks:
-            counts = {c: measured.histograms[c] for c in chunk.columns}
+            counts = {c: private[c] for c in chunk.columns}
             flat = plan.sampler.discrete_laplace(flat_bins(counts), chunk.scale)
             raw.update(split_bins(flat, counts))
         return raw
@@ -516,27 +560,20 @@ class TabularDDP(Mechanism[Counts, DDPPlan]):
     def _accuracy(self, plan: DDPPlan, values: Histograms) -> Accuracy:
         return histogram_accuracy(values, plan.scales())
 
-    def _parts(self, measured: Counts, plan: DDPPlan, noisy: Histograms) -> dict[str, Any]:
-        error = self.expected_error(plan)
-        chunks = [
-            {**chunk.to_dict(), "expected_mae": mae}
-            for chunk, mae in zip(plan.chunks, error.chunk_mae, strict=True)
-        ]
-        for chunk, boundary in zip(chunks, plan.boundaries, strict=False):
-            chunk["boundary"] = boundary.to_dict()
-        parts: dict[str, Any] = {
-            "chunks": chunks,
-            "expected_error": error.to_dict(),
-            "epsilon_if_chunks_dependent": plan.epsilon_if_chunks_dependent,
-            "composition": plan.composition,
-            "fallback": plan.fallback,
-            "learned_from": self.learned_from_,
-            "n_learning_rows": self.n_learning_rows_,
-            "binned": {n: list(lv.labels) for n, lv in self.levels_.items() if lv.binned},
-        }
-        if self.nonnegative:
-            parts["raw_values"] = dict(noisy)
-        return parts
+    def _diagnostics(self, public: ChunkFacts, plan: DDPPlan, noisy: Histograms) -> DDPDiagnostics:
+        levels = public.levels
+        return DDPDiagnostics(
+            chunks=plan.chunks,
+            boundaries=plan.boundaries,
+            expected_error=_expected_error(plan, levels),
+            epsilon_if_chunks_dependent=plan.epsilon_if_chunks_dependent,
+            composition=plan.composition,
+            fallback=plan.fallback,
+            learned_from=plan.learned_from,
+            n_learning_rows=plan.n_learning_rows,
+            binned={n: lv.labels for n, lv in levels.items() if lv.binned},
+            raw_values=dict(noisy) if self.nonnegative else None,
+        )
 
     # -- the guarantee -----------------------------------------------------------------------
     def record(self, plan: DDPPlan) -> PrivacyRecord:
@@ -582,6 +619,22 @@ class TabularDDP(Mechanism[Counts, DDPPlan]):
                 Guarantee(any_law_epsilon(plan.scales()), 0.0, ANY_LAW),
             ),
         )
+
+
+def _expected_error(plan: DDPPlan, levels: Mapping[str, Levels]) -> ExpectedError:
+    """Expected absolute error per bin of ``plan``, and that of substitution Laplace noise."""
+    columns = [c for p in plan.chunks for c in p.columns]
+    laplace_scale = histograms_sensitivity(len(columns), "substitute") / plan.epsilon
+    bins = [sum(levels[c].size for c in p.columns) for p in plan.chunks]
+    maes = [discrete_laplace_mae(p.scale) for p in plan.chunks]
+    total = sum(bins)
+    return ExpectedError(
+        mae=math.fsum(b * m for b, m in zip(bins, maes, strict=True)) / total,
+        laplace_mae=discrete_laplace_mae(laplace_scale),
+        laplace_scale=laplace_scale,
+        n_bins=total,
+        chunk_mae=tuple(maes),
+    )
 
 
 def _fingerprint(networks: Sequence[DiscreteNetwork]) -> str:
@@ -642,4 +695,11 @@ def _model_assumptions(plan: DDPPlan) -> tuple[str, ...]:
     return tuple(found)
 
 
-__all__ = ["DDPPlan", "ExpectedError", "TabularDDP", "discrete_laplace_mae"]
+__all__ = [
+    "ChunkFacts",
+    "DDPDiagnostics",
+    "DDPPlan",
+    "ExpectedError",
+    "TabularDDP",
+    "discrete_laplace_mae",
+]

@@ -10,28 +10,27 @@ import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any, ClassVar, cast
 
 from attrpriv._checks import EPSILON, POSITIVE, Rule, instance_of, one_of, optional, probability
 from attrpriv.data.schema import Schema
 from attrpriv.dp.ledger import BudgetLedger
 from attrpriv.dp.mechanism import validated
 from attrpriv.dp.noise import NoiseSampler
-from attrpriv.dp.record import ANY_LAW, Guarantee, PrivacyRecord, Release
-from attrpriv.dp.units import ANSWER, PrivacyUnit
+from attrpriv.dp.record import PrivacyRecord, Release
 from attrpriv.errors import InputError
+from attrpriv.release._histograms import Histograms
 from attrpriv.release.ddp.answers import (
     AUX,
-    RESPONDENTS,
     TIER_CONSTRAINTS,
     AnswerHistograms,
-    Progress,
-    Questions,
     ScaledPlan,
-    any_law_epsilon,
+    SurveyFacts,
+    TierDiagnostics,
+    tier_diagnostics,
 )
-from attrpriv.release.ddp.dependence import SUBSTITUTION_SENSITIVITY
-from attrpriv.release.ddp.private_tree import PrivateTree
+from attrpriv.release.ddp.private_tree import PrivateTree, TreeStepDiagnostics
+from attrpriv.release.ddp.survey import Progress
 from attrpriv.release.ddp.tree import TreeModel, learn_tree
 from attrpriv.release.ddp.tree_bound import CALIBRATIONS, AnswerBound, tree_scales
 from attrpriv.release.graph.learning import Levels, encode, learning_rows
@@ -50,7 +49,35 @@ class ModelPlan(ScaledPlan):
         return {c: self.scale_of[c] for c in self.model.columns}
 
 
-class ModelDDP(AnswerHistograms[ModelPlan]):
+@dataclass(frozen=True)
+class ModelDiagnostics(TierDiagnostics):
+    """A model-tier release: :class:`TierDiagnostics`, the public ``model`` (``--save-model``
+    writes it), ``model_from``, its ``(parent, child)`` ``links``, every answer's loss ``bounds``
+    (at most epsilon), and ``model_step``: the record of the DP step that learned it from the
+    private rows, if one did."""
+
+    model: TreeModel
+    model_from: str
+    links: tuple[tuple[str, str], ...]
+    bounds: tuple[AnswerBound, ...]
+    model_step: PrivacyRecord | None = None
+
+    def _source(self) -> str:
+        return (
+            f"a Markov tree over {len(self.scales)} questions ({self.model_from}); "
+            "noise scales from the tree bound"
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        """Every field as JSON-ready values: the model, bounds and step as their dicts."""
+        bounds = {b.column: {"own": b.own, "through_links": b.through_links, "loss": b.loss}
+                  for b in self.bounds}  # fmt: skip
+        step = None if self.model_step is None else self.model_step.to_dict()
+        return {**super().to_dict(), "model": self.model.to_dict(), "bounds": bounds,
+                "model_step": step}  # fmt: skip
+
+
+class ModelDDP(AnswerHistograms[TreeModel, ModelPlan]):
     """Histograms of every question, each answer protected under a public Markov tree model.
 
     Guarantee: epsilon-dependent DP for one answer of one respondent, for every law Markov on the
@@ -79,10 +106,8 @@ class ModelDDP(AnswerHistograms[ModelPlan]):
         At most this many auxiliary rows are read (a uniform sample).
     seed : int, optional
         The seed of that sample (not of the noise).
-    noise : NoiseSampler or None, optional
-        The noise sampler; default exact OpenDP noise.
-    allow_nonprivate : bool, optional
-        Accept a non-private sampler (reproducible tests only).
+    sampler, allow_nonprivate
+        As in :class:`~attrpriv.dp.mechanism.Mechanism`.
     """
 
     _constraints: ClassVar[Mapping[str, Rule]] = {
@@ -110,7 +135,7 @@ class ModelDDP(AnswerHistograms[ModelPlan]):
         max_levels: int = 10,
         max_aux_rows: int = 20_000,
         seed: int = 0,
-        noise: NoiseSampler | None = None,
+        sampler: NoiseSampler | None = None,
         allow_nonprivate: bool = False,
     ) -> None:
         self.epsilon = epsilon
@@ -124,7 +149,7 @@ class ModelDDP(AnswerHistograms[ModelPlan]):
         self.max_levels = max_levels
         self.max_aux_rows = max_aux_rows
         self.seed = seed
-        self.noise = noise
+        self.sampler = sampler
         self.allow_nonprivate = allow_nonprivate
 
     @validated
@@ -141,27 +166,22 @@ class ModelDDP(AnswerHistograms[ModelPlan]):
         """Calibrate from the public model, count every question, charge the ledger, add noise.
 
         With ``model="private"`` the model is first learned by :class:`PrivateTree`, charged to
-        ``ledger`` as its own release (record in ``parts["model_step"]``).
+        ``ledger`` as its own release (its record in ``diagnostics.model_step``).
 
         Parameters
         ----------
-        data : pandas.DataFrame, str, pathlib.Path or dask.dataframe.DataFrame
-            The private rows.
-        schema : Schema
-            The public domains of the columns.
-        ledger : BudgetLedger or None, optional
-            Charged with each record before its noise is drawn.
-        label : str, optional
-            A free-text name for the release in the ledger.
+        data, schema, ledger, label
+            As in :meth:`~attrpriv.release.ddp.survey.SurveyMechanism.release` (``ledger`` is
+            charged with each record before its noise is drawn).
         progress : callable or None, optional
-            Called as ``progress(done, 2)`` after calibrating and after counting.
+            Called as ``progress(done, 2)`` once the model is found and once the counts are.
         learn_progress : callable or None, optional
             With ``model="private"``: called as ``progress(links chosen, m - 1)``.
 
         Returns
         -------
         Release
-            The noisy histograms, their accuracy, the record and, in ``parts``, model and scales.
+            The noisy histograms, their accuracy, the record and the model's diagnostics.
 
         Raises
         ------
@@ -176,33 +196,19 @@ class ModelDDP(AnswerHistograms[ModelPlan]):
         learner = PrivateTree(
             float(self.learn_epsilon), float(self.learn_delta), self.columns,
             max_levels=int(self.max_levels), prior=float(self.prior),
-            max_rows=int(self.max_aux_rows), seed=int(self.seed), noise=self.noise,
+            max_rows=int(self.max_aux_rows), seed=int(self.seed), sampler=self.sampler,
             allow_nonprivate=bool(self.allow_nonprivate),
         )  # fmt: skip
-        model, step = learner.learn(
+        step = learner.release(
             data, schema, ledger=ledger, label=f"{label}: its model", progress=learn_progress
         )
+        model = cast(TreeStepDiagnostics, step.diagnostics).model
         tier = ModelDDP(**{**self.get_params(deep=False), "model": model})
         result = tier.release(data, schema, ledger=ledger, label=label, progress=progress)
-        return replace(result, parts={**result.parts, "model_step": step.record.to_dict()})
+        diagnostics = cast(ModelDiagnostics, result.diagnostics)
+        return replace(result, diagnostics=replace(diagnostics, model_step=step.record))
 
-    def _plan(
-        self,
-        levels: Mapping[str, Levels],
-        schema: Schema,
-        sampler: NoiseSampler,
-        inferred: tuple[str, ...],
-    ) -> ModelPlan:
-        model = self._model(levels, schema)
-        bins = {c: levels[c].size for c in levels}
-        scales, bounds = tree_scales(
-            model, float(self.epsilon), calibration=str(self.calibration), bins=bins
-        )
-        return ModelPlan(
-            float(self.epsilon), 0.0, sampler, model, scales, bounds, inferred=inferred
-        )
-
-    def _model(self, levels: Mapping[str, Levels], schema: Schema) -> TreeModel:
+    def _structure(self, levels: Mapping[str, Levels], schema: Schema) -> TreeModel:
         names = list(levels)
         cards = {c: levels[c].n_states for c in names}
         if isinstance(self.model, TreeModel):
@@ -227,17 +233,33 @@ class ModelDDP(AnswerHistograms[ModelPlan]):
         model.check_columns(names, [cards[c] for c in names])
         return model
 
-    def _parts(self, measured: Questions[ModelPlan], plan: ModelPlan, noisy: Any) -> dict[str, Any]:
-        return {
-            "model": plan.model.to_dict(),
-            "model_from": plan.model.source,
-            "links": [list(link) for link in plan.model.links()],
-            "bounds": {
-                b.column: {"own": b.own, "through_links": b.through_links, "loss": b.loss}
-                for b in plan.bounds
-            },
-            **super()._parts(measured, plan, noisy),
-        }
+    def _plan(
+        self,
+        structure: TreeModel,
+        levels: Mapping[str, Levels],
+        sampler: NoiseSampler,
+        inferred: tuple[str, ...],
+    ) -> ModelPlan:
+        structure.check_columns(list(levels), [lv.n_states for lv in levels.values()])
+        bins = {c: levels[c].size for c in levels}
+        scales, bounds = tree_scales(
+            structure, float(self.epsilon), calibration=str(self.calibration), bins=bins
+        )
+        return ModelPlan(
+            float(self.epsilon), 0.0, sampler, structure, scales, bounds, inferred=inferred
+        )
+
+    def _diagnostics(
+        self, public: SurveyFacts[TreeModel], plan: ModelPlan, noisy: Histograms
+    ) -> ModelDiagnostics:
+        model = plan.model
+        return ModelDiagnostics(
+            **tier_diagnostics(plan, noisy),
+            model=model,
+            model_from=model.source,
+            links=tuple(model.links()),
+            bounds=plan.bounds,
+        )
 
     def record(self, plan: ModelPlan) -> PrivacyRecord:
         """The guarantee of a release with ``plan``, under the model's class of laws and any law.
@@ -252,42 +274,29 @@ class ModelDDP(AnswerHistograms[ModelPlan]):
         PrivacyRecord
             ``(epsilon, 0)``-dependent DP under ``dependent-dp/answer@<model>``, both guarantees.
         """
-        scales = plan.scales()
         model = plan.model
         laws = (
             f"the answers are Markov on the tree of model {model.fingerprint} "
             f"({len(model.columns) - 1} links, from {model.source}), no link revealing more "
             "than the model's in either direction"
         )
-        return self._record(
+        assumption = (
+            f"the model came from {model.source}: the guarantee holds for an adversary whose "
+            "belief about a respondent's answers is Markov on its tree, no link revealing more "
+            "than its own"
+        )
+        per = (
+            "each histogram its own scale, every answer's tree bound at most epsilon"
+            if len(set(plan.scale_of.values())) > 1
+            else "every histogram: the smallest scale at which the tree bound meets epsilon"
+        )
+        return self._tier_record(
             plan,
             mechanism="tabular-ddp-model",
-            protects=(
-                "any one answer of any one respondent, changed from any value to any other, with "
-                "the respondent's other answers following the model's dependence"
-            ),
-            sensitivity=dict.fromkeys(scales, SUBSTITUTION_SENSITIVITY),
-            noise={
-                "distribution": "discrete laplace",
-                "scale": scales,
-                "norm": "l1",
-                "per": (
-                    "each histogram its own scale, every answer's tree bound at most epsilon"
-                    if len(set(scales.values())) > 1
-                    else "every histogram: the smallest scale at which the tree bound meets epsilon"
-                ),
-            },
-            unit=PrivacyUnit("dependent-dp", f"{ANSWER}@{model.fingerprint}"),
-            assumptions=(
-                RESPONDENTS,
-                f"the model came from {model.source}: the guarantee holds for an adversary whose "
-                "belief about a respondent's answers is Markov on its tree, no link revealing "
-                "more than its own",
-            ),
-            guarantees=(
-                Guarantee(plan.epsilon, 0.0, laws),
-                Guarantee(any_law_epsilon(scales), 0.0, ANY_LAW),
-            ),
+            moving="following the model's dependence",
+            per=per,
+            model=model.fingerprint,
+            laws=(laws, assumption),
         )
 
 
@@ -307,4 +316,4 @@ def read_model(path: str | Path) -> TreeModel:
     return TreeModel.from_dict(data, source=f"model file {file.name}")
 
 
-__all__ = ["PRIVATE", "ModelDDP", "ModelPlan", "read_model"]
+__all__ = ["PRIVATE", "ModelDDP", "ModelDiagnostics", "ModelPlan", "read_model"]

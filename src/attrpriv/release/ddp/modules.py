@@ -17,25 +17,30 @@ from scipy import stats
 from attrpriv._checks import Rule, groups, probability
 from attrpriv.data.schema import Schema
 from attrpriv.dp.noise import NoiseSampler
-from attrpriv.dp.record import ANY_LAW, Guarantee, PrivacyRecord
-from attrpriv.dp.units import ANSWER, PrivacyUnit
+from attrpriv.dp.record import PrivacyRecord
 from attrpriv.errors import InputError
+from attrpriv.release._histograms import Histograms
 from attrpriv.release.ddp.answers import (
     AUX,
-    RESPONDENTS,
     TIER_CONSTRAINTS,
     AnswerHistograms,
-    Questions,
     ScaledPlan,
-    any_law_epsilon,
+    SurveyFacts,
+    TierDiagnostics,
+    tier_diagnostics,
 )
 from attrpriv.release.ddp.chunking import check_chunks, mutual_information
 from attrpriv.release.ddp.dependence import SUBSTITUTION_SENSITIVITY
-from attrpriv.release.graph.learning import (
-    Levels,
-    encode,
-    learning_rows,
-)
+from attrpriv.release.graph.learning import Levels, encode, learning_rows
+
+
+@dataclass(frozen=True)
+class Modules:
+    """The structural tier's public structure: the ``modules`` (tuples of column names, every
+    released column in one) and their ``source`` (``"declared"`` or the auxiliary rows)."""
+
+    modules: tuple[tuple[str, ...], ...]
+    source: str
 
 
 @dataclass(frozen=True)
@@ -61,6 +66,22 @@ class ModulePlan(ScaledPlan):
         return hashlib.sha256(text.encode()).hexdigest()[:8]
 
 
+@dataclass(frozen=True)
+class ModuleDiagnostics(TierDiagnostics):
+    """A structural-tier release: :class:`TierDiagnostics`, its ``modules`` and ``modules_from``
+    (``"declared"`` or the auxiliary rows)."""
+
+    modules: tuple[tuple[str, ...], ...]
+    modules_from: str
+
+    def _source(self) -> str:
+        count = len(self.modules)
+        what = f"{count} modules ({self.modules_from})"
+        if count == 1:
+            what = "one module (no assumption)"
+        return f"{what}; noise scale 2|M|/epsilon per module"
+
+
 def _modules_rule(value: object, name: str) -> object:
     """``"aux"``, or a non-empty list of non-empty lists of column names."""
     if isinstance(value, str):
@@ -70,7 +91,7 @@ def _modules_rule(value: object, name: str) -> object:
     return groups()(value, name)
 
 
-class ModularDDP(AnswerHistograms[ModulePlan]):
+class ModularDDP(AnswerHistograms[Modules, ModulePlan]):
     """Histograms of every question, each answer protected if the modules are independent.
 
     Guarantee: epsilon-dependent DP for one answer of one respondent, for every law under which
@@ -89,16 +110,8 @@ class ModularDDP(AnswerHistograms[ModulePlan]):
         The columns to release; default every non-ignored column with a domain.
     alpha : float, optional
         With ``modules="aux"``: the family-wise level of the pair G-tests (Bonferroni).
-    max_levels : int, optional
-        Numeric columns are binned into at most this many equal-width levels.
-    max_aux_rows : int, optional
-        At most this many auxiliary rows are read to learn the modules (a uniform sample).
-    seed : int, optional
-        The seed of that sample (not of the noise).
-    noise : NoiseSampler or None, optional
-        The noise sampler; default exact OpenDP noise.
-    allow_nonprivate : bool, optional
-        Accept a non-private sampler (reproducible tests only).
+    max_levels, max_aux_rows, seed, sampler, allow_nonprivate
+        As in :class:`ModelDDP` (here the auxiliary rows learn the modules).
     """
 
     _constraints: ClassVar[Mapping[str, Rule]] = {
@@ -118,7 +131,7 @@ class ModularDDP(AnswerHistograms[ModulePlan]):
         max_levels: int = 10,
         max_aux_rows: int = 20_000,
         seed: int = 0,
-        noise: NoiseSampler | None = None,
+        sampler: NoiseSampler | None = None,
         allow_nonprivate: bool = False,
     ) -> None:
         self.epsilon = epsilon
@@ -129,40 +142,38 @@ class ModularDDP(AnswerHistograms[ModulePlan]):
         self.max_levels = max_levels
         self.max_aux_rows = max_aux_rows
         self.seed = seed
-        self.noise = noise
+        self.sampler = sampler
         self.allow_nonprivate = allow_nonprivate
+
+    def _structure(self, levels: Mapping[str, Levels], schema: Schema) -> Modules:
+        names = list(levels)
+        if not isinstance(self.modules, str):
+            return Modules(declared_modules(self.modules, names), "declared")
+        if self.modules != AUX:
+            raise InputError(f"modules must be lists of columns or {AUX!r}, got {self.modules!r}")
+        if self.aux is None:
+            raise InputError("modules='aux' learns the modules from aux=: give public rows")
+        rows = learning_rows(self.aux, schema, names, int(self.max_aux_rows), int(self.seed))
+        found = learn_modules(encode(rows, levels), levels, float(self.alpha))
+        return Modules(found, f"auxiliary rows ({len(rows):,})")
 
     def _plan(
         self,
+        structure: Modules,
         levels: Mapping[str, Levels],
-        schema: Schema,
         sampler: NoiseSampler,
         inferred: tuple[str, ...],
     ) -> ModulePlan:
-        names = list(levels)
-        if isinstance(self.modules, str):
-            if self.modules != AUX:
-                raise InputError(
-                    f"modules must be lists of columns or {AUX!r}, got {self.modules!r}"
-                )
-            if self.aux is None:
-                raise InputError("modules='aux' learns the modules from aux=: give public rows")
-            rows = learning_rows(self.aux, schema, names, int(self.max_aux_rows), int(self.seed))
-            found = learn_modules(encode(rows, levels), levels, float(self.alpha))
-            source = f"auxiliary rows ({len(rows):,})"
-        else:
-            found = declared_modules(self.modules, names)
-            source = "declared"
-        return ModulePlan(float(self.epsilon), 0.0, sampler, found, source, inferred=inferred)
+        modules = declared_modules(structure.modules, list(levels))  # every question in one
+        epsilon = float(self.epsilon)
+        return ModulePlan(epsilon, 0.0, sampler, modules, structure.source, inferred=inferred)
 
-    def _parts(
-        self, measured: Questions[ModulePlan], plan: ModulePlan, noisy: Any
-    ) -> dict[str, Any]:
-        return {
-            "modules": [list(module) for module in plan.modules],
-            "modules_from": plan.source,
-            **super()._parts(measured, plan, noisy),
-        }
+    def _diagnostics(
+        self, public: SurveyFacts[Modules], plan: ModulePlan, noisy: Histograms
+    ) -> ModuleDiagnostics:
+        return ModuleDiagnostics(
+            **tier_diagnostics(plan, noisy), modules=plan.modules, modules_from=plan.source
+        )
 
     def record(self, plan: ModulePlan) -> PrivacyRecord:
         """The guarantee of a release with ``plan``, for independent modules and for any law.
@@ -177,40 +188,20 @@ class ModularDDP(AnswerHistograms[ModulePlan]):
         PrivacyRecord
             ``(epsilon, 0)``-dependent DP under ``dependent-dp/answer@<modules>``, both guarantees.
         """
-        scales = plan.scales()
         listing = "; ".join("{" + ", ".join(module) + "}" for module in plan.modules)
-        if len(plan.modules) == 1:  # no assumption: the one guarantee holds for any law
-            assumptions: tuple[str, ...] = (RESPONDENTS,)
-            guarantees: tuple[Guarantee, ...] = (Guarantee(plan.epsilon, 0.0, ANY_LAW),)
-        else:
-            origin = "were declared" if plan.source == "declared" else f"came from {plan.source}"
-            assumptions = (
-                RESPONDENTS,
-                f"the modules {origin}: the guarantee holds for an adversary "
-                f"whose belief about the data's law keeps them independent ({listing})",
-            )
-            laws = f"the modules {listing} are independent of one another (any law inside each)"
-            guarantees = (
-                Guarantee(plan.epsilon, 0.0, laws),
-                Guarantee(any_law_epsilon(scales), 0.0, ANY_LAW),
-            )
-        return self._record(
+        origin = "were declared" if plan.source == "declared" else f"came from {plan.source}"
+        laws = (
+            f"the modules {listing} are independent of one another (any law inside each)",
+            f"the modules {origin}: the guarantee holds for an adversary "
+            f"whose belief about the data's law keeps them independent ({listing})",
+        )
+        return self._tier_record(
             plan,
             mechanism="tabular-ddp-modules",
-            protects=(
-                "any one answer of any one respondent, changed from any value to any other, with "
-                "the respondent's other answers in its module moving with it in any way"
-            ),
-            sensitivity=dict.fromkeys(scales, SUBSTITUTION_SENSITIVITY),
-            noise={
-                "distribution": "discrete laplace",
-                "scale": scales,
-                "norm": "l1",
-                "per": "every histogram of module M: 2 |M| / epsilon",
-            },
-            unit=PrivacyUnit("dependent-dp", f"{ANSWER}@{plan.fingerprint}"),
-            assumptions=assumptions,
-            guarantees=guarantees,
+            moving="in its module moving with it in any way",
+            per="every histogram of module M: 2 |M| / epsilon",
+            model=plan.fingerprint,
+            laws=None if len(plan.modules) == 1 else laws,  # one module: for any law
         )
 
 
@@ -258,4 +249,11 @@ def learn_modules(
     return tuple(tuple(g) for g in sorted(groups.values(), key=lambda g: names.index(g[0])))
 
 
-__all__ = ["ModularDDP", "ModulePlan", "declared_modules", "learn_modules"]
+__all__ = [
+    "ModularDDP",
+    "ModuleDiagnostics",
+    "ModulePlan",
+    "Modules",
+    "declared_modules",
+    "learn_modules",
+]

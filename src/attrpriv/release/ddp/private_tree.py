@@ -17,16 +17,15 @@ import pandas as pd
 from scipy.sparse import csr_matrix
 
 from attrpriv._checks import EPSILON, POSITIVE, SEED, Rule, integer, names, optional, probability
-from attrpriv.data.schema import Role, Schema
+from attrpriv.data.schema import Schema
 from attrpriv.dp.accounting import rho_for
 from attrpriv.dp.accuracy import Accuracy
-from attrpriv.dp.ledger import BudgetLedger
-from attrpriv.dp.mechanism import SAMPLER_CONSTRAINTS, Mechanism, NoisePlan
+from attrpriv.dp.mechanism import SAMPLER_CONSTRAINTS, NoisePlan
 from attrpriv.dp.noise import NoiseSampler
-from attrpriv.dp.record import PrivacyRecord, Release
+from attrpriv.dp.record import Diagnostics, PrivacyRecord
 from attrpriv.dp.units import SUBSTITUTE
 from attrpriv.errors import InputError
-from attrpriv.release.ddp.answers import Progress
+from attrpriv.release.ddp.survey import Progress, SurveyMechanism, question_names
 from attrpriv.release.ddp.tree import TreeModel, smoothed
 from attrpriv.release.graph.learning import Levels, column_levels, encode, learning_rows
 
@@ -36,14 +35,41 @@ SOURCE = "a DP release of the private rows' links"
 
 @dataclass(frozen=True)
 class PairCounts:
-    """Private pair tables: block ``(j, k)`` of ``joint`` (see ``offsets``) is questions j and k."""
+    """Private pair tables: block ``(j, k)`` of ``joint`` (see ``offsets``) is ``names`` j and k."""
 
     joint: np.ndarray
     offsets: np.ndarray
-    levels: Mapping[str, Levels]
-    inferred: tuple[str, ...]
-    n_rows: int
+    names: tuple[str, ...]
     progress: Progress | None = None  # where to report the links chosen
+
+
+@dataclass(frozen=True)
+class PairFacts:
+    """What the step calibrates from: the questions' ``levels``, the rows read, the inferred."""
+
+    levels: Mapping[str, Levels]
+    n_rows: int
+    inferred: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class TreeStepDiagnostics(Diagnostics):
+    """The tree the step learned (``model``, from the noisy links' tables: public from here on),
+    the Gumbel ``select_scale`` of each noisy max, the discrete Gaussian ``link_scale`` on the
+    chosen links' tables, and the step's zCDP ``rho``."""
+
+    model: TreeModel
+    select_scale: float
+    link_scale: float
+    rho: float
+
+    def summary_lines(self) -> list[str]:
+        """The tree learned, in one line: ``"a tree over 5 questions, from a DP release ..."``."""
+        return [f"a tree over {len(self.model.columns)} questions, from {self.model.source}"]
+
+    def to_dict(self) -> dict[str, Any]:
+        """Every field as JSON-ready values, the model as its dict."""
+        return {**super().to_dict(), "model": self.model.to_dict()}
 
 
 @dataclass(frozen=True)
@@ -85,12 +111,14 @@ def dependence_scores(joint: np.ndarray, offsets: np.ndarray, n_rows: int) -> np
     return scores
 
 
-class PrivateTree(Mechanism[PairCounts, PairPlan]):
+class PrivateTree(SurveyMechanism[PairCounts, PairFacts, PairPlan]):
     """The Chow-Liu tree of the private rows, learned as a row-level ``(epsilon, delta)``-DP
     release.
 
     Used by :class:`ModelDDP` with ``model="private"``; ``max_rows`` rows at most are read (a
-    sample whose positions do not depend on values). See docs/mechanisms/tabular-ddp.md.
+    sample whose positions do not depend on values). The tree, public from here on, is the
+    release's ``diagnostics.model``; its progress counts the links chosen. See
+    docs/mechanisms/tabular-ddp.md.
     """
 
     _constraints: ClassVar[Mapping[str, Rule]] = {
@@ -114,7 +142,7 @@ class PrivateTree(Mechanism[PairCounts, PairPlan]):
         prior: float = 1.0,
         max_rows: int = 100_000,
         seed: int = 0,
-        noise: NoiseSampler | None = None,
+        sampler: NoiseSampler | None = None,
         allow_nonprivate: bool = False,
     ) -> None:
         self.epsilon = epsilon
@@ -124,39 +152,8 @@ class PrivateTree(Mechanism[PairCounts, PairPlan]):
         self.prior = prior
         self.max_rows = max_rows
         self.seed = seed
-        self.noise = noise
+        self.sampler = sampler
         self.allow_nonprivate = allow_nonprivate
-
-    def release(
-        self,
-        data: Any,
-        schema: Schema,
-        *,
-        ledger: BudgetLedger | None = None,
-        label: str = "",
-        progress: Progress | None = None,
-    ) -> Release:
-        """Count every pair of questions, charge ``ledger``, choose the links, measure them; the
-        tree is in ``parts["model"]`` (``TreeModel.to_dict``).
-        """
-        return self._release(data, schema, progress, ledger=ledger, label=label)
-
-    def learn(
-        self,
-        data: Any,
-        schema: Schema,
-        *,
-        ledger: BudgetLedger | None = None,
-        label: str = "",
-        progress: Progress | None = None,
-    ) -> tuple[TreeModel, Release]:
-        """The tree (public from here on) and the step's :meth:`release`."""
-        result = self.release(data, schema, ledger=ledger, label=label, progress=progress)
-        source = (
-            f"{SOURCE} (epsilon {self.epsilon:g}, delta {self.delta:g}, row-level, "
-            "charged as its own release)"
-        )
-        return TreeModel.from_dict(result.parts["model"], source=source), result
 
     def record(self, plan: PairPlan) -> PrivacyRecord:
         """The row-level (``dp/substitute``) record: ``(epsilon, delta)``-DP and ``rho``-zCDP."""
@@ -184,16 +181,15 @@ class PrivateTree(Mechanism[PairCounts, PairPlan]):
 
     # -- the mechanism template -------------------------------------------------------------
     def _levels(self, schema: Schema) -> dict[str, Levels]:
-        if self.columns is None:
-            names = [c.name for c in schema.columns if c.role is not Role.IGNORE and c.domain]
-        else:
-            names = list(self.columns)
+        names = question_names(schema, self.columns)
         levels = column_levels(schema, names, int(self.max_levels))
         if len(levels) < 2:
             raise InputError("a tree needs at least two questions; give more columns")
         return levels
 
-    def _measure(self, data: Any, schema: Schema, progress: Progress | None) -> PairCounts:
+    def _measure(
+        self, data: Any, schema: Schema, progress: Progress | None
+    ) -> tuple[PairCounts, PairFacts]:
         levels = self._levels(schema)
         rows = learning_rows(data, schema, list(levels), int(self.max_rows), int(self.seed))
         codes = encode(rows, levels)
@@ -205,23 +201,23 @@ class PrivateTree(Mechanism[PairCounts, PairPlan]):
             (np.ones(cells.size), (index, cells)), shape=(len(codes), int(offsets[-1]))
         )
         joint = np.rint((onehot.T @ onehot).toarray()).astype(np.int64)
-        inferred = schema.inferred_among(levels)
-        return PairCounts(joint, offsets, levels, inferred, len(codes), progress)
+        facts = PairFacts(levels, len(codes), schema.inferred_among(levels))
+        return PairCounts(joint, offsets, tuple(levels), progress), facts
 
-    def _calibrate(self, measured: PairCounts, sampler: NoiseSampler) -> PairPlan:
-        m = len(measured.levels)
+    def _calibrate(self, public: PairFacts, sampler: NoiseSampler) -> PairPlan:
+        m = len(public.levels)
         epsilon, delta = float(self.epsilon), float(self.delta)
         rho = rho_for(epsilon, delta)
         # rho / 2 over the m - 1 selections, rho / 2 on the links' tables: Delta^2 / (2 beta^2)
-        select_scale = score_sensitivity(measured.n_rows) * math.sqrt((m - 1) / rho)
+        select_scale = score_sensitivity(public.n_rows) * math.sqrt((m - 1) / rho)
         link_scale = link_sensitivity(m) / math.sqrt(rho)
         return PairPlan(
-            epsilon, delta, sampler, rho, select_scale, link_scale, m, measured.n_rows,
-            inferred=measured.inferred,
+            epsilon, delta, sampler, rho, select_scale, link_scale, m, public.n_rows,
+            inferred=public.inferred,
         )  # fmt: skip
 
-    def _noise(self, measured: PairCounts, plan: PairPlan) -> dict[str, pd.Series]:
-        scores = dependence_scores(measured.joint, measured.offsets, measured.n_rows)
+    def _add_noise(self, private: PairCounts, plan: PairPlan) -> dict[str, pd.Series]:
+        scores = dependence_scores(private.joint, private.offsets, plan.n_rows)
         m = scores.shape[0]
         inside, links = [0], []
         outside = list(range(1, m))
@@ -233,26 +229,25 @@ class PrivateTree(Mechanism[PairCounts, PairPlan]):
             links.append((u, v))
             inside.append(v)
             outside.remove(v)
-            if measured.progress is not None and (done % every == 0 or done == m - 1):
-                measured.progress(done, m - 1)
-        return _noisy_tables(measured, links, plan.link_scale, plan.sampler, LINK)
+            if private.progress is not None and (done % every == 0 or done == m - 1):
+                private.progress(done, m - 1)
+        return _noisy_tables(private, links, plan.link_scale, plan.sampler, LINK)
 
     def _accuracy(self, plan: PairPlan, values: Mapping[str, pd.Series]) -> Accuracy:
         scales = {name: pd.Series(plan.link_scale, index=v.index) for name, v in values.items()}
         return Accuracy.of_scales("gaussian", scales)  # the discrete Gaussian is sub-Gaussian
 
-    def _parts(
-        self, measured: PairCounts, plan: PairPlan, noisy: Mapping[str, pd.Series]
-    ) -> dict[str, Any]:
-        names = list(measured.levels)
-        cards = [measured.levels[c].n_states for c in names]
-        model = tree_from_tables(names, cards, noisy, float(self.prior))
-        return {
-            "model": model.to_dict(),
-            "select_scale": plan.select_scale,
-            "link_scale": plan.link_scale,
-            "rho": plan.rho,
-        }
+    def _diagnostics(
+        self, public: PairFacts, plan: PairPlan, noisy: Mapping[str, pd.Series]
+    ) -> TreeStepDiagnostics:
+        names = list(public.levels)
+        cards = [public.levels[c].n_states for c in names]
+        source = (
+            f"{SOURCE} (epsilon {self.epsilon:g}, delta {self.delta:g}, row-level, "
+            "charged as its own release)"
+        )
+        model = tree_from_tables(names, cards, noisy, float(self.prior), source)
+        return TreeStepDiagnostics(model, plan.select_scale, plan.link_scale, plan.rho)
 
 
 def _noisy_tables(
@@ -263,7 +258,7 @@ def _noisy_tables(
     prefix: str,
 ) -> dict[str, pd.Series]:
     """The tables of ``blocks`` (pairs of question positions) plus noise, in one draw."""
-    names, offsets = list(measured.levels), measured.offsets
+    names, offsets = measured.names, measured.offsets
     flat = np.concatenate(
         [measured.joint[offsets[j] : offsets[j + 1], offsets[k] : offsets[k + 1]].ravel()
          for j, k in blocks]
@@ -313,8 +308,10 @@ __all__ = [
     "LINK",
     "SOURCE",
     "PairCounts",
+    "PairFacts",
     "PairPlan",
     "PrivateTree",
+    "TreeStepDiagnostics",
     "dependence_scores",
     "link_sensitivity",
     "score_sensitivity",

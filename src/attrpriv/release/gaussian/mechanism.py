@@ -10,7 +10,6 @@ from __future__ import annotations
 import dataclasses
 import warnings
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any, ClassVar
 
 import numpy as np
@@ -31,11 +30,12 @@ from attrpriv._progress import progress
 from attrpriv.data.schema import Schema
 from attrpriv.dp.accuracy import Accuracy
 from attrpriv.dp.ledger import BudgetLedger
-from attrpriv.dp.mechanism import SAMPLER_CONSTRAINTS, Mechanism, validated
+from attrpriv.dp.mechanism import SAMPLER_CONSTRAINTS
 from attrpriv.dp.noise import NoiseSampler
 from attrpriv.dp.record import PrivacyRecord, Release
 from attrpriv.dp.units import PrivacyUnit
 from attrpriv.errors import InputError
+from attrpriv.release._table import TableMechanism
 from attrpriv.release.gaussian import accounting
 from attrpriv.release.gaussian.calibration import (
     CALIBRATIONS,
@@ -49,22 +49,13 @@ from attrpriv.release.gaussian.calibration import (
     worst_shift,
 )
 from attrpriv.release.gaussian.checks import ModelWarning
-from attrpriv.release.gaussian.plan import GaussianPlan, sampling_basis
+from attrpriv.release.gaussian.plan import GaussianDiagnostics, GaussianPlan, sampling_basis
 from attrpriv.release.gaussian.query import Array, Query, Secret, Statistic, check_schema, evaluate
 from attrpriv.release.gaussian.specs import Specs
 from attrpriv.release.gaussian.theta import ThetaModel, is_discrete
 
 VARIANTS = ("isotropic", "directional")
 APPROXIMATIONS = ("auto", "exact", "bound", "assume-gaussian")
-
-
-@dataclass(frozen=True)
-class Answer:
-    """F on the data (private), and which of its columns' domains were read off the data."""
-
-    values: Array
-    specs: Specs
-    inferred: tuple[str, ...]
 
 
 def _query_rule(value: object, name: str) -> Query:
@@ -74,11 +65,12 @@ def _query_rule(value: object, name: str) -> Query:
     return Query.of(value)
 
 
-class AttributePrivateGaussian(Mechanism[Answer, GaussianPlan]):
+class AttributePrivateGaussian(TableMechanism[Array, Specs, GaussianPlan]):
     """Release statistics F while hiding the value of whole-dataset secrets.
 
     Guarantee: ``(epsilon, delta)`` attribute privacy for each protected pair of secret values,
-    against every adversary whose belief is a model in Theta. See
+    against every adversary whose belief is a model in Theta. A release issues its model-check
+    findings (and a release without noise) as ``ModelWarning``. See
     docs/mechanisms/attribute-private-gaussian.md.
 
     Parameters
@@ -106,10 +98,8 @@ class AttributePrivateGaussian(Mechanism[Answer, GaussianPlan]):
         Extra noise per statistic, in standard deviations of it given the secret.
     n_eval : int or None, optional
         Monte Carlo points per direction for Algorithm 2 on vectors; default as many as eta needs.
-    noise : NoiseSampler or None, optional
-        The noise sampler; default exact OpenDP noise.
-    allow_nonprivate : bool, optional
-        Accept a non-private sampler (reproducible tests only).
+    sampler, allow_nonprivate
+        As in :class:`~attrpriv.dp.mechanism.Mechanism`.
     progress : bool, optional
         Report each noise level Algorithm 2 tries on stderr.
     """
@@ -144,7 +134,7 @@ class AttributePrivateGaussian(Mechanism[Answer, GaussianPlan]):
         eta: float | None = None,
         smoothing: float = 0.0,
         n_eval: int | None = None,
-        noise: NoiseSampler | None = None,
+        sampler: NoiseSampler | None = None,
         allow_nonprivate: bool = False,
         progress: bool = False,
     ) -> None:
@@ -159,89 +149,44 @@ class AttributePrivateGaussian(Mechanism[Answer, GaussianPlan]):
         self.eta = eta
         self.smoothing = smoothing
         self.n_eval = n_eval
-        self.noise = noise
+        self.sampler = sampler
         self.allow_nonprivate = allow_nonprivate
         self.progress = progress
 
     # -- the release -------------------------------------------------------------------------
-    def release(
-        self, data: Any, schema: Schema, *, ledger: BudgetLedger | None = None, label: str = ""
+    def _release(
+        self, *inputs: Any, ledger: BudgetLedger | None = None, label: str = ""
     ) -> Release:
-        """Compute F, charge the ledger (before any noise is drawn), add noise.
-
-        Model-check findings and a release without noise are also issued as ``ModelWarning``.
-
-        Parameters
-        ----------
-        data : pandas.DataFrame, str, pathlib.Path or dask.dataframe.DataFrame
-            The private data: a DataFrame, a CSV/Parquet path or a Dask DataFrame.
-        schema : Schema
-            The public domains of the columns.
-        ledger : BudgetLedger or None, optional
-            Charged with the release's record before any noise is drawn.
-        label : str, optional
-            A free-text name for the release in the ledger.
-
-        Returns
-        -------
-        Release
-            The noisy values, their accuracy and the :class:`PrivacyRecord`.
-
-        Raises
-        ------
-        BudgetExceededError
-            The release does not fit the ledger's budget (nothing is released).
-        """
-        result = self._release(data, schema, ledger=ledger, label=label)
-        for text in result.parts["warnings"]:
-            warnings.warn(text, ModelWarning, stacklevel=2)
+        result = super()._release(*inputs, ledger=ledger, label=label)
+        if isinstance(result.diagnostics, GaussianDiagnostics):
+            for text in result.diagnostics.warnings:
+                warnings.warn(text, ModelWarning, stacklevel=3)  # at the caller of release()
         return result
 
-    @validated
-    def calibrate(self, sampler: NoiseSampler | None = None) -> GaussianPlan:
-        """The noise, from the models only (no data is used).
+    def _public_facts(self) -> Specs:
+        return self._specs()
 
-        Parameters
-        ----------
-        sampler : NoiseSampler or None, optional
-            The noise sampler; default the mechanism's own.
-
-        Returns
-        -------
-        GaussianPlan
-            The noise of the release and its accounting.
-        """
-        return self._plan(self._specs(), sampler or self._sampler(), ())
-
-    def _measure(self, data: Any, schema: Schema) -> Answer:
+    def _measure(self, data: Any, schema: Schema) -> tuple[Array, Specs]:
         specs = self._specs()
         n = specs.models[0].n
         check_schema(schema, specs.query, specs.secrets, n)  # before reading any data
         used = (*specs.query.statistics, *(s.statistic for s in specs.secrets))
         discrete = frozenset(s.variable for s in used if is_discrete(schema, s))
-        specs = dataclasses.replace(specs, discrete=discrete)
         columns = {s.column for s in used}
         values = evaluate(data, schema, specs.query, specs.secrets, n)
-        return Answer(values, specs, schema.inferred_among(columns))
+        inferred = schema.inferred_among(columns)
+        return values, dataclasses.replace(specs, discrete=discrete, inferred=inferred)
 
-    def _calibrate(self, measured: Answer, sampler: NoiseSampler) -> GaussianPlan:
-        return self._plan(measured.specs, sampler, measured.inferred)
-
-    def _noise(self, measured: Answer, plan: GaussianPlan) -> pd.Series:
-        noisy = self._perturb(measured.values, plan)
+    def _add_noise(self, private: Array, plan: GaussianPlan) -> pd.Series:
+        noisy = self._perturb(private, plan)
         return pd.Series(noisy, index=pd.Index(plan.names), name="value")
 
     def _accuracy(self, plan: GaussianPlan, values: pd.Series) -> Accuracy:
         std = np.sqrt(np.clip(np.diag(plan.covariance), 0.0, None))
         return Accuracy.of_scales("gaussian", pd.Series(std, index=values.index))
 
-    def _parts(self, measured: Answer, plan: GaussianPlan, noisy: Any) -> dict[str, Any]:
-        return {
-            "noise_plan": plan.to_dict(),
-            "free": plan.free,
-            "n": measured.specs.models[0].n,
-            "warnings": list(plan.warnings),
-        }
+    def _diagnostics(self, public: Specs, plan: GaussianPlan, noisy: Any) -> GaussianDiagnostics:
+        return GaussianDiagnostics(plan, public.models[0].n, plan.warnings)
 
     @staticmethod
     def _perturb(values: Any, plan: GaussianPlan) -> Array:
@@ -259,7 +204,7 @@ class AttributePrivateGaussian(Mechanism[Answer, GaussianPlan]):
         return out.reshape(array.shape)
 
     # -- calibration -------------------------------------------------------------------------
-    def _plan(self, specs: Specs, sampler: NoiseSampler, inferred: tuple[str, ...]) -> GaussianPlan:
+    def _calibrate(self, specs: Specs, sampler: NoiseSampler) -> GaussianPlan:
         """The noise for (epsilon, delta) under the models' accounting, then the model checks."""
         epsilon, delta = float(self.epsilon), float(self.delta)
         forced = accounting.forced_variables(specs)
@@ -308,7 +253,7 @@ class AttributePrivateGaussian(Mechanism[Answer, GaussianPlan]):
             protects="; ".join(s.describe() for s in specs.secrets),
             models=tuple(str(m.describe()["type"]) for m in specs.models),
             gaussian_models=any(m.gaussian for m in specs.models),
-            inferred=inferred,
+            inferred=specs.inferred,
             forced=forced,
             **fields,
         )
@@ -429,4 +374,11 @@ class AttributePrivateGaussian(Mechanism[Answer, GaussianPlan]):
         }
 
 
-__all__ = ["APPROXIMATIONS", "VARIANTS", "AttributePrivateGaussian", "GaussianPlan", "Specs"]
+__all__ = [
+    "APPROXIMATIONS",
+    "VARIANTS",
+    "AttributePrivateGaussian",
+    "GaussianDiagnostics",
+    "GaussianPlan",
+    "Specs",
+]

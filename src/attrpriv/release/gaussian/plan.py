@@ -9,6 +9,7 @@ from typing import Any
 import numpy as np
 
 from attrpriv.dp.mechanism import NoisePlan
+from attrpriv.dp.record import Diagnostics
 from attrpriv.release.gaussian.approximation import Approximation
 from attrpriv.release.gaussian.calibration import (
     Calibration,
@@ -93,6 +94,53 @@ class GaussianPlan(NoisePlan):
         }
 
 
+@dataclass(frozen=True)
+class GaussianDiagnostics(Diagnostics):
+    """How an attribute-private Gaussian release was made: its noise ``plan`` (``noise_plan`` in
+    :meth:`to_dict`), the ``n`` records the models describe, and the model-check ``warnings``
+    (each issued as a ``ModelWarning``)."""
+
+    plan: GaussianPlan = field(repr=False)
+    n: int
+    warnings: tuple[str, ...] = ()
+
+    @property
+    def free(self) -> bool:
+        """True when the data's own randomness is enough: nothing is added."""
+        return self.plan.free
+
+    @property
+    def std(self) -> tuple[float, ...]:
+        """The noise standard deviation of every statistic, in release order."""
+        return tuple(float(v) for v in np.sqrt(np.clip(np.diag(self.plan.covariance), 0.0, None)))
+
+    @property
+    def how(self) -> str:
+        """How the guarantee was established, in a few words."""
+        plan, cal = self.plan, self.plan.calibration
+        eps, delta = plan.guarantee
+        if plan.accounting == "exact":
+            return f"exact privacy loss under the model: delta {delta:.3g} at epsilon {eps:g}"
+        if plan.accounting == "algorithm-2":
+            return (
+                f"Algorithm 2: nominal ({cal.epsilon:.4g}, {cal.delta:.3g}), lambda_eta "
+                f"{plan.lam:.4g}, eta {plan.eta or 0.0:.3g}: certified ({eps:.4g}, {delta:.3g})"
+            )
+        if plan.accounting == "assume-gaussian":
+            return f"{cal.method} calibration, F assumed Gaussian on request"
+        return f"{cal.method} calibration, Gaussian model"
+
+    def summary_lines(self) -> list[str]:
+        """The "privacy for free" line when no noise is added, else nothing."""
+        if self.free:
+            return ["privacy for free: the data's own randomness hides the secrets (no noise)"]
+        return []
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready: ``noise_plan`` (the plan's ``to_dict()``), ``free``, ``n``, ``warnings``."""
+        return {"noise_plan": self.plan.to_dict(), "free": self.free, **super().to_dict()}
+
+
 def _summary(constraint: Constraint, noise: Array) -> dict[str, Any]:
     """One secret pair: its shift, the data's spread along it, Mahalanobis shift before/after."""
     d = constraint.shift
@@ -116,4 +164,4 @@ def sampling_basis(cov: Array) -> tuple[Array | None, Array]:
     return vectors, np.sqrt(np.clip(values, 0.0, None))
 
 
-__all__ = ["ACCOUNTINGS", "GaussianPlan", "sampling_basis"]
+__all__ = ["ACCOUNTINGS", "GaussianDiagnostics", "GaussianPlan", "sampling_basis"]

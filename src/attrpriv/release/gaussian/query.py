@@ -174,8 +174,8 @@ class Query:
 
         Parameters
         ----------
-        n : int
-            The number of records.
+        n
+            As in :meth:`Statistic.scale`.
 
         Returns
         -------

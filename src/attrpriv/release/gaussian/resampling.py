@@ -132,17 +132,13 @@ class ResamplingModel(ThetaModel):
 
         Parameters
         ----------
-        query : Query
-            The released statistics.
-        secret : Secret
-            A secret on the share or count of a category.
-        value : float
-            The value of the secret's statistic (on its own scale).
+        query, secret, value
+            As in :meth:`ThetaModel.conditional` (``secret`` on the share or count of a category).
 
         Returns
         -------
         Conditional
-            ``mean`` (shape ``(k,)``) and ``cov`` (shape ``(k, k)``) of F given the secret.
+            The closed forms of its mean and covariance.
 
         Raises
         ------
@@ -166,21 +162,13 @@ class ResamplingModel(ThetaModel):
 
         Parameters
         ----------
-        query : Query
-            The released statistics.
-        secret : Secret
-            A secret on the share or count of a category.
-        value : float
-            The value of the secret's statistic, which fixes k.
-        size : int
-            The number of datasets to draw.
-        rng : numpy.random.Generator
-            The source of randomness.
+        query, secret, value, size, rng
+            As in :meth:`ThetaModel.sample` (``value`` fixes k).
 
         Returns
         -------
         numpy.ndarray
-            float64 of shape ``(size, k)``.
+            float64, one row per dataset.
         """
         stat = self._secret_statistic(secret)
         g = self._groups(query, stat)
@@ -202,12 +190,8 @@ class ResamplingModel(ThetaModel):
 
         Parameters
         ----------
-        query : Query
-            The released statistics (a single statistic has a pmf).
-        secret : Secret
-            A secret on the share or count of a category.
-        value : float
-            The value of the secret's statistic (on its own scale).
+        query, secret, value
+            As in :meth:`ThetaModel.conditional` (only a query of one statistic has a pmf).
 
         Returns
         -------
@@ -234,10 +218,8 @@ class ResamplingModel(ThetaModel):
 
         Parameters
         ----------
-        query : Query
-            The released statistics.
-        secret : Secret
-            A secret on the share or count of a category.
+        query, secret
+            As in :meth:`ThetaModel.conditional`.
 
         Returns
         -------

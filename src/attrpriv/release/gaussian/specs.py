@@ -10,12 +10,15 @@ from attrpriv.release.gaussian.theta import ThetaModel
 
 @dataclass(frozen=True)
 class Specs:
-    """The checked query, secrets and models; ``discrete``: variables the schema makes discrete."""
+    """The public facts a Gaussian release is calibrated on: the checked ``query``, the protected
+    ``secrets``, the ``models`` of Theta (all with the same n), the variables the schema makes
+    ``discrete`` (known at release only), and the columns ``inferred`` from the private data."""
 
     query: Query
     secrets: tuple[Secret, ...]
     models: tuple[ThetaModel, ...]
     discrete: frozenset[str] = frozenset()
+    inferred: tuple[str, ...] = ()
 
 
 __all__ = ["Specs"]

@@ -55,13 +55,15 @@ class ThetaModel(ABC):
 
     @abstractmethod
     def conditional(self, query: Query, secret: Secret, value: float) -> Conditional:
-        """Mean and covariance of F given ``secret == value``."""
+        """``mean`` (shape ``(k,)``) and ``cov`` (``(k, k)``) of F, the ``query``'s statistics,
+        given that the ``secret``'s statistic equals ``value`` (on its own scale)."""
 
     @abstractmethod
     def sample(
         self, query: Query, secret: Secret, value: float, size: int, rng: np.random.Generator
     ) -> Array:
-        """``size`` draws of F (rows) on datasets drawn from the model with ``secret == value``."""
+        """``size`` draws of F (float64, shape ``(size, k)``), one per dataset drawn with ``rng``
+        from the model with ``secret == value`` (as in :meth:`conditional`)."""
 
     @abstractmethod
     def describe(self) -> dict[str, Any]:
@@ -249,17 +251,13 @@ class GaussianModel(ThetaModel):
 
         Parameters
         ----------
-        query : Query
-            The released statistics, over the model's variables.
-        secret : Secret
-            The protected statistic, over one of the model's variables.
-        value : float
-            The value of the secret's statistic (on its own scale).
+        query, secret, value
+            As in :meth:`ThetaModel.conditional`, over the model's variables.
 
         Returns
         -------
         Conditional
-            ``mean`` (shape ``(k,)``) and ``cov`` (shape ``(k, k)``) of F given the secret.
+            Its mean and covariance.
         """
         i = self.index(secret.statistic)
         cols = [self.index(s) for s in query.statistics]
@@ -277,21 +275,13 @@ class GaussianModel(ThetaModel):
 
         Parameters
         ----------
-        query : Query
-            The released statistics, over the model's variables.
-        secret : Secret
-            The protected statistic, over one of the model's variables.
-        value : float
-            The value of the secret's statistic (on its own scale).
-        size : int
-            The number of datasets to draw.
-        rng : numpy.random.Generator
-            The source of randomness.
+        query, secret, value, size, rng
+            As in :meth:`ThetaModel.sample`, over the model's variables.
 
         Returns
         -------
         numpy.ndarray
-            float64 of shape ``(size, k)``.
+            The draws, one row each.
         """
         i = self.index(secret.statistic)
         cols = [self.index(s) for s in query.statistics]

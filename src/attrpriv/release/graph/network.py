@@ -117,8 +117,8 @@ class DiscreteNetwork:
 
         Parameters
         ----------
-        node : str
-            A node of the network.
+        node
+            As in :meth:`card`.
 
         Returns
         -------

@@ -1,9 +1,15 @@
 """The Markov quilt mechanism: for Markov chains, and for attributes related by a network."""
 
-from attrpriv.release.markov_quilt.attribute_mechanism import AttributeMarkovQuilt
+from attrpriv.release.markov_quilt.attribute_mechanism import (
+    AttributeMarkovQuilt,
+    QuiltDiagnostics,
+    QuiltFacts,
+)
 from attrpriv.release.markov_quilt.chain_mechanism import (
     PROTECTS_CHAIN,
     QUERIES,
+    ChainDiagnostics,
+    ChainLengths,
     MarkovQuiltMechanism,
 )
 from attrpriv.release.markov_quilt.chain_model import MarkovChainModel
@@ -12,6 +18,10 @@ __all__ = [
     "PROTECTS_CHAIN",
     "QUERIES",
     "AttributeMarkovQuilt",
+    "ChainDiagnostics",
+    "ChainLengths",
     "MarkovChainModel",
     "MarkovQuiltMechanism",
+    "QuiltDiagnostics",
+    "QuiltFacts",
 ]

@@ -13,22 +13,22 @@ from typing import Any, ClassVar
 from attrpriv._checks import EPSILON, Rule, integer, names, one_or_list, optional
 from attrpriv.data.aggregate import aggregator_for
 from attrpriv.data.schema import Categorical, Integer, Schema
-from attrpriv.dp.accuracy import Accuracy
-from attrpriv.dp.ledger import BudgetLedger
-from attrpriv.dp.mechanism import SAMPLER_CONSTRAINTS, Mechanism, NoisePlan, validated
+from attrpriv.dp.mechanism import SAMPLER_CONSTRAINTS, NoisePlan
 from attrpriv.dp.noise import NoiseSampler
-from attrpriv.dp.record import PrivacyRecord, Release
+from attrpriv.dp.record import Diagnostics, PrivacyRecord
 from attrpriv.dp.units import PrivacyUnit
 from attrpriv.errors import InputError
-from attrpriv.release._histograms import (
-    Counts,
-    Histograms,
-    flat_bins,
-    histogram_accuracy,
-    split_bins,
-)
+from attrpriv.release._histograms import HistogramMechanism, Histograms
 from attrpriv.release.graph.network import DiscreteNetwork
 from attrpriv.release.graph.quilts import Quilt, quilt_scale
+
+
+@dataclass(frozen=True)
+class QuiltFacts:
+    """The public facts an attribute Markov quilt release is calibrated on, beside its
+    parameters: ``inferred``, the columns whose domains were read off the private data."""
+
+    inferred: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -41,16 +41,35 @@ class AttributePlan(NoisePlan):
     network: Mapping[str, int]  # protected node -> index in Theta of the network that needs most
     protected: tuple[str, ...]
 
+
+@dataclass(frozen=True)
+class QuiltDiagnostics(Diagnostics):
+    """How an attribute Markov quilt release was made: ``sigma_max``, every bin's discrete Laplace
+    scale (the largest any protected node needs); each node's ``sensitivity`` (0: not released);
+    per protected node, its chosen ``quilts`` and the Theta index of the neediest ``network``."""
+
+    sigma_max: float
+    sensitivity: Mapping[str, float]
+    quilts: Mapping[str, Quilt]
+    network: Mapping[str, int]
+
+    def summary_lines(self) -> list[str]:
+        """One line for the noise scale, then one per protected node with its quilt."""
+        lines = [f"discrete Laplace scale {self.sigma_max:.4g} on every bin"]
+        for node, q in self.quilts.items():
+            lines.append(
+                f"{node}: quilt {list(q.quilt)} ({len(q.nearby)} nearby nodes, influence "
+                f"{q.influence:.3g}, scale {q.scale:.4g})"
+            )
+        return lines
+
     def to_dict(self) -> dict[str, Any]:
-        return {
-            "sigma_max": self.sigma_max,
-            "sensitivity": dict(self.sensitivity),
-            "quilts": {node: q.to_dict() for node, q in self.quilts.items()},
-            "network": dict(self.network),
-        }
+        """JSON-ready: ``sigma_max``, ``sensitivity``, ``quilts`` (as their dicts), ``network``."""
+        quilts = {node: q.to_dict() for node, q in self.quilts.items()}
+        return {**super().to_dict(), "quilts": quilts}
 
 
-class AttributeMarkovQuilt(Mechanism[Counts, AttributePlan]):
+class AttributeMarkovQuilt(HistogramMechanism[QuiltFacts, AttributePlan]):
     """Histograms of columns, private for the values of the ``protected`` attributes.
 
     Guarantee: epsilon-Pufferfish privacy for each record's protected values, with records drawn
@@ -68,10 +87,8 @@ class AttributeMarkovQuilt(Mechanism[Counts, AttributePlan]):
         The columns whose histograms are released; default every network node.
     max_quilt_size : int or None, optional
         The largest quilt tried besides the moral-graph rings (default: all).
-    noise : NoiseSampler or None, optional
-        The noise sampler; default exact OpenDP noise.
-    allow_nonprivate : bool, optional
-        Accept a non-private sampler (reproducible tests only).
+    sampler, allow_nonprivate
+        As in :class:`~attrpriv.dp.mechanism.Mechanism`.
     """
 
     _constraints: ClassVar[Mapping[str, Rule]] = {
@@ -91,7 +108,7 @@ class AttributeMarkovQuilt(Mechanism[Counts, AttributePlan]):
         columns: Sequence[str] | None = None,
         *,
         max_quilt_size: int | None = None,
-        noise: NoiseSampler | None = None,
+        sampler: NoiseSampler | None = None,
         allow_nonprivate: bool = False,
     ) -> None:
         self.networks = networks
@@ -99,59 +116,14 @@ class AttributeMarkovQuilt(Mechanism[Counts, AttributePlan]):
         self.protected = protected
         self.columns = columns
         self.max_quilt_size = max_quilt_size
-        self.noise = noise
+        self.sampler = sampler
         self.allow_nonprivate = allow_nonprivate
 
-    def release(
-        self,
-        data: Any,
-        schema: Schema,
-        *,
-        ledger: BudgetLedger | None = None,
-        label: str = "",
-    ) -> Release:
-        """Count the columns, charge the ledger (before any noise), add noise.
+    def _public_facts(self) -> QuiltFacts:
+        return QuiltFacts()
 
-        Parameters
-        ----------
-        data : pandas.DataFrame, str, pathlib.Path or dask.dataframe.DataFrame
-            The private data: a DataFrame, a CSV/Parquet path or a Dask DataFrame.
-        schema : Schema
-            The public domains of the columns.
-        ledger : BudgetLedger or None, optional
-            Charged with the release's record before any noise is drawn.
-        label : str, optional
-            A free-text name for the release in the ledger.
-
-        Returns
-        -------
-        Release
-            The noisy values, their accuracy and the :class:`PrivacyRecord`.
-
-        Raises
-        ------
-        BudgetExceededError
-            The release does not fit the ledger's budget (nothing is released).
-        """
-        return self._release(data, schema, ledger=ledger, label=label)
-
-    @validated
-    def calibrate(self, sampler: NoiseSampler | None = None) -> AttributePlan:
-        """Best quilt of every protected node in every network; the largest scale wins.
-
-        Parameters
-        ----------
-        sampler : NoiseSampler or None, optional
-            The noise sampler; default the mechanism's own.
-
-        Returns
-        -------
-        AttributePlan
-            The chosen quilts and the noise scale.
-        """
-        return self._plan(sampler or self._sampler(), ())
-
-    def _plan(self, sampler: NoiseSampler, inferred: tuple[str, ...]) -> AttributePlan:
+    def _calibrate(self, public: QuiltFacts, sampler: NoiseSampler) -> AttributePlan:
+        """Best quilt of every protected node in every network; the largest scale wins."""
         networks, protected, columns = self._checked()
         sensitivity = {n: 2.0 if n in columns else 0.0 for n in networks[0].nodes}
         quilts: dict[str, Quilt] = {}
@@ -170,10 +142,18 @@ class AttributeMarkovQuilt(Mechanism[Counts, AttributePlan]):
                     quilts[node], chosen[node] = quilt, index
         sigma = max(q.scale for q in quilts.values())
         return AttributePlan(
-            epsilon, 0.0, sampler, sigma, sensitivity, quilts, chosen, protected, inferred=inferred
+            epsilon,
+            0.0,
+            sampler,
+            sigma,
+            sensitivity,
+            quilts,
+            chosen,
+            protected,
+            inferred=public.inferred,
         )
 
-    def _measure(self, data: Any, schema: Schema) -> Counts:
+    def _measure(self, data: Any, schema: Schema) -> tuple[Histograms, QuiltFacts]:
         networks, _, columns = self._checked()
         for network in networks:
             _check_domains(network, schema, columns)
@@ -186,10 +166,7 @@ class AttributeMarkovQuilt(Mechanism[Counts, AttributePlan]):
                     f"column {name!r} has missing values; the network has no state for them"
                 )
         ordered = {name: counts[name] for name in columns}
-        return Counts(ordered, schema.inferred_among(columns))
-
-    def _calibrate(self, measured: Counts, sampler: NoiseSampler) -> AttributePlan:
-        return self._plan(sampler, measured.inferred)
+        return ordered, QuiltFacts(schema.inferred_among(columns))
 
     def record(self, plan: AttributePlan) -> PrivacyRecord:
         """The guarantee of releasing with ``plan``.
@@ -225,15 +202,13 @@ class AttributeMarkovQuilt(Mechanism[Counts, AttributePlan]):
             ),
         )
 
-    def _noise(self, measured: Counts, plan: AttributePlan) -> Histograms:
-        flat = plan.sampler.discrete_laplace(flat_bins(measured.histograms), plan.sigma_max)
-        return split_bins(flat, measured.histograms)
+    def _scale(self, plan: AttributePlan) -> float:
+        return plan.sigma_max
 
-    def _accuracy(self, plan: AttributePlan, values: Histograms) -> Accuracy:
-        return histogram_accuracy(values, dict.fromkeys(values, plan.sigma_max))
-
-    def _parts(self, measured: Counts, plan: AttributePlan, noisy: Any) -> dict[str, Any]:
-        return plan.to_dict()
+    def _diagnostics(
+        self, public: QuiltFacts, plan: AttributePlan, noisy: Histograms
+    ) -> QuiltDiagnostics:
+        return QuiltDiagnostics(plan.sigma_max, plan.sensitivity, plan.quilts, plan.network)
 
     def _checked(self) -> tuple[list[DiscreteNetwork], tuple[str, ...], tuple[str, ...]]:
         nets = self.networks
@@ -279,4 +254,4 @@ def _check_domains(network: DiscreteNetwork, schema: Schema, columns: Sequence[s
             )
 
 
-__all__ = ["AttributeMarkovQuilt", "AttributePlan"]
+__all__ = ["AttributeMarkovQuilt", "AttributePlan", "QuiltDiagnostics", "QuiltFacts"]

@@ -41,6 +41,11 @@ class ChainQuilt:
     model: int = 0
 
     @property
+    def quilt(self) -> tuple[int, ...]:
+        """The quilt's positions (none for the empty quilt)."""
+        return tuple(q for q in (self.left, self.right) if q is not None)
+
+    @property
     def nearby(self) -> tuple[int, int]:
         """The nearby set X_N as a half-open range of positions."""
         start = 0 if self.left is None else self.left + 1
@@ -50,7 +55,7 @@ class ChainQuilt:
         start, stop = self.nearby
         return {
             "node": self.node,
-            "quilt": [q for q in (self.left, self.right) if q is not None],
+            "quilt": list(self.quilt),
             "nearby": [start, stop],
             "nearby_size": stop - start,
             "influence": self.influence,

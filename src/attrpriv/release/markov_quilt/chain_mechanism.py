@@ -6,7 +6,7 @@ See docs/mechanisms/markov-quilt.md for the privacy argument.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Hashable, Mapping, Sequence
+from collections.abc import Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
@@ -16,9 +16,9 @@ import pandas as pd
 from attrpriv._checks import EPSILON, Rule, distinct_values, one_of, one_or_list, optional
 from attrpriv.dp.accuracy import Accuracy
 from attrpriv.dp.ledger import BudgetLedger
-from attrpriv.dp.mechanism import SAMPLER_CONSTRAINTS, Mechanism, NoisePlan, validated
+from attrpriv.dp.mechanism import SAMPLER_CONSTRAINTS, Mechanism, NoisePlan
 from attrpriv.dp.noise import NoiseSampler
-from attrpriv.dp.record import PrivacyRecord, Release
+from attrpriv.dp.record import Diagnostics, PrivacyRecord, Release
 from attrpriv.dp.units import PrivacyUnit
 from attrpriv.errors import InputError
 from attrpriv.release.markov_quilt.chain_calibration import (
@@ -44,6 +44,28 @@ class Chains:
 
 
 @dataclass(frozen=True)
+class ChainLengths:
+    """The public facts a chain release is calibrated on: the length of every chain.
+
+    Parameters
+    ----------
+    lengths : int or iterable of int
+        The length of every chain (one int for a single chain); kept sorted, without repeats.
+    """
+
+    lengths: tuple[int, ...]
+
+    def __post_init__(self) -> None:
+        given: Iterable[Any] = (self.lengths,) if isinstance(self.lengths, int) else self.lengths
+        found = tuple(given)
+        if not found or not all(
+            isinstance(n, (int, np.integer)) and not isinstance(n, bool) and n >= 1 for n in found
+        ):
+            raise InputError(f"chain lengths must be integers >= 1, got {self.lengths!r}")
+        object.__setattr__(self, "lengths", tuple(sorted({int(n) for n in found})))
+
+
+@dataclass(frozen=True)
 class ChainPlan(NoisePlan):
     """One Laplace scale, the largest any chain length needs, and each length's quilts."""
 
@@ -53,7 +75,38 @@ class ChainPlan(NoisePlan):
     theta: str  # a fingerprint of the class Theta: releases compose only under one Theta
 
 
-class MarkovQuiltMechanism(Mechanism[Chains, ChainPlan]):
+@dataclass(frozen=True)
+class ChainDiagnostics(Diagnostics):
+    """How a chain release was made: ``sigma_max``, its Laplace scale (the largest any chain
+    length needs), and per chain length the ``calibrations`` (every node's quilt)."""
+
+    sigma_max: float
+    calibrations: tuple[ChainCalibration, ...]
+
+    @property
+    def lengths(self) -> list[int]:
+        """The chain lengths, shortest first."""
+        return [c.length for c in self.calibrations]
+
+    def summary_lines(self) -> list[str]:
+        """The noise scale and the quilt of the node that needs the most, in one line."""
+        worst = max(self.calibrations, key=lambda c: c.sigma_max).worst
+        start, stop = worst.nearby
+        return [
+            f"Laplace scale {self.sigma_max:.4g} (quilt {list(worst.quilt)} of node "
+            f"{worst.node}, {stop - start} nearby nodes, influence {worst.influence:.3g})"
+        ]
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready: ``sigma_max``, ``lengths`` and ``calibrations`` (as their dicts)."""
+        return {
+            "sigma_max": self.sigma_max,
+            "lengths": self.lengths,
+            "calibrations": [c.to_dict() for c in self.calibrations],
+        }
+
+
+class MarkovQuiltMechanism(Mechanism[Chains, ChainLengths, ChainPlan]):
     """epsilon-Pufferfish release of the state histogram (or sum) of Markov chains.
 
     Guarantee: no single state X_i is revealed (secret pairs ``X_i = a`` vs ``X_i = b``) against
@@ -71,10 +124,8 @@ class MarkovQuiltMechanism(Mechanism[Chains, ChainPlan]):
         ``"histogram"`` (Lipschitz 2 per node) or ``"sum"`` of numeric states.
     method : str, optional
         ``"exact"`` max-influence, or ``"approx"`` (mixing bound; irreducible chains).
-    noise : NoiseSampler or None, optional
-        The noise sampler; default exact OpenDP noise.
-    allow_nonprivate : bool, optional
-        Accept a non-private sampler (reproducible tests only).
+    sampler, allow_nonprivate
+        As in :class:`~attrpriv.dp.mechanism.Mechanism`.
     """
 
     _constraints: ClassVar[Mapping[str, Rule]] = {
@@ -94,7 +145,7 @@ class MarkovQuiltMechanism(Mechanism[Chains, ChainPlan]):
         states: Sequence[Hashable] | None = None,
         query: str = "histogram",
         method: str = "exact",
-        noise: NoiseSampler | None = None,
+        sampler: NoiseSampler | None = None,
         allow_nonprivate: bool = False,
     ) -> None:
         self.models = models
@@ -102,7 +153,7 @@ class MarkovQuiltMechanism(Mechanism[Chains, ChainPlan]):
         self.states = states
         self.query = query
         self.method = method
-        self.noise = noise
+        self.sampler = sampler
         self.allow_nonprivate = allow_nonprivate
 
     def release(
@@ -118,10 +169,8 @@ class MarkovQuiltMechanism(Mechanism[Chains, ChainPlan]):
         ----------
         sequences : sequence of hashable, or sequence of such sequences
             One chain (its states in order), or a list of independent chains.
-        ledger : BudgetLedger or None, optional
-            Charged with the release's record before any noise is drawn.
-        label : str, optional
-            A free-text name for the release in the ledger.
+        ledger, label
+            As in :meth:`~attrpriv.release._table.TableMechanism.release`.
 
         Returns
         -------
@@ -137,33 +186,18 @@ class MarkovQuiltMechanism(Mechanism[Chains, ChainPlan]):
         """
         return self._release(sequences, ledger=ledger, label=label)
 
-    @validated
-    def calibrate(
-        self, lengths: int | Sequence[int], sampler: NoiseSampler | None = None
-    ) -> ChainPlan:
-        """The quilts and noise scale for chains of ``lengths`` (no data is used).
+    def _public_facts(self) -> ChainLengths:
+        raise InputError(
+            "MarkovQuiltMechanism.calibrate needs the chain lengths: pass ChainLengths(lengths)"
+        )
 
-        Parameters
-        ----------
-        lengths : int or sequence of int
-            The length of every chain (one int for a single chain).
-        sampler : NoiseSampler or None, optional
-            The noise sampler; default the mechanism's own.
-
-        Returns
-        -------
-        ChainPlan
-            The quilts and the noise scale.
-        """
-        wanted = [lengths] if isinstance(lengths, int) else list(lengths)
-        return self._plan(wanted, sampler or self._sampler())
-
-    def _plan(self, lengths: Sequence[int], sampler: NoiseSampler) -> ChainPlan:
+    def _calibrate(self, public: ChainLengths, sampler: NoiseSampler) -> ChainPlan:
         models, states = self._model_states()
         lipschitz = self._lipschitz(states, sampler)
         epsilon = float(self.epsilon)
         found = tuple(
-            calibrate_chain(models, n, epsilon, lipschitz, method=self.method) for n in lengths
+            calibrate_chain(models, n, epsilon, lipschitz, method=self.method)
+            for n in public.lengths
         )
         sigma = max(c.sigma_max for c in found)
         return ChainPlan(epsilon, 0.0, sampler, lipschitz, sigma, found, _fingerprint(models))
@@ -175,12 +209,10 @@ class MarkovQuiltMechanism(Mechanism[Chains, ChainPlan]):
         values = _numeric_states(states)
         return float(values.max() - values.min()) + sampler.rounding_slack(1)
 
-    def _measure(self, sequences: Any) -> Chains:
+    def _measure(self, sequences: Any) -> tuple[Chains, ChainLengths]:
         _, states = self._model_states()
-        return Chains(tuple(as_chains(sequences, states)), states)
-
-    def _calibrate(self, measured: Chains, sampler: NoiseSampler) -> ChainPlan:
-        return self._plan(sorted({c.size for c in measured.codes}), sampler)
+        codes = tuple(as_chains(sequences, states))
+        return Chains(codes, states), ChainLengths(tuple(c.size for c in codes))
 
     def record(self, plan: ChainPlan) -> PrivacyRecord:
         """The guarantee of releasing with ``plan``.
@@ -214,9 +246,9 @@ class MarkovQuiltMechanism(Mechanism[Chains, ChainPlan]):
             ),
         )
 
-    def _noise(self, measured: Chains, plan: ChainPlan) -> pd.Series | float:
-        codes = np.concatenate(measured.codes)
-        states = measured.states
+    def _add_noise(self, private: Chains, plan: ChainPlan) -> pd.Series | float:
+        codes = np.concatenate(private.codes)
+        states = private.states
         if self.query == "histogram":
             counts = np.bincount(codes, minlength=len(states))
             noisy = plan.sampler.discrete_laplace(counts, plan.sigma_max)
@@ -229,12 +261,10 @@ class MarkovQuiltMechanism(Mechanism[Chains, ChainPlan]):
             return Accuracy.of_scales("discrete laplace", pd.Series(plan.sigma_max, values.index))
         return Accuracy.of_scales("laplace", plan.sigma_max)
 
-    def _parts(self, measured: Chains, plan: ChainPlan, noisy: Any) -> dict[str, Any]:
-        return {
-            "sigma_max": plan.sigma_max,
-            "lengths": [c.length for c in plan.calibrations],
-            "calibrations": [c.to_dict() for c in plan.calibrations],
-        }
+    def _diagnostics(
+        self, public: ChainLengths, plan: ChainPlan, noisy: pd.Series | float
+    ) -> ChainDiagnostics:
+        return ChainDiagnostics(plan.sigma_max, plan.calibrations)
 
     def _model_states(self) -> tuple[list[MarkovChainModel], tuple[Hashable, ...]]:
         models = [self.models] if isinstance(self.models, MarkovChainModel) else list(self.models)
@@ -268,4 +298,11 @@ def _numeric_states(states: tuple[Hashable, ...]) -> np.ndarray:
     return values
 
 
-__all__ = ["PROTECTS_CHAIN", "QUERIES", "ChainPlan", "MarkovQuiltMechanism"]
+__all__ = [
+    "PROTECTS_CHAIN",
+    "QUERIES",
+    "ChainDiagnostics",
+    "ChainLengths",
+    "ChainPlan",
+    "MarkovQuiltMechanism",
+]

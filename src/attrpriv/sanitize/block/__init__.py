@@ -5,6 +5,12 @@ See docs/sanitize/block.md.
 
 from __future__ import annotations
 
-from attrpriv.sanitize.block.mechanism import BlockPlan, BlockResampler, association
+from attrpriv.sanitize.block.mechanism import (
+    BlockDiagnostics,
+    BlockFacts,
+    BlockPlan,
+    BlockResampler,
+    association,
+)
 
-__all__ = ["BlockPlan", "BlockResampler", "association"]
+__all__ = ["BlockDiagnostics", "BlockFacts", "BlockPlan", "BlockResampler", "association"]

@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import Any, ClassVar
 
 import numpy as np
 import pandas as pd
@@ -28,7 +28,7 @@ from attrpriv._checks import (
 from attrpriv.data.schema import Categorical, Integer, Role, Schema
 from attrpriv.dp.accounting import rho_for
 from attrpriv.dp.accuracy import Accuracy
-from attrpriv.dp.mechanism import SAMPLER_CONSTRAINTS, Mechanism, NoisePlan, check_fitted, validated
+from attrpriv.dp.mechanism import SAMPLER_CONSTRAINTS, NoisePlan, validated
 from attrpriv.dp.noise import NoiseSampler
 from attrpriv.dp.record import PrivacyRecord
 from attrpriv.dp.units import PrivacyUnit
@@ -40,11 +40,7 @@ from attrpriv.sanitize._names import (
     PROXIES,
 )
 from attrpriv.sanitize.block.codebook import codebook, typed_values
-from attrpriv.sanitize.resample.mechanism import ResampledRelease
-from attrpriv.sanitize.resample.ranking import data_frame
-
-if TYPE_CHECKING:
-    from attrpriv.dp.ledger import BudgetLedger
+from attrpriv.sanitize.table import RedrawDiagnostics, TableFacts, TableSanitizer, data_frame
 
 SQUARED_SENSITIVITY_PER_TABLE = 2.0
 """Squared l2 sensitivity of one contingency table when one row's protected values are
@@ -79,6 +75,17 @@ class BlockPlan(NoisePlan):
     scale: float
 
 
+@dataclass(frozen=True)
+class BlockFacts(TableFacts):
+    """The unit's columns (``protected``: the ``sensitive`` one, first in every table, and the
+    named proxies), each counted table's columns (``tables``), total ``cells``, ``inferred``."""
+
+    sensitive: str
+    protected: tuple[str, ...]
+    tables: tuple[tuple[str, ...], ...]
+    cells: int
+
+
 @dataclass(frozen=True, eq=False)  # holds arrays
 class BlockCounts:
     """The private input as measured: the exact tables (private), the codes of the columns
@@ -100,6 +107,50 @@ class ReleasedTables:
     codes: Mapping[str, np.ndarray]
     public: pd.DataFrame
     columns: tuple[str, ...]
+
+
+@dataclass(frozen=True, eq=False, kw_only=True)
+class BlockDiagnostics(RedrawDiagnostics):
+    """How a block resampling was made (public, noisy only): RedrawDiagnostics, its ``delta``, each
+    candidate's noisy ``association`` with the sensitive column, the pick ``threshold`` (None:
+    proxies named), and whether ``public_rows`` placed the numeric bins and the counts' prior."""
+
+    delta: float
+    association: pd.Series
+    threshold: float | None
+    public_rows: bool
+
+    def summary_lines(self) -> list[str]:
+        """What was redrawn, what passed through, what the release cannot hide (CLI lines)."""
+        passed, proxies = self.passed_through, self.proxies
+        read = "no public row read"
+        if self.public_rows:
+            read = "public rows read for numeric bins only"
+        scores = self.association
+        left = scores.drop(labels=[c for c in proxies if c in scores.index]).sort_values()[::-1]
+        strongest = ", ".join(f"{c} {v:.2f}" for c, v in left.head(3).items() if v > 0)
+        picked = (
+            "named"
+            if self.threshold is None
+            else f"picked by their noisy association with it (>= {self.threshold:g})"
+        )
+        return [
+            f"released {self.rows} rows at epsilon={self.epsilon:g}, delta={self.delta:g} (dp, "
+            f"the sensitive column and named proxies of one row): {self.sensitive!r} drawn "
+            "given each row's released columns from noisy counts of the private rows; proxies "
+            f"{picked}: {', '.join(proxies) or 'none'}",
+            f"where each column comes from: from the private rows, unchanged: "
+            f"{', '.join(passed) or 'none'}; redrawn from the noisy counts of the private rows: "
+            f"{', '.join([self.sensitive, *proxies])}; {read}",
+            f"not hidden: what the columns released unchanged reveal about {self.sensitive!r}"
+            + (
+                f" (strongest noisy association left: {strongest}; --proxy-columns or a lower "
+                "--association redraws them)"
+                if strongest
+                else " (none of them has a noisy association with it above the noise)"
+            )
+            + "; 'attrpriv sanitize evaluate' measures leakage and utility",
+        ]
 
 
 def association(table: np.ndarray, scale: float, depth: int = 1) -> float:
@@ -154,7 +205,7 @@ def _at(target: np.ndarray | None, n: int) -> np.ndarray:
     return np.zeros(n, dtype=np.int64) if target is None else target
 
 
-class BlockResampler(Mechanism[BlockCounts, BlockPlan]):
+class BlockResampler(TableSanitizer[BlockCounts, BlockFacts, BlockPlan]):
     """Redraw a sensitive column and its proxies from DP counts of the private rows themselves.
 
     Guarantee: ``(epsilon, delta)``-DP for the unit ``dp/substitute:<sensitive,named proxies...>``
@@ -185,7 +236,7 @@ class BlockResampler(Mechanism[BlockCounts, BlockPlan]):
         How an ``"auto"`` proxy is drawn: also given the columns outside the unit, or not.
     seed : int, default 0
         Seeds the post-processing draws, >= 0.
-    noise : NoiseSampler or None, default None
+    sampler : NoiseSampler or None, default None
         The noise sampler; default exact OpenDP noise.
     allow_nonprivate : bool, default False
         Accept a non-private sampler (reproducible tests only).
@@ -220,7 +271,7 @@ class BlockResampler(Mechanism[BlockCounts, BlockPlan]):
         prior_weight: float = 1.0,
         conditional: str = "hgb",
         seed: int = 0,
-        noise: NoiseSampler | None = None,
+        sampler: NoiseSampler | None = None,
         allow_nonprivate: bool = False,
     ) -> None:
         self.sensitive = sensitive
@@ -234,7 +285,7 @@ class BlockResampler(Mechanism[BlockCounts, BlockPlan]):
         self.prior_weight = prior_weight
         self.conditional = conditional
         self.seed = seed
-        self.noise = noise
+        self.sampler = sampler
         self.allow_nonprivate = allow_nonprivate
 
     # -- fit: public facts only -------------------------------------------------------------
@@ -300,9 +351,7 @@ class BlockResampler(Mechanism[BlockCounts, BlockPlan]):
     def _public_counts(self, public: pd.DataFrame) -> tuple[np.ndarray, ...]:
         """The exact tables of the public rows (their rows with a missing sensitive value are
         left out: a release refuses those)."""
-        for name in self.codes_:
-            if name not in public.columns:
-                raise InputError(f"the public rows have no column {name!r} (it is counted)")
+        public = self._frame_with(public, list(self.codes_), "it is counted", "the public rows")
         public = public[public[self.sensitive].notna().to_numpy()]
         codes = {c: code.encode(public[c], "the public rows") for c, code in self.codes_.items()}
         return tuple(self._count(codes, t) for t in self._tables())
@@ -311,9 +360,6 @@ class BlockResampler(Mechanism[BlockCounts, BlockPlan]):
         """The parameters that shape what ``fit`` decides (a release checks they still hold)."""
         proxies = self.proxies if isinstance(self.proxies, str) else tuple(self.proxies)
         return (self.sensitive, proxies, self.task, tuple(self.keep), self.bins)
-
-    def _check_fitted(self) -> None:
-        check_fitted(self, "codes_", unchanged=self._structure())
 
     @property
     def protected_(self) -> tuple[str, ...]:
@@ -326,79 +372,39 @@ class BlockResampler(Mechanism[BlockCounts, BlockPlan]):
         return ((self.sensitive, *tail), *((self.sensitive, c, *tail) for c in self.candidates_))
 
     # -- release: the mechanism template ----------------------------------------------------
-    def release(
-        self, data: pd.DataFrame, *, ledger: BudgetLedger | None = None, label: str = ""
-    ) -> ResampledRelease:
-        """Redraw the sensitive column and its proxies in the private rows.
+    _fitted: ClassVar[str] = "codes_"
 
-        Parameters
-        ----------
-        data : pandas.DataFrame
-            The private rows, with every counted column (others pass through). Not modified.
-        ledger : BudgetLedger or None, optional
-            Charged with the release's record before any noise is drawn.
-        label : str, optional
-            A free-text name for the release in the ledger.
-
-        Returns
-        -------
-        ResampledRelease
-            The released table (same rows, index and columns as ``data``) and its record.
-        """
-        out = self._release(data, ledger=ledger, label=label)
-        return ResampledRelease(out.values, out.record, out.parts, out.accuracy)
-
-    @validated
-    def calibrate(self, sampler: NoiseSampler | None = None) -> BlockPlan:
-        """The noise of a release (from the fitted tables, no private data).
-
-        Parameters
-        ----------
-        sampler : NoiseSampler or None, optional
-            The noise sampler; default the mechanism's own.
-
-        Returns
-        -------
-        BlockPlan
-            The tables and the discrete Gaussian scale of every cell.
-        """
-        self._check_fitted()
-        return self._plan(sampler or self._sampler())
-
-    def _plan(self, sampler: NoiseSampler) -> BlockPlan:
+    def _facts(self) -> BlockFacts:
         tables = self._tables()
         cells = sum(int(np.prod([self.codes_[c].size for c in t])) for t in tables)
-        sensitivity = math.sqrt(SQUARED_SENSITIVITY_PER_TABLE * len(tables))
+        return BlockFacts(self.sensitive, self.protected_, tables, cells, inferred=self.inferred_)
+
+    def _calibrate(self, public: BlockFacts, sampler: NoiseSampler) -> BlockPlan:
+        sensitivity = math.sqrt(SQUARED_SENSITIVITY_PER_TABLE * len(public.tables))
         epsilon, delta = float(self.epsilon), float(self.delta)
         rho = rho_for(epsilon, delta)
-        return BlockPlan(epsilon, delta, sampler, self.sensitive, self.protected_, tables, cells,
-                         rho, sensitivity, sensitivity / math.sqrt(2.0 * rho),
-                         inferred=self.inferred_)  # fmt: skip
+        return BlockPlan(epsilon, delta, sampler, public.sensitive, public.protected,
+                         public.tables, public.cells, rho, sensitivity,
+                         sensitivity / math.sqrt(2.0 * rho), inferred=public.inferred)  # fmt: skip
 
-    def _measure(self, data: pd.DataFrame) -> BlockCounts:
-        self._check_fitted()
-        frame = data_frame(data, "the private data")
-        for name in self.codes_:
-            if name not in frame.columns:
-                raise InputError(f"the private data has no column {name!r} (it is counted)")
+    def _measure(self, data: pd.DataFrame) -> tuple[BlockCounts, BlockFacts]:
+        facts = self._public_facts()
+        frame = self._frame_with(data, list(self.codes_), "it is counted")
         if frame[self.sensitive].isna().any():
             row = int(np.flatnonzero(np.asarray(frame[self.sensitive].isna()))[0])
             raise InputError(
                 f"column {self.sensitive!r} in the private data has a missing value at row {row}"
             )
         codes = {c: code.encode(frame[c], "the private data") for c, code in self.codes_.items()}
-        tables = tuple(self._count(codes, t) for t in self._tables())
+        tables = tuple(self._count(codes, t) for t in facts.tables)
         released = {c: v for c, v in codes.items() if c not in self.protected_}
         public = frame.drop(columns=list(self.protected_))
-        return BlockCounts(tables, released, public, tuple(frame.columns))
+        return BlockCounts(tables, released, public, tuple(frame.columns)), facts
 
     def _count(self, codes: Mapping[str, np.ndarray], columns: tuple[str, ...]) -> np.ndarray:
         shape = tuple(self.codes_[c].size for c in columns)
         flat = np.ravel_multi_index(tuple(codes[c] for c in columns), shape)
         return np.bincount(flat, minlength=int(np.prod(shape))).reshape(shape).astype(np.int64)
-
-    def _calibrate(self, measured: BlockCounts, sampler: NoiseSampler) -> BlockPlan:
-        return self._plan(sampler)
 
     def record(self, plan: BlockPlan) -> PrivacyRecord:
         """The guarantee of a release with ``plan``.
@@ -471,9 +477,9 @@ class BlockResampler(Mechanism[BlockCounts, BlockPlan]):
         )  # fmt: skip
         return replace(record, rho=plan.rho)
 
-    def _noise(self, measured: BlockCounts, plan: BlockPlan) -> ReleasedTables:
-        noisy = tuple(plan.sampler.discrete_gaussian(t, plan.scale) for t in measured.tables)
-        return ReleasedTables(noisy, plan.scale, measured.codes, measured.public, measured.columns)
+    def _add_noise(self, private: BlockCounts, plan: BlockPlan) -> ReleasedTables:
+        noisy = tuple(plan.sampler.discrete_gaussian(t, plan.scale) for t in private.tables)
+        return ReleasedTables(noisy, plan.scale, private.codes, private.public, private.columns)
 
     def _with_prior(self, noisy: ReleasedTables) -> ReleasedTables:
         """The noisy tables plus the public rows' counts times ``prior_weight`` (post-processing
@@ -603,9 +609,9 @@ class BlockResampler(Mechanism[BlockCounts, BlockPlan]):
             of="every cell of the noisy tables the redrawn columns are drawn from",
         )
 
-    def _parts(
-        self, measured: BlockCounts, plan: BlockPlan, noisy: ReleasedTables
-    ) -> dict[str, Any]:
+    def _diagnostics(
+        self, public: BlockFacts, plan: BlockPlan, noisy: ReleasedTables
+    ) -> BlockDiagnostics:
         proxies, scores = self._picked(noisy)
         noisy = self._with_prior(noisy)
         domain = self.codes_[self.sensitive].levels
@@ -613,13 +619,19 @@ class BlockResampler(Mechanism[BlockCounts, BlockPlan]):
         counts = noisy.tables[0].sum(axis=1) if self.task_ is not None else noisy.tables[0]
         counts = counts[: len(domain)]
         redrawn = {self.sensitive, *proxies}
-        return {
-            "sensitive": self.sensitive,
-            "proxies": list(proxies),
-            "association": pd.Series(scores, name="noisy association"),
-            "noisy_counts": pd.Series(counts, index=pd.Index(domain), name=self.sensitive),
-            "passed_through": [c for c in noisy.columns if c not in redrawn],
-        }
+        return BlockDiagnostics(
+            rows=len(noisy.public),
+            noisy_counts={self.sensitive: pd.Series(counts, index=pd.Index(domain),
+                                                    name=self.sensitive)},
+            sensitive=self.sensitive,
+            proxies=proxies,
+            passed_through=tuple(c for c in noisy.columns if c not in redrawn),
+            epsilon=plan.epsilon,
+            delta=plan.delta,
+            association=pd.Series(scores, name="noisy association"),
+            threshold=float(self.association) if isinstance(self.proxies, str) else None,
+            public_rows=self.prior_ is not None,
+        )  # fmt: skip
 
 
 def _not_a_candidate(name: str, sensitive: str, schema: Schema) -> str:
@@ -628,4 +640,11 @@ def _not_a_candidate(name: str, sensitive: str, schema: Schema) -> str:
     return "the task's target, kept or ignored" if name in schema else "not in the schema"
 
 
-__all__ = ["BlockPlan", "BlockResampler", "association", "conditional"]
+__all__ = [
+    "BlockDiagnostics",
+    "BlockFacts",
+    "BlockPlan",
+    "BlockResampler",
+    "association",
+    "conditional",
+]

@@ -8,7 +8,7 @@ from __future__ import annotations
 from attrpriv.sanitize.resample.mechanism import (
     CONDITIONALS,
     ProxyResampler,
-    ResampledRelease,
+    ResampleDiagnostics,
     ResamplePlan,
     marginal,
 )
@@ -17,8 +17,8 @@ from attrpriv.sanitize.resample.ranking import rank_proxies_greedy
 __all__ = [
     "CONDITIONALS",
     "ProxyResampler",
+    "ResampleDiagnostics",
     "ResamplePlan",
-    "ResampledRelease",
     "marginal",
     "rank_proxies_greedy",
 ]

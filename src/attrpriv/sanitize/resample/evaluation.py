@@ -71,5 +71,4 @@ class ResamplingSanitizer:
         """Release ``X`` with the resampler not fitted on it (``y_s`` is unused)."""
         model = self.for_aux if self.for_private.repeats_training_rows(X) else self.for_private
         out = model.release(X, ledger=ledger, label=label)
-        parts = {"rows": len(X), "sampler": "proxy-resampling", "proxies": list(model.proxies_)}
-        return SanitizedData(out.values, None, out.record, parts)
+        return SanitizedData(out.data, None, out.record, out.diagnostics)

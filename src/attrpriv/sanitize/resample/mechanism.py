@@ -10,7 +10,7 @@ from __future__ import annotations
 import warnings
 from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import Any, ClassVar
 
 import numpy as np
 import pandas as pd
@@ -28,9 +28,9 @@ from attrpriv._checks import (
 )
 from attrpriv.data.schema import Schema
 from attrpriv.dp.accuracy import Accuracy
-from attrpriv.dp.mechanism import SAMPLER_CONSTRAINTS, Mechanism, NoisePlan, check_fitted, validated
+from attrpriv.dp.mechanism import SAMPLER_CONSTRAINTS, NoisePlan, validated
 from attrpriv.dp.noise import NoiseSampler
-from attrpriv.dp.record import PrivacyRecord, Release
+from attrpriv.dp.record import PrivacyRecord
 from attrpriv.dp.units import PrivacyUnit
 from attrpriv.errors import InputError
 from attrpriv.sanitize._names import (
@@ -48,10 +48,8 @@ from attrpriv.sanitize.resample._models import (
     rank_greedy,
 )
 from attrpriv.sanitize.resample.donors import Donors
-from attrpriv.sanitize.resample.ranking import Setup, data_frame, prepare, rank, sensitive_codes
-
-if TYPE_CHECKING:
-    from attrpriv.dp.ledger import BudgetLedger
+from attrpriv.sanitize.resample.ranking import Setup, prepare, rank, sensitive_codes
+from attrpriv.sanitize.table import RedrawDiagnostics, TableFacts, TableSanitizer
 
 CONDITIONALS = ("donor", "hgb")
 """How the proxies are redrawn: copied together from an auxiliary donor row (``"donor"``), or
@@ -98,6 +96,16 @@ class ResamplePlan(NoisePlan):
 
 
 @dataclass(frozen=True)
+class ResampleFacts(TableFacts):
+    """The unit's columns (the ``sensitive`` one counted, the ``proxies`` redrawn beside it), the
+    ``n_levels`` values of its public domain, and ``inferred``."""
+
+    sensitive: str
+    proxies: tuple[str, ...]
+    n_levels: int
+
+
+@dataclass(frozen=True, eq=False)  # holds arrays
 class PrivateRows:
     """The private input as measured: the sensitive column's exact counts (private), and the
     columns released as they are (public under the unit), in their own frame."""
@@ -108,7 +116,7 @@ class PrivateRows:
     index: pd.Index
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)  # holds arrays
 class ReleasedMarginal:
     """What the resampled columns are drawn from: the noisy counts and the released columns."""
 
@@ -118,50 +126,58 @@ class ReleasedMarginal:
     index: pd.Index
 
 
-class ResampledRelease(Release):
-    """A proxy-resampling release: ``values`` is the released table, with its record.
+@dataclass(frozen=True, eq=False, kw_only=True)
+class ResampleDiagnostics(RedrawDiagnostics):
+    """How a proxy resampling was made (public, auxiliary, noisy only): RedrawDiagnostics, the
+    normalised noisy ``marginal`` drawn from, ``leakage_floor_aux`` (auxiliary AUC of the unchanged
+    columns for the sensitive one), ``aux_rows``, and the ``draw``/``conditional``/``keep`` used."""
 
-    The accuracy and :meth:`to_frame` describe the noisy counts of the sensitive column.
+    marginal: pd.Series
+    leakage_floor_aux: float
+    draw: str
+    conditional: str
+    aux_rows: int
+    keep: tuple[str, ...]
 
-    Parameters
-    ----------
-    values : pandas.DataFrame
-        The released table, row for row with the private one; sensitive column and proxies redrawn.
-    record : PrivacyRecord
-        The guarantee behind the release.
-    parts : Mapping of str to Any, default {}
-        Diagnostics from public or released quantities only.
-    accuracy : Accuracy or None, default None
-        The discrete Laplace scale and interval of every noisy count.
-    """
-
-    @property
-    def data(self) -> pd.DataFrame:
-        """The released table (``values``)."""
-        table: pd.DataFrame = self.values
-        return table
-
-    def __repr__(self) -> str:
-        record = self.record
-        changed = [self.parts.get("sensitive"), *self.parts.get("proxies", ())]
-        return (
-            f"ResampledRelease({record.mechanism}, {record.unit.key}, {record.guarantee}: "
-            f"{len(self.values)} rows, resampled {changed})"
+    def summary_lines(self) -> list[str]:
+        """What was resampled, what passed through, what the release cannot hide (CLI lines)."""
+        marginal = ", ".join(f"{k} {v:.3f}" for k, v in self.marginal.items())
+        redraw = (
+            "copied from donors among"
+            if self.conditional == "donor"
+            else "redrawn from models fitted on"
         )
+        how = (
+            "drawn given each row's released columns, re-weighed to its noisy marginal"
+            if self.draw == "conditional"
+            else "drawn from its noisy marginal"
+        )
+        passed, proxies = self.passed_through, ", ".join(self.proxies) or "none"
+        lines = [
+            f"released {self.rows} rows at epsilon={self.epsilon:g} (dp, the sensitive column "
+            f"and its proxies of one row): {self.sensitive!r} {how} ({marginal}); proxies "
+            f"{redraw} {self.aux_rows} auxiliary rows: {proxies}",
+            f"where each column comes from: from the private rows, unchanged: "
+            f"{', '.join(passed) or 'none'}; from the public (auxiliary) rows: {proxies}; drawn "
+            f"from the noisy marginal: {self.sensitive!r}",
+        ]
+        kept = [c for c in passed if c in self.keep]
+        if len(kept) == len(passed):
+            lines.append(
+                "every column of this release but the kept ones ("
+                f"{', '.join(kept) or 'none'}) came from the public rows or the noisy marginal: "
+                "beside the public rows it adds only those; 'attrpriv sanitize evaluate' shows "
+                "the utility of the public rows alone beside it"
+            )
+        lines.append(
+            f"not hidden: the other columns predict {self.sensitive!r} with AUC "
+            f"{self.leakage_floor_aux:.3f} on the auxiliary data (more --proxies or a lower "
+            "--target-auc lowers it; 'attrpriv sanitize evaluate' measures leakage and utility)"
+        )
+        return lines
 
-    def to_frame(self) -> pd.DataFrame:
-        """One row per value of the sensitive column: its noisy count and 95% noise interval.
 
-        Returns
-        -------
-        pandas.DataFrame
-            Columns ``name``, ``level``, ``value``, ``half_width``, ``lower`` and ``upper``.
-        """
-        counts = self.parts["noisy_counts"]
-        return Release({str(counts.name): counts}, self.record, accuracy=self.accuracy).to_frame()
-
-
-class ProxyResampler(Mechanism[PrivateRows, ResamplePlan]):
+class ProxyResampler(TableSanitizer[PrivateRows, ResampleFacts, ResamplePlan]):
     """Resample a sensitive column from its DP marginal and redraw its proxies from public rows.
 
     Guarantee: epsilon-DP for the unit ``dp/substitute:<sensitive,proxies...>`` (one row's
@@ -196,7 +212,7 @@ class ProxyResampler(Mechanism[PrivateRows, ResamplePlan]):
         The sensitive column's public domain; default the schema's, else the auxiliary values.
     seed : int, default 0
         Seeds the ranking's split, the models and the post-processing draws, >= 0.
-    noise : NoiseSampler or None, default None
+    sampler : NoiseSampler or None, default None
         The noise sampler; default exact OpenDP noise.
     allow_nonprivate : bool, default False
         Accept a non-private sampler (reproducible tests only).
@@ -249,7 +265,7 @@ class ProxyResampler(Mechanism[PrivateRows, ResamplePlan]):
         keep: Sequence[str] = (),
         categories: Sequence[Hashable] | None = None,
         seed: int = 0,
-        noise: NoiseSampler | None = None,
+        sampler: NoiseSampler | None = None,
         allow_nonprivate: bool = False,
     ) -> None:
         self.sensitive = sensitive
@@ -265,7 +281,7 @@ class ProxyResampler(Mechanism[PrivateRows, ResamplePlan]):
         self.keep = keep
         self.categories = categories
         self.seed = seed
-        self.noise = noise
+        self.sampler = sampler
         self.allow_nonprivate = allow_nonprivate
 
     # -- fit: public auxiliary data only ----------------------------------------------------
@@ -322,6 +338,7 @@ class ProxyResampler(Mechanism[PrivateRows, ResamplePlan]):
         # every used column whose domain the schema marks as read off data (not only sensitive)
         self.inferred_ = () if schema is None else schema.inferred_among(setup.used)
         self.from_aux_ = setup.from_aux
+        self.aux_rows_ = len(frame)
         self.schemaless_ = schema is None
         self.fitted_for_ = self._structure()
         return self
@@ -356,67 +373,29 @@ class ProxyResampler(Mechanism[PrivateRows, ResamplePlan]):
         return None, proxies
 
     # -- release: the mechanism template ----------------------------------------------------
-    def release(
-        self, data: pd.DataFrame, *, ledger: BudgetLedger | None = None, label: str = ""
-    ) -> ResampledRelease:
-        """Resample the sensitive column and redraw its proxies in the private rows.
+    _fitted: ClassVar[str] = "redraw_"
 
-        Parameters
-        ----------
-        data : pandas.DataFrame
-            The private rows, with every fitted column (others pass through). Not modified.
-        ledger : BudgetLedger or None, optional
-            Charged with the release's record before any noise is drawn.
-        label : str, optional
-            A free-text name for the release in the ledger.
+    def _facts(self) -> ResampleFacts:
+        facts = (self.sensitive, self.proxies_, len(self.domain_))
+        return ResampleFacts(*facts, inferred=self.inferred_)
 
-        Returns
-        -------
-        ResampledRelease
-            The released table (same rows, index and columns as ``data``) and its record.
-
-        Raises
-        ------
-        InputError
-            Invalid data, or ``data`` mostly repeats the auxiliary rows.
-        BudgetExceededError
-            The release does not fit the ledger's budget (nothing is released).
-        """
-        out = self._release(data, ledger=ledger, label=label)
-        return ResampledRelease(out.values, out.record, out.parts, out.accuracy)
-
-    @validated
-    def calibrate(self, sampler: NoiseSampler | None = None) -> ResamplePlan:
-        """The noise of a release (from public quantities only; ``sampler`` default: the own one).
-
-        Parameters
-        ----------
-        sampler : NoiseSampler or None, optional
-            The noise sampler.
-
-        Returns
-        -------
-        ResamplePlan
-            The discrete Laplace scale of every count of the marginal.
-        """
-        self._check_fitted()
-        return self._plan(sampler or self._sampler())
-
-    def _check_fitted(self) -> None:
-        check_fitted(self, "redraw_", unchanged=self._structure())
-
-    def _plan(self, sampler: NoiseSampler) -> ResamplePlan:
+    def _calibrate(self, public: ResampleFacts, sampler: NoiseSampler) -> ResamplePlan:
         epsilon = float(self.epsilon)
-        return ResamplePlan(epsilon, 0.0, sampler, self.sensitive, self.proxies_,
-                            len(self.domain_), SENSITIVITY, SENSITIVITY / epsilon,
-                            inferred=self.inferred_)  # fmt: skip
+        return ResamplePlan(epsilon, 0.0, sampler, public.sensitive, public.proxies,
+                            public.n_levels, SENSITIVITY, SENSITIVITY / epsilon,
+                            inferred=public.inferred)  # fmt: skip
 
-    def _measure(self, data: pd.DataFrame) -> PrivateRows:
-        self._check_fitted()
-        frame = data_frame(data, "the private data")
-        for name in self.columns_:
-            if name not in frame.columns:
-                raise InputError(f"the private data has no column {name!r} (it was fitted with it)")
+    def _measure(self, data: pd.DataFrame) -> tuple[PrivateRows, ResampleFacts]:
+        facts = self._public_facts()
+        frame = self._frame_with(data, self.columns_, "it was fitted with it")
+        self._warn_of_overlap(frame)
+        codes = sensitive_codes(frame[self.sensitive], self.domain_, "the private data")
+        counts = np.bincount(codes, minlength=len(self.domain_)).astype(np.int64)
+        public = frame.drop(columns=[self.sensitive, *self.proxies_]).reset_index(drop=True)
+        return PrivateRows(counts, public, tuple(frame.columns), frame.index), facts
+
+    def _warn_of_overlap(self, frame: pd.DataFrame) -> None:
+        """Warn of, or refuse, private rows that repeat the auxiliary ones (public columns)."""
         verdict = self._verdict(frame)  # on public columns only (see the docs)
         chance = self.overlap_chance_
         if verdict == "more than chance":
@@ -427,15 +406,15 @@ class ProxyResampler(Mechanism[PrivateRows, ResamplePlan]):
                 f"disjoint from the private ones (a table is refused above "
                 f"{(1.0 + chance) / 2.0:.0%} of its rows)",
                 UserWarning,
-                stacklevel=4,
+                stacklevel=5,
             )
         if verdict == "cannot tell":
             warnings.warn(
-                f"{self.overlap_chance_:.0%} of the auxiliary rows repeat another on the columns "
-                "released unchanged: this release cannot check that the private rows are not "
-                "the auxiliary ones",
+                f"{chance:.0%} of the auxiliary rows repeat another on the columns released "
+                "unchanged: this release cannot check that the private rows are not the "
+                "auxiliary ones",
                 UserWarning,
-                stacklevel=4,
+                stacklevel=5,
             )
         elif verdict == "training rows":
             raise InputError(
@@ -443,10 +422,6 @@ class ProxyResampler(Mechanism[PrivateRows, ResamplePlan]):
                 "the columns released unchanged (far more than chance): fit it on public rows "
                 "disjoint from the private ones"
             )
-        codes = sensitive_codes(frame[self.sensitive], self.domain_, "the private data")
-        counts = np.bincount(codes, minlength=len(self.domain_)).astype(np.int64)
-        public = frame.drop(columns=[self.sensitive, *self.proxies_]).reset_index(drop=True)
-        return PrivateRows(counts, public, tuple(frame.columns), frame.index)
 
     def repeats_training_rows(self, data: pd.DataFrame) -> bool:
         """Whether ``data`` repeats the auxiliary rows (a release would be refused).
@@ -464,19 +439,13 @@ class ProxyResampler(Mechanism[PrivateRows, ResamplePlan]):
             True when more rows repeat auxiliary rows than chance would make.
         """
         self._check_fitted()
-        frame = data_frame(data, "the data")
-        missing = [c for c in self.columns_ if c not in frame.columns]
-        if missing:
-            raise InputError(f"the data has no column {missing[0]!r} (it was fitted with it)")
+        frame = self._frame_with(data, self.columns_, "it was fitted with it", "the data")
         return self._verdict(frame) == "training rows"
 
     def _verdict(self, frame: pd.DataFrame) -> Verdict:
         """Overlap verdict of ``frame`` against the auxiliary rows, on pass-through columns only."""
         found = float(np.isin(_hashes(frame[list(self.context_)]), self.fingerprint_).mean())
         return overlap_verdict(found, self.overlap_chance_, len(frame))
-
-    def _calibrate(self, measured: PrivateRows, sampler: NoiseSampler) -> ResamplePlan:
-        return self._plan(sampler)
 
     def record(self, plan: ResamplePlan) -> PrivacyRecord:
         """The guarantee of a release with ``plan``.
@@ -535,9 +504,9 @@ class ProxyResampler(Mechanism[PrivateRows, ResamplePlan]):
             assumptions=own,
         )  # fmt: skip
 
-    def _noise(self, measured: PrivateRows, plan: ResamplePlan) -> ReleasedMarginal:
-        noisy = plan.sampler.discrete_laplace(measured.counts, plan.scale)
-        return ReleasedMarginal(noisy, measured.public, measured.columns, measured.index)
+    def _add_noise(self, private: PrivateRows, plan: ResamplePlan) -> ReleasedMarginal:
+        noisy = plan.sampler.discrete_laplace(private.counts, plan.scale)
+        return ReleasedMarginal(noisy, private.public, private.columns, private.index)
 
     def _post_process(self, noisy: ReleasedMarginal) -> pd.DataFrame:
         """Draw the sensitive values, then the proxies: post-processing of the noisy counts."""
@@ -570,19 +539,26 @@ class ProxyResampler(Mechanism[PrivateRows, ResamplePlan]):
             of=f"the noisy counts of {plan.sensitive!r} that its resampled values are drawn from",
         )
 
-    def _parts(
-        self, measured: PrivateRows, plan: ResamplePlan, noisy: ReleasedMarginal
-    ) -> dict[str, Any]:
+    def _diagnostics(
+        self, public: ResampleFacts, plan: ResamplePlan, noisy: ReleasedMarginal
+    ) -> ResampleDiagnostics:
         index = pd.Index(self.domain_)
         protected = {plan.sensitive, *plan.proxies}
-        return {
-            "sensitive": plan.sensitive,
-            "proxies": list(plan.proxies),
-            "noisy_counts": pd.Series(noisy.counts, index=index, name=plan.sensitive),
-            "marginal": pd.Series(marginal(noisy.counts), index=index, name=plan.sensitive),
-            "passed_through": [c for c in noisy.columns if c not in protected],
-            "leakage_floor_aux": self.leakage_floor_,
-        }
+        return ResampleDiagnostics(
+            rows=len(noisy.public),
+            noisy_counts={plan.sensitive: pd.Series(noisy.counts, index=index,
+                                                    name=plan.sensitive)},
+            sensitive=plan.sensitive,
+            proxies=plan.proxies,
+            passed_through=tuple(c for c in noisy.columns if c not in protected),
+            epsilon=plan.epsilon,
+            marginal=pd.Series(marginal(noisy.counts), index=index, name=plan.sensitive),
+            leakage_floor_aux=self.leakage_floor_,
+            draw=str(self.draw),
+            conditional=str(self.conditional),
+            aux_rows=self.aux_rows_,
+            keep=tuple(self.keep),
+        )  # fmt: skip
 
 
 def marginal(counts: np.ndarray) -> np.ndarray:
@@ -600,4 +576,11 @@ def _hashes(frame: pd.DataFrame) -> np.ndarray:
     return np.asarray(pd.util.hash_pandas_object(frame, index=False), dtype=np.uint64)
 
 
-__all__ = ["CONDITIONALS", "ProxyResampler", "ResamplePlan", "ResampledRelease", "marginal"]
+__all__ = [
+    "CONDITIONALS",
+    "ProxyResampler",
+    "ResampleDiagnostics",
+    "ResampleFacts",
+    "ResamplePlan",
+    "marginal",
+]

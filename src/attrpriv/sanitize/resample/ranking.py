@@ -13,6 +13,7 @@ from attrpriv._checks import check_non_negative, check_positive_int
 from attrpriv.data.schema import Categorical, Integer, Role, Schema
 from attrpriv.errors import InputError, offending
 from attrpriv.sanitize.resample._models import Design, Ranking, Task, rank_greedy, strata
+from attrpriv.sanitize.table import data_frame
 
 RANKING_ROWS = 10_000
 """The ranking is fitted and validated on at most this many auxiliary rows (a sample stratified
@@ -183,19 +184,6 @@ def rank(
     if setup.task is not None and task_weight > 0:
         task = Task.of(frame[setup.task], task_weight)
     return rank_greedy(frame, codes, len(setup.domain), design, n_proxies, seed, stop_at, task)
-
-
-def data_frame(data: object, what: str) -> pd.DataFrame:
-    """``data`` if it is a DataFrame with rows and distinct string column names."""
-    if not isinstance(data, pd.DataFrame):
-        raise InputError(f"{what} must be a pandas DataFrame, got {type(data).__name__}")
-    if len(data) == 0:
-        raise InputError(f"{what} has no rows")
-    if not all(isinstance(c, str) for c in data.columns):
-        raise InputError(f"{what} must have string column names")
-    if data.columns.has_duplicates:
-        raise InputError(f"{what} has a column name twice")
-    return data
 
 
 def _domain(

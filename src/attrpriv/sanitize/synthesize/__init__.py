@@ -5,8 +5,8 @@ from __future__ import annotations
 from attrpriv.sanitize.synthesize.mechanism import (
     METHODS,
     DPSynthesizer,
+    SynthesisDiagnostics,
     SynthesisPlan,
-    SynthesizedRelease,
 )
 
-__all__ = ["METHODS", "DPSynthesizer", "SynthesisPlan", "SynthesizedRelease"]
+__all__ = ["METHODS", "DPSynthesizer", "SynthesisDiagnostics", "SynthesisPlan"]

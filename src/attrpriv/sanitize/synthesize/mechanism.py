@@ -11,7 +11,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from importlib import metadata
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import Any, ClassVar
 
 import numpy as np
 import pandas as pd
@@ -28,17 +28,14 @@ from attrpriv._checks import (
 from attrpriv.data.schema import Role, Schema
 from attrpriv.dp.accounting import rho_for
 from attrpriv.dp.accuracy import Accuracy
-from attrpriv.dp.mechanism import Mechanism, NoisePlan, check_fitted, validated
+from attrpriv.dp.mechanism import NoisePlan, validated
 from attrpriv.dp.noise import NoiseSampler
-from attrpriv.dp.record import PrivacyRecord, Release
+from attrpriv.dp.record import PrivacyRecord
 from attrpriv.dp.units import PrivacyUnit
 from attrpriv.errors import InputError
 from attrpriv.sanitize._names import COLUMN_NAMES
 from attrpriv.sanitize.block.codebook import ColumnCode, codebook, typed_values
-from attrpriv.sanitize.resample.ranking import data_frame
-
-if TYPE_CHECKING:
-    from attrpriv.dp.ledger import BudgetLedger
+from attrpriv.sanitize.table import TableDiagnostics, TableFacts, TableSanitizer
 
 METHODS = ("aim", "mst")
 """The algorithms of ``opendp.extras.mbi`` a release can run."""
@@ -65,6 +62,16 @@ class SynthesisPlan(NoisePlan):
     measurement: Any = field(compare=False, repr=False)
 
 
+@dataclass(frozen=True)
+class SynthesisFacts(TableFacts):
+    """The ``columns`` synthesized, each one's ``cells`` (categories, integer values or bins;
+    OpenDP adds a missing one), whether each is ``nullable``, and ``inferred``."""
+
+    columns: tuple[str, ...]
+    cells: tuple[int, ...]
+    nullable: tuple[bool, ...]
+
+
 @dataclass(frozen=True, eq=False)  # holds a frame
 class CodedRows:
     """The private rows as public codes, one ``UInt32`` column per synthesized column (private)."""
@@ -72,46 +79,58 @@ class CodedRows:
     frame: Any  # polars.DataFrame
 
 
-class SynthesizedRelease(Release):
-    """A synthetic-data release: ``values`` is the synthetic table, with its record.
+@dataclass(frozen=True)
+class MeasuredMarginal:
+    """One marginal OpenDP measured: its ``columns``, ``cells`` and each cell's ``noise_std``."""
 
-    The accuracy and :meth:`to_frame` describe the one-way noisy marginals.
+    columns: tuple[str, ...]
+    cells: int
+    noise_std: float
 
-    Parameters
-    ----------
-    values : pandas.DataFrame
-        The synthetic table, typed as the schema's domains say; no row is a private row.
-    record : PrivacyRecord
-        The guarantee behind the release.
-    parts : Mapping of str to Any, default {}
-        Diagnostics from public or released quantities only.
-    accuracy : Accuracy or None, default None
-        The noise scale and interval of every one-way noisy count.
-    """
+    def to_dict(self) -> dict[str, Any]:
+        """The marginal as a JSON-ready dict: ``columns`` (a list), ``cells``, ``noise_std``."""
+        return {"columns": list(self.columns), "cells": self.cells, "noise_std": self.noise_std}
 
-    @property
-    def data(self) -> pd.DataFrame:
-        """The synthetic table (``values``)."""
-        table: pd.DataFrame = self.values
-        return table
 
-    def __repr__(self) -> str:
-        record = self.record
-        return (
-            f"SynthesizedRelease({record.mechanism}, {record.unit.key}, {record.guarantee}: "
-            f"{len(self.values)} synthetic rows, {self.values.shape[1]} columns)"
-        )
+@dataclass(frozen=True, eq=False, kw_only=True)
+class SynthesisDiagnostics(TableDiagnostics):
+    """How a synthetic table was made (public and noisy only): ``rows`` synthesized, one-way
+    ``noisy_counts`` (missing cell last), ``method`` (aim/mst), ``bins`` edges, the ``marginals``
+    measured (one-way first) and their ``oneway_scale``, columns ``left_out``, the guarantee's
+    ``epsilon`` and ``delta``."""
 
-    def to_frame(self) -> pd.DataFrame:
-        """One row per value of every column: its one-way noisy count and 95% noise interval.
+    method: str
+    columns: tuple[str, ...]
+    bins: Mapping[str, list[float]]
+    marginals: tuple[MeasuredMarginal, ...]
+    oneway_scale: float
+    left_out: tuple[str, ...]
+    epsilon: float
+    delta: float
 
-        Returns
-        -------
-        pandas.DataFrame
-            Columns ``name``, ``level``, ``value``, ``half_width``, ``lower`` and ``upper``.
-        """
-        counts = self.parts["noisy_counts"]
-        return Release(counts, self.record, accuracy=self.accuracy).to_frame()
+    def released(self) -> str:
+        """The synthetic rows and columns: ``"800 synthetic rows, 4 columns"``."""
+        return f"{self.rows} synthetic rows, {len(self.columns)} columns"
+
+    def summary_lines(self) -> list[str]:
+        """What was released, from which marginals, and what it is for (the CLI prints them)."""
+        measured = [m.columns for m in self.marginals if len(m.columns) > 1]
+        shown = ", ".join("+".join(c) for c in measured[:12])
+        more = f" and {len(measured) - 12} more" if len(measured) > 12 else ""
+        return [
+            f"released {self.rows} synthetic rows of {len(self.columns)} columns at "
+            f"epsilon={self.epsilon:g}, delta={self.delta:g} (dp, one whole row added or "
+            f"removed): {self.method.upper()} (OpenDP) measured the one-way marginals of every "
+            f"column and {len(measured)} more: {shown or 'none'}{more}",
+            "every column is private and no released row is a private row: for analyses of the "
+            "whole table, not a row-aligned release ('attrpriv sanitize resample' redraws only "
+            "the sensitive column and its proxies of every private row)",
+            "left out (not synthesized): " + (", ".join(self.left_out) or "none"),
+        ]
+
+    def to_dict(self) -> dict[str, Any]:
+        """Every field as JSON-ready values (each marginal as its dict)."""
+        return super().to_dict() | {"marginals": [m.to_dict() for m in self.marginals]}
 
 
 def neighbours() -> list[Any]:
@@ -170,7 +189,7 @@ def _global_numpy_seed(seed: int) -> Iterator[None]:
         np.random.set_state(state)  # noqa: NPY002
 
 
-class DPSynthesizer(Mechanism[CodedRows, SynthesisPlan]):
+class DPSynthesizer(TableSanitizer[CodedRows, SynthesisFacts, SynthesisPlan]):
     """Synthesize a whole table under row-level DP with OpenDP's AIM or MST.
 
     Guarantee: ``(epsilon, delta)``-DP for the unit ``dp/add-remove`` (one whole row; the row
@@ -195,7 +214,7 @@ class DPSynthesizer(Mechanism[CodedRows, SynthesisPlan]):
         Seeds the post-processing draws, >= 0; OpenDP's noise is never seeded.
     """
 
-    noise: NoiseSampler | None = None  # not a parameter: OpenDP's own, inside its measurement
+    sampler: NoiseSampler | None = None  # not a parameter: OpenDP's own, inside its measurement
     allow_nonprivate: bool = False
 
     _constraints: ClassVar[Mapping[str, Rule]] = {
@@ -275,68 +294,34 @@ class DPSynthesizer(Mechanism[CodedRows, SynthesisPlan]):
         columns = None if self.columns is None else tuple(self.columns)
         return (columns, self.bins)
 
-    def _check_fitted(self) -> None:
-        check_fitted(self, "codes_", unchanged=self._structure())
-
     # -- release: the mechanism template ----------------------------------------------------
-    def release(
-        self, data: pd.DataFrame, *, ledger: BudgetLedger | None = None, label: str = ""
-    ) -> SynthesizedRelease:
-        """Synthesize a table from the private rows.
+    _fitted: ClassVar[str] = "codes_"
 
-        Parameters
-        ----------
-        data : pandas.DataFrame
-            The private rows, with every synthesized column (others are not read). Not modified.
-        ledger : BudgetLedger or None, optional
-            Charged with the release's record before OpenDP reads any private row.
-        label : str, optional
-            A free-text name for the release in the ledger.
+    def _facts(self) -> SynthesisFacts:
+        codes = [self.codes_[name] for name in self.columns_]
+        cells, nullable = tuple(c.values for c in codes), tuple(c.nullable for c in codes)
+        return SynthesisFacts(self.columns_, cells, nullable, inferred=self.inferred_)
 
-        Returns
-        -------
-        SynthesizedRelease
-            The synthetic table (``values``), its record and diagnostics.
-        """
-        out = self._release(data, ledger=ledger, label=label)
-        return SynthesizedRelease(out.values, out.record, out.parts, out.accuracy)
-
-    @validated
-    def calibrate(self, sampler: NoiseSampler | None = None) -> SynthesisPlan:
-        """The budget and OpenDP's measurement of a release (no private row is read).
-
-        Parameters
-        ----------
-        sampler : NoiseSampler or None, optional
-            Recorded in the plan only: OpenDP draws the noise inside its measurement.
-
-        Returns
-        -------
-        SynthesisPlan
-            ``rho``, the one-way noise scale and the measurement.
-        """
-        self._check_fitted()
-        return self._plan(sampler or self._sampler())
-
-    def _plan(self, sampler: NoiseSampler) -> SynthesisPlan:
+    def _calibrate(self, public: SynthesisFacts, sampler: NoiseSampler) -> SynthesisPlan:
+        """The budget and OpenDP's measurement (``sampler`` is recorded only: OpenDP draws)."""
         epsilon, delta = float(self.epsilon), float(self.delta)
         rho = rho_for(epsilon, delta)
-        measurement, scale = self._measurement(rho)
-        return SynthesisPlan(epsilon, delta, sampler, str(self.method), self.columns_, rho,
-                             scale, measurement, inferred=self.inferred_)  # fmt: skip
+        measurement, scale = self._measurement(rho, public)
+        return SynthesisPlan(epsilon, delta, sampler, str(self.method), public.columns, rho,
+                             scale, measurement, inferred=public.inferred)  # fmt: skip
 
-    def _measurement(self, rho: float) -> tuple[Any, float]:
+    def _measurement(self, rho: float, facts: SynthesisFacts) -> tuple[Any, float]:
         """OpenDP's measurement for ``rho``-zCDP over public cells, and the one-way scale."""
         import opendp.prelude as dp
         from opendp.extras import mbi
 
         dp.enable_features("contrib")
         series = []
-        for position, name in enumerate(self.columns_):
+        for position, nullable in enumerate(facts.nullable):
             atom = dp.atom_domain(T="u32")
-            element = dp.option_domain(atom) if self.codes_[name].nullable else atom
+            element = dp.option_domain(atom) if nullable else atom
             series.append(dp.series_domain(_key(position), element))
-        keys = {_key(p): list(range(self.codes_[n].values)) for p, n in enumerate(self.columns_)}
+        keys = {_key(p): list(range(cells)) for p, cells in enumerate(facts.cells)}
         algorithm = mbi.AIM() if self.method == "aim" else mbi.MST()
         measurement, scale, _ = mbi.make_contingency_table(
             dp.lazyframe_domain(series), dp.frame_distance(dp.symmetric_distance()),
@@ -346,15 +331,12 @@ class DPSynthesizer(Mechanism[CodedRows, SynthesisPlan]):
         assert scale is not None  # every column keyed: OpenDP measures the one-way marginals
         return measurement, float(scale)
 
-    def _measure(self, data: pd.DataFrame) -> CodedRows:
+    def _measure(self, data: pd.DataFrame) -> tuple[CodedRows, SynthesisFacts]:
         import polars as pl
         import pyarrow as pa
 
-        self._check_fitted()
-        frame = data_frame(data, "the private data")
-        for name in self.columns_:
-            if name not in frame.columns:
-                raise InputError(f"the private data has no column {name!r} (it is synthesized)")
+        facts = self._public_facts()
+        frame = self._frame_with(data, self.columns_, "it is synthesized")
         coded = {}
         for position, name in enumerate(self.columns_):
             code = self.codes_[name]
@@ -362,10 +344,7 @@ class DPSynthesizer(Mechanism[CodedRows, SynthesisPlan]):
             absent = codes == code.missing
             coded[_key(position)] = pa.array(codes.astype(np.uint32), type=pa.uint32(),
                                              mask=absent)  # fmt: skip
-        return CodedRows(pl.DataFrame(pa.table(coded)))
-
-    def _calibrate(self, measured: CodedRows, sampler: NoiseSampler) -> SynthesisPlan:
-        return self._plan(sampler)
+        return CodedRows(pl.DataFrame(pa.table(coded))), facts
 
     def record(self, plan: SynthesisPlan) -> PrivacyRecord:
         """The guarantee of a release with ``plan``.
@@ -406,7 +385,7 @@ class DPSynthesizer(Mechanism[CodedRows, SynthesisPlan]):
                    "oneway_scale": plan.oneway_scale,
                    "per": f"cell of the one-way marginal of each of {len(plan.columns)} columns "
                    "(half of rho); the rest of rho on the marginals the algorithm selects by "
-                   "noisy max and measures (parts['marginals'] gives their noise)",
+                   "noisy max and measures (the diagnostics' marginals give their noise)",
                    "algorithm": ALGORITHMS[plan.method],
                    "implementation": "opendp.extras.mbi.make_contingency_table (OpenDP "
                    f"{_version('opendp')}) with Private-PGM (mbi {_version('mbi')})",
@@ -419,13 +398,13 @@ class DPSynthesizer(Mechanism[CodedRows, SynthesisPlan]):
         )  # fmt: skip
         return replace(record, rho=plan.rho)
 
-    def _noise(self, measured: CodedRows, plan: SynthesisPlan) -> Any:
+    def _add_noise(self, private: CodedRows, plan: SynthesisPlan) -> Any:
         """OpenDP's measurement on the coded rows: every noise draw, selection and the model
         fit happen inside it; a ``ContingencyTable`` comes out."""
         if plan.method != "mst":
-            return plan.measurement(measured.frame.lazy())
+            return plan.measurement(private.frame.lazy())
         with _mst_budgets_kept():
-            return plan.measurement(measured.frame.lazy())
+            return plan.measurement(private.frame.lazy())
 
     def _post_process(self, noisy: Any) -> pd.DataFrame:
         """The synthetic rows, drawn from the fitted model (post-processing)."""
@@ -450,15 +429,17 @@ class DPSynthesizer(Mechanism[CodedRows, SynthesisPlan]):
             "gaussian", scales, of="every cell of the one-way marginals measured first"
         )
 
-    def _parts(self, measured: CodedRows, plan: SynthesisPlan, noisy: Any) -> dict[str, Any]:
-        names = {_key(p): n for p, n in enumerate(self.columns_)}
-        marginals = [
-            {"columns": [names[c] for c in clique],
-             "cells": int(np.prod([self.codes_[names[c]].size for c in clique])),
-             "noise_std": float(m.stddev)}
+    def _diagnostics(
+        self, public: SynthesisFacts, plan: SynthesisPlan, noisy: Any
+    ) -> SynthesisDiagnostics:
+        names = {_key(p): n for p, n in enumerate(plan.columns)}
+        marginals = tuple(
+            MeasuredMarginal(tuple(names[c] for c in clique),
+                             int(np.prod([self.codes_[names[c]].size for c in clique])),
+                             float(m.stddev))
             for clique, group in noisy.marginals.by_clique.items()
             for m in group
-        ]  # fmt: skip
+        )  # fmt: skip
         counts = {}
         for key, name in names.items():
             first = noisy.marginals.by_clique[(key,)][0]  # the one-way step comes first
@@ -466,16 +447,18 @@ class DPSynthesizer(Mechanism[CodedRows, SynthesisPlan]):
                                      index=_labels(self.codes_[name]), name=name)  # fmt: skip
         bins = {c: [float(e) for e in code.edges]
                 for c, code in self.codes_.items() if code.edges is not None}  # fmt: skip
-        return {
-            "method": plan.method,
-            "columns": list(plan.columns),
-            "rows": max(1, int(self.rows or noisy.model.total)),
-            "bins": bins,
-            "marginals": marginals,
-            "oneway_scale": plan.oneway_scale,
-            "noisy_counts": counts,
-            "left_out": list(self.left_out_),
-        }
+        return SynthesisDiagnostics(
+            rows=max(1, int(self.rows or noisy.model.total)),
+            noisy_counts=counts,
+            method=plan.method,
+            columns=plan.columns,
+            bins=bins,
+            marginals=marginals,
+            oneway_scale=plan.oneway_scale,
+            left_out=self.left_out_,
+            epsilon=plan.epsilon,
+            delta=plan.delta,
+        )
 
 
 def _require_libraries() -> None:
@@ -529,7 +512,9 @@ def _without_missing(
 __all__ = [
     "METHODS",
     "DPSynthesizer",
+    "MeasuredMarginal",
+    "SynthesisDiagnostics",
+    "SynthesisFacts",
     "SynthesisPlan",
-    "SynthesizedRelease",
     "neighbours",
 ]
