@@ -19,6 +19,7 @@ from attrpriv.assess.reference import (
     UNCALIBRATED_A,
     ReferenceAttack,
     calibrate_a,
+    known_rows,
     reference_attack,
     reference_rows,
     reference_term,
@@ -197,10 +198,26 @@ def test_offline_references_of_the_assessment_never_train_on_an_attacked_row(
     found = _grid.run_task(data, _grid.Task("reference", 1, index=0))
     assert isinstance(found, _grid.ReferenceLosses)
     assert found.candidates.shape == (600,) and found.population.shape == found.trained.shape
-    assert 0.7 < found.trained.mean() <= 0.8  # target-sized (1,050), capped at 80% of 900
+    # informed: all 750 unattacked training rows, and the 150 other unattacked rows as filler
+    # for the 300 attacked members (too few to reach the target's 1,050): every pool row
+    assert found.trained.all()
     small = _grid.GridData(**{**data.__dict__, "max_attack_rows": 2000, "test_size": 0.5})
     with pytest.raises(InputError, match="rows that are not attacked"):
         _grid.population_rows(small, _grid.make_split(small, 0))
+
+
+def test_informed_references_know_every_unattacked_training_row_and_keep_its_size() -> None:
+    y = np.array([0, 1] * 50)
+    trained = np.arange(60)  # the target's training rows; 0-19 are attacked members
+    pool = np.arange(20, 90)  # unattacked: training rows 20-59 and other rows 60-89
+    rows = [known_rows(y, pool, trained, index=k, seed=3) for k in (0, 1)]
+    for chosen in rows:
+        assert set(range(20, 60)) <= set(chosen) and set(chosen) <= set(pool)
+        assert chosen.size == trained.size and np.bincount(y[chosen]).tolist() == [30, 30]
+    assert not np.array_equal(rows[0], rows[1])  # each reference its own filler
+    few = known_rows(y, np.arange(20, 64), trained, index=0, seed=3)
+    assert few.tolist() == list(range(20, 64))  # not enough spare rows: all of them
+    assert known_rows(None, pool, trained, index=0, seed=3).size == trained.size
 
 
 def test_bad_use_is_refused(adult) -> None:

@@ -29,6 +29,7 @@ from attrpriv.assess.reference import (
     MIN_REFERENCE_ROWS,
     ReferenceTerm,
     fit_reference,
+    known_rows,
     reference_attack,
     reference_rows,
 )
@@ -51,9 +52,6 @@ __all__ = [
 ]
 
 AUX_SHARE = 0.5  # share of the rows held out as the attacker's data for shadow models
-# An offline reference trains on as many population records as the target trained on, at most
-# this share of them (the others show how a model's output moves when it trains on a record).
-REFERENCE_SHARE = 0.8
 
 
 @dataclass(frozen=True, eq=False)
@@ -185,8 +183,8 @@ def _reference_losses(data: GridData, task: Task) -> ReferenceLosses:
         model = _fit_all(estimator, lambda: fit_reference(estimator, data.X, labels, rows))
         return ReferenceLosses(per_record_loss(model, both.X, both.y))
     pool = population_rows(data, split)
-    size = min(len(split.train[0]), int(REFERENCE_SHARE * pool.size))
-    rows = reference_rows(stratify, size, index=task.index, seed=seed, rows=pool)
+    trained = split.train[0].index.to_numpy()
+    rows = known_rows(stratify, pool, trained, index=task.index, seed=seed)
     model = _fit_all(estimator, lambda: fit_reference(estimator, data.X, labels, rows))
     probe = np.sort(np.random.default_rng([seed, 104729]).permutation(pool)[:MAX_CALIBRATION_ROWS])
     return ReferenceLosses(

@@ -33,6 +33,7 @@ __all__ = [
     "ReferenceTerm",
     "calibrate_a",
     "fit_reference",
+    "known_rows",
     "reference_attack",
     "reference_rows",
     "reference_term",
@@ -60,6 +61,26 @@ def reference_rows(
         take = int(np.clip(round(share * members.size), 1, members.size))
         chosen.append(members[:take])
     return np.sort(np.concatenate(chosen))
+
+
+def known_rows(
+    y: np.ndarray | None, pool: np.ndarray, trained: np.ndarray, *, index: int, seed: int
+) -> np.ndarray:
+    """Sorted positions an informed offline reference trains on: every row of ``pool`` (the
+    unattacked rows) that ``trained`` the target, filled up to the target's size with other
+    ``pool`` rows (per class, as many as the target's class counts ask; seeded by ``index``)."""
+    known = np.intersect1d(pool, trained)
+    others = np.setdiff1d(pool, trained)
+    rng = np.random.default_rng([seed, index])
+    if y is None:
+        need = min(trained.size - known.size, others.size)
+        return np.sort(np.r_[known, rng.choice(others, size=need, replace=False)])
+    filler = []
+    for cls in np.unique(y[trained]):
+        need = int(np.sum(y[trained] == cls) - np.sum(y[known] == cls))
+        spare = others[y[others] == cls]
+        filler.append(rng.choice(spare, size=min(need, spare.size), replace=False))
+    return np.sort(np.concatenate([known, *filler]))
 
 
 def fit_reference(
