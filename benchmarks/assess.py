@@ -5,6 +5,7 @@
     python benchmarks/assess.py full                   # hgb and rf, 14 singles, 3 attacks
     python benchmarks/assess.py mitigate-rf            # rf, escalation ladder until under threshold
     PYTHONPATH=/path/to/art python benchmarks/assess.py anchor  # every attack, one split; + ART
+    python benchmarks/assess.py anchor-seeds --tables census_kdd --learners mlp  # 5 splits
     python benchmarks/assess.py audit-vs-art           # issue 11: ART's RF audit, side by side
     python benchmarks/assess.py references             # shared vs matched reference models
     python benchmarks/assess.py learners               # attribute attackers: early stopping
@@ -406,7 +407,7 @@ class Attacked:
         return candidates(self.split.members, self.split.non_members)
 
 
-def attacked(name: str, model_name: str) -> Attacked:
+def attacked(name: str, model_name: str, seed: int = 0) -> Attacked:
     from attrpriv.assess import _grid
 
     X, y = load(name, ANCHOR_TABLES[name], keep=ADULT_14 if name == "adult" else ())
@@ -424,10 +425,10 @@ def attacked(name: str, model_name: str) -> Attacked:
         attack_model="hgb",
         max_attack_rows=2000,
         confidence=0.95,
-        seed=0,
+        seed=seed,
     )
     split = _grid.make_split(data, 0)
-    model, spent = timed(lambda: _grid.reseeded(data.estimator, 0).fit(*split.train))
+    model, spent = timed(lambda: _grid.reseeded(data.estimator, seed).fit(*split.train))
     return Attacked(data, split, model, _grid.population_rows(data, split), spent)
 
 
@@ -443,7 +444,7 @@ def anchor_row(name: str, learner: str, attack: str, result: Any, spent: Timed, 
     return (
         f"| {name} | {learner} | {attack} | {_ci_text(result.score, 0.5)} "
         f"| {_ci_text(tpr1, 0.01)} | {_ci_text(tpr01, 0.001)} | {spent.cpu:.1f} "
-        f"| {spent.cpu / fit.cpu:.2f} |"
+        f"| {spent.wall:.1f} | {spent.cpu / fit.cpu:.2f} |"
     )
 
 
@@ -583,7 +584,7 @@ def anchor_rows(name: str, learner: str) -> list[str]:
     try:
         import art  # noqa: F401
     except ImportError:
-        rows.append(f"| {name} | {learner} | ART black box | not installed | | | | |")
+        rows.append(f"| {name} | {learner} | ART black box | not installed | | | | | |")
     else:
         result, spent = art_black_box(target)
         rows.append(anchor_row(name, learner, "ART black box (rf)", result, spent, target.fit))
@@ -596,16 +597,62 @@ def anchor(tables: Sequence[str], learners: Sequence[str]) -> None:
     print(
         "\nOne split per table (the assessor's defaults: 30% held out, 2,000 + 2,000 attacked), "
         "one target per learner, every attack on the same attacked rows; AUC and TPRs with 95% "
-        "CIs (DeLong; stratified bootstrap, 200 resamples); CPU s of the attack (references, "
-        "shadows or attack model included) and its ratio to fitting the target once"
+        "CIs (DeLong; stratified bootstrap, 200 resamples); CPU and wall s of the attack "
+        "(references, shadows or attack model included) and its CPU's ratio to fitting the "
+        "target once"
     )
-    print("| table | learner | attack | AUC | TPR@1%FPR | TPR@0.1%FPR | CPU s | x target fit |")
-    print("|---|---|---|---:|---:|---:|---:|---:|")
+    print("| table | learner | attack | AUC | TPR@1%FPR | TPR@0.1%FPR | CPU s | wall s "
+          "| x target fit |")  # fmt: skip
+    print("|---|---|---|---:|---:|---:|---:|---:|---:|")
     with threadpool_limits(1):  # same native threads for every attack (a shared 2-core box)
         for name in tables:
             for learner in learners:
                 for line in anchor_rows(name, learner):
                     print(line, flush=True)
+
+
+def anchor_seeds(tables: Sequence[str], learners: Sequence[str], seeds: int) -> None:
+    """The default attack and the textbook offline RMIA over ``seeds`` splits and targets (seed
+    s: the assessor's split with seed s, the target seeded s), one row per seed, then the means
+    and the per-seed AUC difference."""
+    from attrpriv.assess.membership import tpr_interval
+
+    print(f"\nThe default (offline RMIA, informed references) and the textbook offline RMIA, 2 "
+          f"references each, over {seeds} splits and targets; AUC, TPR@1%FPR, TPR@0.1%FPR, "
+          "CPU s of the attack")  # fmt: skip
+    print("| table | learner | seed | default | textbook | AUC difference |")
+    print("|---|---|---:|---|---|---:|")
+    with threadpool_limits(1):
+        for name in tables:
+            for learner in learners:
+                found: dict[str, list[tuple[float, ...]]] = {"default": [], "textbook": []}
+                for seed in range(seeds):
+                    target = attacked(name, learner, seed)
+                    for label, attack in (("default", ours_by_references),
+                                          ("textbook", _textbook)):  # fmt: skip
+                        result, spent = attack(target, "rmia")
+                        tprs = (tpr_interval(result, 0.01), tpr_interval(result, 0.001))
+                        found[label].append((result.score.attack, tprs[0].attack,
+                                             tprs[1].attack, spent.cpu))  # fmt: skip
+                    ours, theirs = found["default"][-1], found["textbook"][-1]
+                    print(f"| {name} | {learner} | {seed} | {_four(ours)} | {_four(theirs)} "
+                          f"| {ours[0] - theirs[0]:+.3f} |", flush=True)  # fmt: skip
+                mean = {k: tuple(np.mean(v, axis=0)) for k, v in found.items()}
+                gaps = np.array(found["default"])[:, 0] - np.array(found["textbook"])[:, 0]
+                spread = f"sd {gaps.std(ddof=1):.3f}, " if seeds > 1 else ""
+                print(f"| {name} | {learner} | mean | {_four(mean['default'])} "
+                      f"| {_four(mean['textbook'])} | {gaps.mean():+.3f} ({spread}default "
+                      f"higher in {int((gaps > 0).sum())} of {seeds}) |", flush=True)  # fmt: skip
+
+
+def _textbook(target: Attacked, attack: str) -> tuple[Any, Timed]:
+    """:func:`textbook_rmia` called as :func:`ours_by_references` is (``attack`` unused)."""
+    return textbook_rmia(target)
+
+
+def _four(values: Sequence[float]) -> str:
+    auc, tpr1, tpr01, cpu = values
+    return f"{auc:.3f} / {tpr1:.3f} / {tpr01:.3f} / {cpu:.1f} s"
 
 
 # -- audit-vs-art: ART's random-forest audit and ours, the same work ------------------------------
@@ -923,7 +970,8 @@ def audit_vs_art() -> None:
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parts = ["scale", "full", "mitigate-rf", "anchor", "audit-vs-art", "references", "learners"]
+    parts = ["scale", "full", "mitigate-rf", "anchor", "anchor-seeds", "audit-vs-art"]
+    parts += ["references", "learners"]
     parts += ["planted", "leak"]
     parts.append("_child")
     parser.add_argument("part", choices=parts)
@@ -931,6 +979,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--max-rows", type=int, default=None)
     parser.add_argument("--tables", default=",".join(ANCHOR_TABLES), help="anchor: tables")
     parser.add_argument("--learners", default=",".join(ANCHOR_LEARNERS), help="anchor: learners")
+    parser.add_argument("--seeds", type=int, default=5, help="anchor-seeds: splits and targets")
     parser.add_argument("--max-steps", type=int, default=6, help="mitigate-rf: loop steps")
     parser.add_argument("--threshold", type=float, default=0.01, help="mitigate-rf: flag above")
     parser.add_argument(
@@ -966,6 +1015,8 @@ def main(argv: list[str] | None = None) -> None:
     elif args.part == "references":
         with threadpool_limits(1):
             shared_vs_matched()
+    elif args.part == "anchor-seeds":
+        anchor_seeds(args.tables.split(","), args.learners.split(","), args.seeds)
     else:
         anchor(args.tables.split(","), args.learners.split(","))
 

@@ -17,7 +17,13 @@ from attrpriv.dp.accounting import zcdp_to_epsilon
 from attrpriv.dp.noise import NoiseSampler
 from attrpriv.errors import BudgetExceededError, InputError, NotFittedError
 from attrpriv.sanitize import SanitizedTable
-from attrpriv.sanitize.block import BlockFacts, BlockPlan, BlockResampler, association
+from attrpriv.sanitize.block import (
+    Association,
+    BlockFacts,
+    BlockPlan,
+    BlockResampler,
+    association,
+)
 from attrpriv.sanitize.block.codebook import column_code
 from exact_losses import discrete_gaussian_renyi
 
@@ -196,10 +202,33 @@ def test_the_redraw_keeps_the_law_of_the_block_with_the_target(private: pd.DataF
 def test_association_scores_noise_near_zero_and_a_copy_near_one() -> None:
     rng = np.random.default_rng(0)
     scale = 20.0
-    unrelated = np.full((2, 5), 200) + rng.normal(0, scale, (2, 5))
-    assert association(unrelated, scale) < 0.05
-    copy = np.diag([500.0, 500.0]) + rng.normal(0, scale, (2, 2))
-    assert association(copy, scale) > 0.95
+    unrelated = association(np.full((2, 5), 200) + rng.normal(0, scale, (2, 5)), scale)
+    assert unrelated.estimate == 0.0 and unrelated.upper < 0.25
+    copy = association(np.diag([500.0, 500.0]) + rng.normal(0, scale, (2, 2)), scale)
+    assert copy.estimate > 0.95 and copy.upper >= copy.estimate
+    hidden = association(np.full((2, 5), 4) + rng.normal(0, scale, (2, 5)), scale)
+    assert hidden == Association(0.0, 1.0)  # nothing readable: nothing ruled out
+
+
+def _noisy_table(v: float, n: int, scale: float, rng: np.random.Generator) -> np.ndarray:
+    """Counts of ``n`` rows from a 2 x 4 law with Cramér's V ``v``, plus Gaussian noise."""
+    law = np.full((2, 4), 0.125) + np.array([[1.0], [-1.0]]) * np.array([1, -1, 1, -1]) * v / 8
+    return rng.multinomial(n, law.ravel()).reshape(2, 4) + rng.normal(0, scale, (2, 4))
+
+
+@pytest.mark.parametrize(("v", "n"), [(0.0, 400), (0.1, 400), (0.2, 2000), (0.4, 20000)])
+def test_the_upper_bound_covers_the_true_association(v: float, n: int) -> None:
+    """Over 400 noisy tables of a law with a known V, the upper bound is at least V in at least
+    95% of them (3 standard deviations of a normal approximation: 97% at the worst of these;
+    the estimate alone falls below V about half the time or more when V > 0), and it tightens
+    with n."""
+    rng = np.random.default_rng(5)
+    found = [association(_noisy_table(v, n, 10.0, rng), 10.0) for _ in range(400)]
+    assert np.mean([a.upper >= v for a in found]) >= 0.95
+    if v > 0:
+        assert np.mean([a.estimate >= v for a in found]) < 0.75
+    if n >= 20000:
+        assert np.median([a.upper for a in found]) < v + 0.05
 
 
 def test_a_binned_column_decodes_inside_its_bin() -> None:
@@ -298,14 +327,19 @@ def test_public_rows_are_added_to_the_noisy_tables_as_a_prior(private: pd.DataFr
         assert ("counts, each row weighed" in said) == (weight > 0)
 
 
-def test_a_public_prior_finds_a_proxy_the_noise_hides_on_few_rows() -> None:
-    """On 150 private rows at epsilon 0.5 the copy's association is lost in the noise; 3,000
-    public rows from the same law make it plain (the noise is the same)."""
+def test_what_the_noise_hides_on_few_rows_is_redrawn_and_a_public_prior_tells_it_apart() -> None:
+    """On 150 private rows at epsilon 0.5 the noise rules no column out, so every candidate is
+    redrawn (a column is released as it is only when the tables show it is not a proxy); with
+    3,000 public rows from the same law the unrelated column is shown apart and released as it
+    is, and the copy is still redrawn (the noise is the same)."""
     few, public = _table(150, 2), _table(3000, 3)
     alone = _fitted(epsilon=0.5, sampler=SeededNumpyNoise(1)).release(few)
     options = {"sampler": SeededNumpyNoise(1), "allow_nonprivate": True, "epsilon": 0.5}
     helped = BlockResampler("s", **options).fit(SCHEMA, public).release(few)  # type: ignore[arg-type]
-    assert "copy" not in alone.diagnostics.proxies and "copy" in helped.diagnostics.proxies
+    assert set(alone.diagnostics.proxies) == {"copy", "level", "noise"}
+    assert alone.diagnostics.association_bound["noise"] >= 0.1
+    assert "copy" in helped.diagnostics.proxies and "noise" in helped.diagnostics.passed_through
+    assert helped.diagnostics.association_bound["noise"] < 0.1
 
 
 def test_bad_public_rows_are_refused_naming_them(private: pd.DataFrame) -> None:

@@ -149,6 +149,27 @@ def test_fidelity_flags_a_constant_decoded_column(
     flagged = broken.set_index("column")
     assert flagged.loc["age", "flag"] == "constant" and flagged.loc["age", "decoded_distinct"] == 1
     assert (broken["flag"] == "constant").sum() == (broken["source_distinct"] > 1).sum()
+    assert "age" not in fitted.constant_columns()
+
+
+def test_a_column_decoded_as_one_value_is_warned_at_fit(
+    adult: tuple[pd.DataFrame, Any], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A decoder that gives one value of a column where its public rows vary (a table too small
+    for the networks) is said at fit, and the model keeps the list for 'sanitize apply'."""
+    frame, schema = adult
+    real = GlobalDecoupler._fidelity
+
+    def flat_age(self: GlobalDecoupler, rows: pd.DataFrame) -> pd.DataFrame:
+        table = real(self, rows)
+        return table.assign(flag=np.where(table["column"] == "age", "constant", ""))
+
+    monkeypatch.setattr(GlobalDecoupler, "_fidelity", flat_age)
+    with pytest.warns(UserWarning, match="one value of age .* carries nothing"):
+        model = GlobalDecoupler(**(SMALL | {"epochs": 2})).fit(
+            frame.iloc[:200], "sex", schema=schema
+        )
+    assert model.constant_columns() == ["age"]
 
 
 def test_diagnostics_survive_save_and_load(fitted: GlobalDecoupler, tmp_path: Path) -> None:

@@ -349,6 +349,16 @@ class GlobalDecoupler(Parameters):
         if self.kind == "tabular":  # on the validated weights, before the refit sees these rows
             self.fidelity_ = self._fidelity(X.iloc[rows])
         self.validation_["fidelity_rows"] = "validation" if len(val) else "training"
+        flat = self.constant_columns()
+        if flat:
+            warnings.warn(
+                f"the decoder gives one value of {', '.join(flat)} on the "
+                f"{self.validation_['fidelity_rows']} rows, where they vary: a release carries "
+                "nothing of them (too few rows or epochs to learn them); for a table, "
+                "BlockResampler ('sanitize resample') keeps them",
+                UserWarning,
+                stacklevel=3,
+            )
         self.refit_: dict[str, Any] | None = None
         if len(val):
             with _deterministic(self.seed):
@@ -545,6 +555,14 @@ class GlobalDecoupler(Parameters):
         return LatentBound(max(float(per_dim.max()), tiny), max(ball, tiny),
                            tuple(max(float(v), tiny) for v in per_dim), BOUND_QUANTILE,
                            len(z_s))  # fmt: skip
+
+    def constant_columns(self) -> list[str]:
+        """The columns fit's fidelity check found decoded as one value where the (public)
+        source varies; empty for images or before a tabular fit."""
+        fidelity: pd.DataFrame | None = getattr(self, "fidelity_", None)
+        if fidelity is None:
+            return []
+        return [str(c) for c in fidelity.loc[fidelity["flag"] == "constant", "column"]]
 
     def _fidelity(self, frame: pd.DataFrame) -> pd.DataFrame:
         """Per modelled column: how its reconstruction from (z_S, z_NS) follows the source."""

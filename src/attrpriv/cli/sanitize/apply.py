@@ -202,7 +202,15 @@ def apply(
     claim = "no DP claim (nothing released about z_S)" if result.record is None else (
         f"epsilon={result.record.epsilon:g} ({result.record.definition})")  # fmt: skip
     console.print(f"sanitized {size} with {mechanism}: {claim}")
-    for line in diagnostics.summary_lines():
+    lines = diagnostics.summary_lines()
+    flat = model.constant_columns()
+    if flat:  # read off the decoupler's public validation rows at fit, not the private ones
+        lines.append(
+            f"warning: the decoupler decodes {', '.join(flat)} as one value (its fit's "
+            "fidelity check on public rows): those columns carry nothing; for a table, "
+            "'sanitize resample' keeps them"
+        )
+    for line in lines:
         console.print(line, markup=False, highlight=False, soft_wrap=True)
     write_outputs(
         outputs,

@@ -83,8 +83,9 @@ def resample(
     proxies: Annotated[
         str,
         typer.Option(
-            help="'auto': 'block' redraws every column whose noisy association with the "
-            "sensitive one is at least --association; 'donor' as many as it takes for the rest "
+            help="'auto': 'block' redraws every column whose association with the sensitive "
+            "one its noisy counts cannot put below --association (on a few hundred rows: "
+            "every column but the target); 'donor' as many as it takes for the rest "
             "to predict it with AUC at most --target-auc on the auxiliary data. A count (0: "
             "the column only) is for 'donor'."
         ),
@@ -103,8 +104,9 @@ def resample(
     association: Annotated[
         float | None,
         typer.Option(
-            help="'block': the noisy association (Cramer's V beyond the noise, in [0, 1]) at "
-            "which '--proxies auto' redraws a column. Default 0.1."
+            help="'block': a column is released unchanged by '--proxies auto' only when its "
+            "noisy counts show its association with the sensitive one (Cramer's V, in [0, 1]) "
+            "is below this. Default 0.1."
         ),
     ] = None,
     delta: Annotated[

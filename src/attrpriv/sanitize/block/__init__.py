@@ -6,6 +6,7 @@ See docs/sanitize/block.md.
 from __future__ import annotations
 
 from attrpriv.sanitize.block.mechanism import (
+    Association,
     BlockDiagnostics,
     BlockFacts,
     BlockPlan,
@@ -13,4 +14,11 @@ from attrpriv.sanitize.block.mechanism import (
     association,
 )
 
-__all__ = ["BlockDiagnostics", "BlockFacts", "BlockPlan", "BlockResampler", "association"]
+__all__ = [
+    "Association",
+    "BlockDiagnostics",
+    "BlockFacts",
+    "BlockPlan",
+    "BlockResampler",
+    "association",
+]

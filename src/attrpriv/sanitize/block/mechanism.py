@@ -56,7 +56,7 @@ model that had seen the row could hand its true proxy back."""
 
 SIGNIFICANCE = 3.0
 """How many standard deviations above what independence gives a noisy table's chi-square must
-be for :func:`association` to score a dependence."""
+be for :func:`association` to score a dependence; its upper bound lies as far above."""
 
 
 @dataclass(frozen=True)
@@ -112,11 +112,13 @@ class ReleasedTables:
 @dataclass(frozen=True, eq=False, kw_only=True)
 class BlockDiagnostics(RedrawDiagnostics):
     """How a block resampling was made (public, noisy only): RedrawDiagnostics, its ``delta``, each
-    candidate's noisy ``association`` with the sensitive column, the pick ``threshold`` (None:
-    proxies named), and whether ``public_rows`` placed the numeric bins and the counts' prior."""
+    candidate's noisy ``association`` with the sensitive column and the most the noise leaves
+    possible (``association_bound``), the pick ``threshold`` (None: proxies named), and whether
+    ``public_rows`` placed the numeric bins and the counts' prior."""
 
     delta: float
     association: pd.Series
+    association_bound: pd.Series
     threshold: float | None
     public_rows: bool
 
@@ -126,13 +128,15 @@ class BlockDiagnostics(RedrawDiagnostics):
         read = "no public row read"
         if self.public_rows:
             read = "public rows read for numeric bins only"
-        scores = self.association
+        scores, bounds = self.association, self.association_bound
         left = scores.drop(labels=[c for c in proxies if c in scores.index]).sort_values()[::-1]
         strongest = ", ".join(f"{c} {v:.2f}" for c, v in left.head(3).items() if v > 0)
+        most = bounds.drop(labels=[c for c in proxies if c in bounds.index])
         picked = (
             "named"
             if self.threshold is None
-            else f"picked by their noisy association with it (>= {self.threshold:g})"
+            else "every column whose noisy association with it cannot be put below "
+            f"{self.threshold:g}"
         )
         return [
             f"released {self.rows} rows at epsilon={self.epsilon:g}, delta={self.delta:g} (dp, "
@@ -144,20 +148,32 @@ class BlockDiagnostics(RedrawDiagnostics):
             f"{', '.join([self.sensitive, *proxies])}; {read}",
             f"not hidden: what the columns released unchanged reveal about {self.sensitive!r}"
             + (
-                f" (strongest noisy association left: {strongest}; --proxy-columns or a lower "
-                "--association redraws them)"
+                f" (strongest noisy association left: {strongest}"
                 if strongest
-                else " (none of them has a noisy association with it above the noise)"
+                else " (none of them has a noisy association with it above the noise"
             )
-            + "; 'attrpriv sanitize evaluate' measures leakage and utility",
+            + (f"; at most {most.max():.2f}" if len(most) else "")
+            + "; --proxy-columns or a lower --association redraws more); 'attrpriv sanitize "
+            "evaluate' measures leakage and utility",
         ]
 
 
-def association(table: np.ndarray, scale: float, depth: int = 1) -> float:
+@dataclass(frozen=True)
+class Association:
+    """A candidate's association with the sensitive column read off a noisy table: the
+    ``estimate`` (0 unless significant) and the ``upper`` bound the noise and sampling leave
+    possible, both Cramér's V in [0, 1]."""
+
+    estimate: float
+    upper: float
+
+
+def association(table: np.ndarray, scale: float, depth: int = 1) -> Association:
     """Cramér's V of a noisy two-way ``table`` (rows: the sensitive values), less the noise's share.
 
-    ``scale``: the noise std per summed cell; ``depth``: cells summed into each. Returns a value
-    in [0, 1], 0 where not significant (:data:`SIGNIFICANCE`). See docs/sanitize/block.md.
+    ``scale``: the noise std per summed cell; ``depth``: cells summed into each. The estimate is
+    0 where not significant and the upper bound :data:`SIGNIFICANCE` standard deviations above
+    it (1 where the noise hides the table). See docs/sanitize/block.md.
     """
     counts = np.clip(np.asarray(table, dtype=np.float64), 0.0, None)
     variance = scale**2 * depth
@@ -167,14 +183,19 @@ def association(table: np.ndarray, scale: float, depth: int = 1) -> float:
     counts = counts[counts.sum(axis=1) > 0][:, counts.sum(axis=0) > 0]
     total = counts.sum()
     if total <= 0 or min(counts.shape) < 2:
-        return 0.0
+        return Association(0.0, 1.0)  # nothing the noise leaves readable rules a tie out
     expected = np.outer(counts.sum(axis=1), counts.sum(axis=0)) / total
     expected = np.maximum(expected, math.sqrt(variance))
     spread = (expected + variance) / expected  # each term's mean under independence
     excess = float((((counts - expected) ** 2) / expected).sum() - spread.sum())
-    if excess < SIGNIFICANCE * math.sqrt(2.0 * float((spread**2).sum())):
-        return 0.0  # no dependence that sampling and noise alone would not give
-    return float(np.sqrt(min(excess / (total * (min(counts.shape) - 1)), 1.0)))
+    null_var = 2.0 * float((spread**2).sum())
+    # a non-central excess lam adds about 4 lam max(spread) to the variance
+    deviation = math.sqrt(null_var + 4.0 * max(excess, 0.0) * float(spread.max()))
+    scale_v = total * (min(counts.shape) - 1)
+    upper = math.sqrt(min(max(excess + SIGNIFICANCE * deviation, 0.0) / scale_v, 1.0))
+    if excess < SIGNIFICANCE * math.sqrt(null_var):
+        return Association(0.0, upper)  # no dependence beyond what sampling and noise give
+    return Association(math.sqrt(min(excess / scale_v, 1.0)), upper)
 
 
 def conditional(table: np.ndarray, axis: int = 0) -> np.ndarray:
@@ -219,7 +240,8 @@ class BlockResampler(TableSanitizer[BlockCounts, BlockFacts, BlockPlan]):
     proxies : "auto" or list of str, default "auto"
         ``"auto"`` picks them from the noisy tables; named ones join the unit.
     association : float, default 0.1
-        The noisy association in [0, 1] at which ``"auto"`` redraws a candidate.
+        ``"auto"`` redraws every candidate whose association with the sensitive column (Cramér's
+        V, in [0, 1]) the noisy tables cannot put below this.
     task : str or None, default None
         The task's target, conditioned on and released as it is; default the schema's target.
     keep : list of str, default ()
@@ -468,7 +490,8 @@ class BlockResampler(TableSanitizer[BlockCounts, BlockFacts, BlockPlan]):
                    + ("the target and each candidate column with it" if self.task_ else
                       "each candidate column"),
                    "post_processing": "counts clipped at 0; proxies picked by their noisy "
-                   "association; each row's sensitive value drawn by naive Bayes on the noisy "
+                   "association (every column not shown below the threshold); each row's "
+                   "sensitive value drawn by naive Bayes on the noisy "
                    "tables given its released columns, each proxy given the drawn value and "
                    "the target, a numeric value uniform in its drawn bin (or a public value "
                    "of that bin)"},
@@ -490,8 +513,9 @@ class BlockResampler(TableSanitizer[BlockCounts, BlockFacts, BlockPlan]):
         tables = tuple(t + weight * p for t, p in zip(noisy.tables, self.prior_, strict=True))
         return replace(noisy, tables=tables)
 
-    def _picked(self, noisy: ReleasedTables) -> tuple[tuple[str, ...], dict[str, float]]:
-        """The proxies and every candidate's noisy association (post-processing)."""
+    def _picked(self, noisy: ReleasedTables) -> tuple[tuple[str, ...], dict[str, Association]]:
+        """The proxies and every candidate's noisy association (post-processing): ``"auto"``
+        takes every candidate whose association the tables cannot put below the threshold."""
         noisy = self._with_prior(noisy)
         levels, scores = self.codes_[self.sensitive].values, {}
         for name, table in zip(self.candidates_, noisy.tables[1:], strict=True):
@@ -501,8 +525,8 @@ class BlockResampler(TableSanitizer[BlockCounts, BlockFacts, BlockPlan]):
         if not isinstance(self.proxies, str):
             return tuple(self.proxies), scores
         threshold = float(self.association)
-        picked = sorted((c for c in self.candidates_ if scores[c] >= threshold),
-                        key=lambda c: -scores[c])  # fmt: skip
+        picked = sorted((c for c in self.candidates_ if scores[c].upper >= threshold),
+                        key=lambda c: (-scores[c].estimate, -scores[c].upper))  # fmt: skip
         return tuple(picked), scores
 
     def _post_process(self, noisy: ReleasedTables) -> pd.DataFrame:
@@ -523,7 +547,7 @@ class BlockResampler(TableSanitizer[BlockCounts, BlockFacts, BlockPlan]):
         tables = {c: np.clip(t.astype(np.float64), 0.0, None)[:levels]
                   for c, t in zip(self.candidates_, noisy.tables[1:], strict=True)}  # fmt: skip
         for name in self.candidates_:  # naive Bayes on the columns released as they are
-            if name in proxies or scores[name] <= 0.0:  # no association above the noise
+            if name in proxies or scores[name].estimate <= 0.0:  # none above the noise
                 continue
             two_way = tables[name].sum(axis=2) if target is not None else tables[name]
             given = conditional(two_way, axis=1)  # P(k | s)
@@ -628,7 +652,10 @@ class BlockResampler(TableSanitizer[BlockCounts, BlockFacts, BlockPlan]):
             passed_through=tuple(c for c in noisy.columns if c not in redrawn),
             epsilon=plan.epsilon,
             delta=plan.delta,
-            association=pd.Series(scores, name="noisy association"),
+            association=pd.Series({c: a.estimate for c, a in scores.items()},
+                                  name="noisy association", dtype=float),
+            association_bound=pd.Series({c: a.upper for c, a in scores.items()},
+                                        name="association bound", dtype=float),
             threshold=float(self.association) if isinstance(self.proxies, str) else None,
             public_rows=self.prior_ is not None,
         )  # fmt: skip
@@ -641,6 +668,7 @@ def _not_a_candidate(name: str, sensitive: str, schema: Schema) -> str:
 
 
 __all__ = [
+    "Association",
     "BlockDiagnostics",
     "BlockFacts",
     "BlockPlan",
