@@ -397,14 +397,49 @@ def test_named_proxies_are_never_drawn_given_the_context(
     """A named proxy is in the unit: a model of it fitted on the private rows changes between
     neighbours, so only the noisy tables may shape its draw."""
     called: list[str] = []
-    original = BlockResampler._context_terms
+    original = BlockResampler._context_law
 
     def spy(self: BlockResampler, name: str, *args: object) -> np.ndarray:
         called.append(name)
         return original(self, name, *args)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(BlockResampler, "_context_terms", spy)
+    monkeypatch.setattr(BlockResampler, "_context_law", spy)
     _fitted(proxies=["copy"]).release(private)
     assert called == []
     out = _fitted().release(private)
     assert called == list(out.diagnostics.proxies) and called
+
+
+def test_a_proxy_with_no_tie_shown_is_drawn_from_its_context_alone() -> None:
+    """A column redrawn because the noise cannot rule a tie out (its estimate 0, its bound above
+    the threshold) is drawn given its context and the target only: two different noise draws
+    give the same released column (its noisy slices, mostly noise, are not read), and it keeps
+    its tie to the target."""
+    rng = np.random.default_rng(7)  # not the resampler's seed: its folds would be the target
+    n = 300
+    y = rng.choice(["no", "yes"], size=n)
+    habit = np.where(rng.random(n) < 0.85, (y == "yes") * 3 + rng.integers(0, 2, n),
+                     rng.integers(0, 5, n))  # fmt: skip
+    frame = pd.DataFrame({"s": rng.choice(["a", "b"], size=n), "habit": habit, "y": y})
+    schema = Schema(
+        (
+            Column("s", Role.SENSITIVE, Categorical(("a", "b"))),
+            Column("habit", Role.FEATURE, Integer(0, 4)),
+            Column("y", Role.TARGET, Categorical(("no", "yes"))),
+        )
+    )
+    outs = [
+        BlockResampler("s", sampler=SeededNumpyNoise(k), allow_nonprivate=True)
+        .fit(schema)
+        .release(frame)
+        for k in (1, 2)
+    ]
+    for out in outs:
+        assert out.diagnostics.proxies == ("habit",)
+        assert out.diagnostics.association["habit"] == 0.0
+        assert out.diagnostics.association_bound["habit"] >= 0.1
+    pd.testing.assert_series_equal(outs[0].values["habit"], outs[1].values["habit"])
+    assert not outs[0].values["s"].equals(outs[1].values["s"])  # the noise did differ
+    real = np.corrcoef(frame["habit"], frame["y"] == "yes")[0, 1]
+    kept = np.corrcoef(outs[0].values["habit"], outs[0].values["y"] == "yes")[0, 1]
+    assert kept > 0.8 * real

@@ -566,15 +566,21 @@ class BlockResampler(TableSanitizer[BlockCounts, BlockFacts, BlockPlan]):
             given = _shrunk(counts, noisy.scale) if target is not None else conditional(counts, 1)
             p = given[drawn, :, target] if target is not None else given[drawn, :]
             log_q = np.log(np.maximum(p, 1e-300))
+            law = given if target is not None else given[:, :, None]
+            context = None
             if name not in self.protected_ and self.conditional == "hgb":
-                law = given if target is not None else given[:, :, None]
+                context = self._context_law(name, noisy.codes, given_columns, target)
+            tied = context is None or scores[name].estimate > 0.0
+            if context is not None and tied:  # the context's share not carried through s
                 through_s = np.einsum("nsi,ns->ni", law[:, :, _at(target, n)].transpose(2, 0, 1),
                                       posterior)  # fmt: skip
-                log_q += self._context_terms(name, noisy.codes, given_columns, target, through_s)
+                log_q += context - np.log(np.maximum(through_s, 1e-12))
+            elif context is not None:  # no tie to s shown: its noisy slices would be noise
+                log_q = context
             codes = draw_categories(log_q, rng)
             if name not in self.protected_:  # in the context of the proxies drawn after it
                 given_columns[name] = codes
-                law = given if target is not None else given[:, :, None]
+            if name not in self.protected_ and tied:
                 posterior *= law[:, codes, _at(target, n)].T  # what the drawn value says of s
                 posterior /= np.maximum(posterior.sum(axis=1, keepdims=True), 1e-300)
             redrawn[name] = self.codes_[name].decode(codes, rng)
@@ -583,18 +589,16 @@ class BlockResampler(TableSanitizer[BlockCounts, BlockFacts, BlockPlan]):
             table[name] = typed_values(values, self.schema_, name, table.index)
         return table[list(noisy.columns)]
 
-    def _context_terms(
+    def _context_law(
         self,
         name: str,
         original: Mapping[str, np.ndarray],
         given: Mapping[str, np.ndarray],
         target: np.ndarray | None,
-        through_s: np.ndarray,
-    ) -> np.ndarray:
-        """Per row, ``log P(proxy | context, target) - log P*(proxy | context, target)``.
+    ) -> np.ndarray | None:
+        """Per row, ``log P(proxy | context, target)`` (None with no column to read).
 
-        The dependence on the context not already carried through the sensitive value; fitted on
-        columns outside the unit (cross-fitted), so it costs nothing under the unit.
+        Fitted on columns outside the unit (cross-fitted), so it costs nothing under the unit.
         """
         from sklearn.ensemble import HistGradientBoostingClassifier
         from threadpoolctl import threadpool_limits
@@ -606,7 +610,7 @@ class BlockResampler(TableSanitizer[BlockCounts, BlockFacts, BlockPlan]):
         n = len(proxy)
         law = np.full((n, size), 1e-6)
         if fitted_on.shape[1] == 0:
-            return np.zeros((n, size))
+            return None
         fold = np.random.default_rng(int(self.seed)).integers(0, CROSS_FIT_FOLDS, n)
         for k in range(CROSS_FIT_FOLDS):
             train, rows = fold != k, np.flatnonzero(fold == k)
@@ -621,8 +625,8 @@ class BlockResampler(TableSanitizer[BlockCounts, BlockFacts, BlockPlan]):
                 model.fit(fitted_on[train], proxy[train])
                 found = model.predict_proba(read_at[rows])
             law[np.ix_(rows, model.classes_)] = np.maximum(found, 1e-6)
-        terms: np.ndarray = np.log(law) - np.log(np.maximum(through_s, 1e-12))
-        return terms
+        logs: np.ndarray = np.log(law)
+        return logs
 
     def _accuracy(self, plan: BlockPlan, values: pd.DataFrame) -> Accuracy:
         scales = {"x".join(t): np.full(int(np.prod([self.codes_[c].size for c in t])), plan.scale)
