@@ -557,8 +557,14 @@ class GlobalDecoupler(Parameters):
                            len(z_s))  # fmt: skip
 
     def constant_columns(self) -> list[str]:
-        """The columns fit's fidelity check found decoded as one value where the (public)
-        source varies; empty for images or before a tabular fit."""
+        """The columns fit's fidelity check found decoded as one value where they vary.
+
+        Returns
+        -------
+        list of str
+            Those columns, read off the (public) rows fit validated on; empty for images or
+            before a tabular fit.
+        """
         fidelity: pd.DataFrame | None = getattr(self, "fidelity_", None)
         if fidelity is None:
             return []
