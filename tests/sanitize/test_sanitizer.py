@@ -143,6 +143,7 @@ def test_cli_fit_reports_validation_and_apply_takes_the_learned_bound(
     assert code == 0 and "best epoch" in text and "validation on 60 held-out rows: z_S" in text
     assert "log-loss of y_S: aligner (z_S)" in text and "retun" in text  # 2 epochs collapse
     assert "then trained on all 300 rows" in text and "latent bound from the auxiliary" in text
+    assert "batch size 16 (cut from 128 so that an epoch" in text  # 240 training rows
     records = {}
     for given in ([], ["--bound", "3"]):
         rec = tmp_path / f"r{len(given)}.json"

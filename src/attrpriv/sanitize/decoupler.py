@@ -7,6 +7,7 @@ The objective (equation 5 of Decouple-and-Sample) is on docs/sanitize/decoupler.
 from __future__ import annotations
 
 import copy
+import math
 import warnings
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
@@ -50,6 +51,8 @@ from attrpriv.sanitize.defaults import (
     KIND_DEFAULTS,
     KINDS,
     LOSSES,
+    MIN_BATCH,
+    MIN_BATCHES_PER_EPOCH,
     MIN_SPLIT_ROWS,
     ON_COLLAPSE,
     PATIENCE,
@@ -335,6 +338,7 @@ class GlobalDecoupler(Parameters):
                 self.codec_ = codec
                 self.schema_ = schema
             self.fingerprint_: RowFingerprint | None = fingerprint
+            self.batch_size_ = self._batch_rows(len(train))
             side = matrix.shape[-1] if self.kind == "image" else 0
             x, y = torch.from_numpy(matrix), torch.from_numpy(codes)
             with _deterministic(self.seed):
@@ -349,13 +353,14 @@ class GlobalDecoupler(Parameters):
         if self.kind == "tabular":  # on the validated weights, before the refit sees these rows
             self.fidelity_ = self._fidelity(X.iloc[rows])
         self.validation_["fidelity_rows"] = "validation" if len(val) else "training"
-        flat = self.constant_columns()
+        flat = self.uninformative_columns()
         if flat:
             warnings.warn(
-                f"the decoder gives one value of {', '.join(flat)} on the "
-                f"{self.validation_['fidelity_rows']} rows, where they vary: a release carries "
-                "nothing of them (too few rows or epochs to learn them); for a table, "
-                "BlockResampler ('sanitize resample') keeps them",
+                f"the decoder carries nothing of {', '.join(flat)} on the "
+                f"{self.validation_['fidelity_rows']} rows (a numeric column decoded as one "
+                "value, a categorical one whose decoded law does no better than the rows' own "
+                "frequencies): a release draws them as noise (too few rows or epochs to learn "
+                "them); for a table, BlockResampler ('sanitize resample') keeps them",
                 UserWarning,
                 stacklevel=3,
             )
@@ -376,6 +381,19 @@ class GlobalDecoupler(Parameters):
         held = min(n - 2, max(10, round(share * n)))
         order = np.random.default_rng(int(self.seed)).permutation(n)
         return np.sort(order[held:]), np.sort(order[:held])
+
+    def _batch_rows(self, n: int) -> int:
+        """The batch size: the given one, else the kind's, cut so an epoch has enough steps.
+
+        On a table of a few hundred rows the kind's batch gives an epoch of two or three Adam
+        steps, and early stopping ends training before the decoder has learned even the
+        columns' frequencies; so the default is at most ``n / MIN_BATCHES_PER_EPOCH`` rows
+        (and at least ``MIN_BATCH``).
+        """
+        if self.batch_size is not None:
+            return int(self.batch_size)
+        default = int(KIND_DEFAULTS[self.kind]["batch_size"])
+        return min(default, max(MIN_BATCH, math.ceil(n / MIN_BATCHES_PER_EPOCH)))
 
     def _fit_networks(
         self, x: torch.Tensor, y: torch.Tensor, train: np.ndarray, val: np.ndarray
@@ -556,8 +574,11 @@ class GlobalDecoupler(Parameters):
                            tuple(max(float(v), tiny) for v in per_dim), BOUND_QUANTILE,
                            len(z_s))  # fmt: skip
 
-    def constant_columns(self) -> list[str]:
-        """The columns fit's fidelity check found decoded as one value where they vary.
+    def uninformative_columns(self) -> list[str]:
+        """The columns fit's fidelity check flagged: the decoder carries nothing of them.
+
+        A numeric column decoded as one value where it varies (``"constant"``), a categorical
+        one whose decoded law is no better than the rows' own frequencies (``"marginal"``).
 
         Returns
         -------
@@ -568,34 +589,50 @@ class GlobalDecoupler(Parameters):
         fidelity: pd.DataFrame | None = getattr(self, "fidelity_", None)
         if fidelity is None:
             return []
-        return [str(c) for c in fidelity.loc[fidelity["flag"] == "constant", "column"]]
+        return [str(c) for c in fidelity.loc[fidelity["flag"] != "", "column"]]
 
     def _fidelity(self, frame: pd.DataFrame) -> pd.DataFrame:
-        """Per modelled column: how its reconstruction from (z_S, z_NS) follows the source."""
-        decoded = self.decode(*self.encode(frame))
+        """Per modelled column: how its reconstruction from (z_S, z_NS) follows the source.
+
+        A numeric column: the correlation of decoded and source values, flagged ``"constant"``
+        when it is decoded as one value where the source varies. A categorical column: the
+        mean log-likelihood of the source values under the decoder's law minus that under the
+        rows' own frequencies (nats per row), flagged ``"marginal"`` when it is not positive:
+        no law that ignores the row does better than those frequencies (Gibbs' inequality),
+        so a decoder that has learned nothing of the row is always flagged.
+        """
+        latents = self.encode(frame)
+        decoded = self.decode(*latents)
         assert isinstance(decoded, pd.DataFrame)
+        out = self._decoder_output(*latents)
+        truth = self.codec_.encode(frame)
         rows = []
         for block in self.codec_.blocks:
-            source, out = pd.Series(frame[block.name]), pd.Series(decoded[block.name])
-            src_constant = source.nunique(dropna=False) <= 1
-            out_constant = out.nunique(dropna=False) <= 1
+            source, dec = pd.Series(frame[block.name]), pd.Series(decoded[block.name])
+            varies = source.nunique(dropna=False) > 1
+            flag = ""
             if block.kind == "categorical":
-                a, b = source.astype(object).to_numpy(), out.astype(object).to_numpy()
-                same = (a == b) | (pd.isna(a) & pd.isna(b))
-                score, measure = float(np.mean(same)), "agreement"
-                baseline = float(source.astype(object).value_counts(
-                    normalize=True, dropna=False).max())  # fmt: skip
+                cells = slice(block.start, block.start + block.width)
+                codes = truth[:, cells].argmax(axis=1)
+                logits = out[:, cells].astype(np.float64)
+                logits = logits - logits.max(axis=1, keepdims=True)
+                law = logits - np.log(np.exp(logits).sum(axis=1, keepdims=True))
+                counts = np.bincount(codes, minlength=block.width)
+                own = np.log(counts[codes] / len(codes))
+                score = float(np.mean(law[np.arange(len(codes)), codes] - own))
+                measure, baseline = "log-likelihood gain", 0.0
+                flag = "marginal" if varies and score <= 0.0 else ""
             else:
                 a = pd.to_numeric(source, errors="coerce").to_numpy(dtype=float, na_value=np.nan)
-                b = pd.to_numeric(out, errors="coerce").to_numpy(dtype=float, na_value=np.nan)
+                b = pd.to_numeric(dec, errors="coerce").to_numpy(dtype=float, na_value=np.nan)
                 both = np.isfinite(a) & np.isfinite(b)
                 score, measure, baseline = np.nan, "correlation", 0.0
                 if both.sum() > 2 and np.std(a[both]) > 0 and np.std(b[both]) > 0:
                     score = float(np.corrcoef(a[both], b[both])[0, 1])
-            flag = "constant" if out_constant and not src_constant else ""
+                flag = "constant" if varies and dec.nunique(dropna=False) <= 1 else ""
             rows.append({"column": block.name, "kind": block.kind, "measure": measure,
                          "score": score, "baseline": baseline,
-                         "decoded_distinct": int(out.nunique(dropna=False)),
+                         "decoded_distinct": int(dec.nunique(dropna=False)),
                          "source_distinct": int(source.nunique(dropna=False)),
                          "flag": flag})  # fmt: skip
         return pd.DataFrame(rows)
@@ -611,7 +648,7 @@ class GlobalDecoupler(Parameters):
     ) -> tuple[list[dict[str, float]], int]:
         """Adam on ``(x, y)``; with ``held`` rows, early stopping restoring the best epoch."""
         settings = self.settings()
-        lr, batch = float(settings["lr"]), int(settings["batch_size"])
+        lr, batch = float(settings["lr"]), int(self.batch_size_)
         main = [self.encoder_, self.decoder_, self.aligner_]
         optimizer = torch.optim.Adam([p for mod in main for p in mod.parameters()], lr=lr)
         adv_optimizer = torch.optim.Adam(self.adversary_.parameters(), lr=lr)
@@ -752,12 +789,17 @@ class GlobalDecoupler(Parameters):
             )
         if not (np.all(np.isfinite(zs)) and np.all(np.isfinite(zn))):
             raise InputError("latents must be finite")
-        with torch.no_grad():
-            out = self.decoder_(torch.from_numpy(np.concatenate([zs, zn], axis=1))).numpy()
+        out = self._decoder_output(zs, zn)
         if self.kind == "image":
             # torch's sigmoid saturates quietly where 1 / (1 + exp(-x)) overflows (noisy z_S)
             return np.asarray(torch.sigmoid(torch.from_numpy(out)).numpy(), dtype=np.float32)
         return self.codec_.decode(out, rng)
+
+    def _decoder_output(self, z_s: np.ndarray, z_ns: np.ndarray) -> np.ndarray:
+        """The decoder's raw output (logits, scaled means) for checked latents."""
+        latents = np.concatenate([z_s, z_ns], axis=1).astype(np.float32)
+        with torch.no_grad():
+            return np.asarray(self.decoder_(torch.from_numpy(latents)).numpy())
 
     def predict_sensitive(self, X: Any) -> np.ndarray:
         """The aligner's guess of y_S from z_S (a diagnostic of how much z_S carries).
@@ -886,6 +928,7 @@ class GlobalDecoupler(Parameters):
             "collapsed": getattr(self, "collapsed_", None),
             "retuned": _jsonable(getattr(self, "retuned_", None)),
             "best_epoch": getattr(self, "best_epoch_", None),
+            "batch_size": getattr(self, "batch_size_", None),
             "refit": _jsonable(getattr(self, "refit_", None)),
             "latent_bound": None if bound is None else bound.to_dict(),
             "fidelity": records,
@@ -901,6 +944,7 @@ class GlobalDecoupler(Parameters):
         self.collapsed_ = found.get("collapsed")
         self.retuned_ = found.get("retuned")
         self.best_epoch_ = found.get("best_epoch", len(self.history_))
+        self.batch_size_ = found.get("batch_size") or int(self.settings()["batch_size"])
         self.refit_ = found.get("refit")
         bound = found.get("latent_bound")
         self.latent_bound_ = None if bound is None else LatentBound.from_dict(bound)

@@ -15,6 +15,8 @@ __all__ = [
     "KINDS",
     "KIND_DEFAULTS",
     "LOSSES",
+    "MIN_BATCH",
+    "MIN_BATCHES_PER_EPOCH",
     "MIN_SPLIT_ROWS",
     "ON_COLLAPSE",
     "PAPER_ALPHAS",
@@ -34,6 +36,12 @@ KIND_DEFAULTS: Final[dict[str, dict[str, float | int]]] = {
 }
 """Per data kind: training epochs, beta of the beta-VAE, Adam's learning rate, batch size and
 the hidden width of the networks."""
+MIN_BATCHES_PER_EPOCH: Final = 16
+"""A default batch size is cut so that an epoch has at least this many Adam steps: on a few
+hundred rows the kind's batch gave two or three, and early stopping ended training before the
+decoder had learned even the columns' frequencies (German credit, 320 training rows)."""
+MIN_BATCH: Final = 16
+"""The smallest batch that cut gives (a batch size given by the user is kept as it is)."""
 LOSSES: Final = ("reconstruction", "aligner", "dcorr", "adversary")
 """The per-epoch losses that progress lines and the CLI show."""
 

@@ -203,11 +203,11 @@ def apply(
         f"epsilon={result.record.epsilon:g} ({result.record.definition})")  # fmt: skip
     console.print(f"sanitized {size} with {mechanism}: {claim}")
     lines = diagnostics.summary_lines()
-    flat = model.constant_columns()
+    flat = model.uninformative_columns()
     if flat:  # read off the decoupler's public validation rows at fit, not the private ones
         lines.append(
-            f"warning: the decoupler decodes {', '.join(flat)} as one value (its fit's "
-            "fidelity check on public rows): those columns carry nothing; for a table, "
+            f"warning: the decoupler carries nothing of {', '.join(flat)} (its fit's fidelity "
+            "check on public rows): those columns are drawn as noise; for a table, "
             "'sanitize resample' keeps them"
         )
     for line in lines:

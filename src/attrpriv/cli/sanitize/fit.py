@@ -98,12 +98,23 @@ def _validation_lines(model: GlobalDecoupler) -> list[str]:
     fidelity = model.fidelity_
     if fidelity is not None:
         where = check.get("fidelity_rows", "validation")
-        for item in fidelity[fidelity["flag"] != ""].itertuples():
+        for item in fidelity[fidelity["flag"] == "constant"].itertuples():
             lines.append(
-                f"fidelity ({where} rows): {item.column} {item.flag}, decoded with "
+                f"fidelity ({where} rows): {item.column} constant, decoded with "
                 f"{item.decoded_distinct} distinct value(s) where the source has "
                 f"{item.source_distinct}"
             )
+        for item in fidelity[fidelity["flag"] == "marginal"].itertuples():
+            lines.append(
+                f"fidelity ({where} rows): {item.column} marginal, its decoded law "
+                f"{item.score:+.3f} nats a row against the rows' own frequencies"
+            )
+    default_batch = int(KIND_DEFAULTS[model.kind]["batch_size"])
+    if model.batch_size is None and model.batch_size_ < default_batch:
+        lines.append(
+            f"batch size {model.batch_size_} (cut from {default_batch} so that an epoch of "
+            "this small table has enough steps)"
+        )
     if model.latent_bound_ is not None:
         lines.append(model.latent_bound_.describe())
     return lines
@@ -166,7 +177,10 @@ def fit(
         float | None, typer.Option(help=f"Adam learning rate ({_default('lr')}).")
     ] = None,
     batch_size: Annotated[
-        int | None, typer.Option(help=f"Batch size ({_default('batch_size')}).")
+        int | None,
+        typer.Option(
+            help=f"Batch size ({_default('batch_size')}; cut so an epoch has 16 steps at least)."
+        ),
     ] = None,
     seed: SeedOption = 0,
 ) -> None:
