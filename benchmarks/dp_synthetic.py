@@ -37,7 +37,8 @@ public) / private (40%, released) / test (20%, real held-out) parts. Releases of
   redrawn from the public rows' marginal; skipped with no public rows).
 - ``sanitize synthesize --method mst (OpenDP)``: :class:`~attrpriv.sanitize.DPSynthesizer`,
   OpenDP 0.16's own MST (``opendp.extras.mbi``) with the schema's cells (no public row read):
-  the library's algorithm beside the one written here.
+  the library's algorithm beside the one written here; with ``--aim 2`` (or 3) also its AIM
+  with that workload (every marginal of 2 or 3 columns).
 - ``block resampling (the CLI default)``: ``attrpriv sanitize resample`` as the CLI runs it
   (:class:`~attrpriv.sanitize.BlockResampler`): the sensitive column and the proxies picked by
   their noisy association redrawn from discrete-Gaussian counts of the private rows, the
@@ -477,7 +478,7 @@ def second_task(frame: pd.DataFrame, name: str) -> tuple[pd.DataFrame, np.ndarra
 
 def evaluate(
     parts: Parts, epsilon: float, seeds: int, seed: int, n_proxies: int | str = "auto",
-    variants: bool = False,
+    variants: bool = False, aim: int = 0,
 ) -> tuple[Scored, list[Row]]:  # fmt: skip
     s, t = parts.sensitive, parts.target
     aux, private, test, public = parts.aux, parts.private, parts.test, parts.public
@@ -634,6 +635,16 @@ def evaluate(
     rows.append(attempt(f"MST, epsilon {epsilon:g}, delta {DELTA:g}", mst_row))
     rows.append(attempt(f"sanitize synthesize --method mst (OpenDP), epsilon {epsilon:g}",
                         synthesize_row))  # fmt: skip
+    if aim:
+        name = f"sanitize synthesize --method aim --workload {aim} (OpenDP), epsilon {epsilon:g}"
+        adaptive = DPSynthesizer("aim", epsilon=epsilon, delta=DELTA, workload=aim, seed=seed)
+
+        def aim_row() -> Row:
+            out, cpu, wall = timed(lambda: adaptive.fit(schema).release(private).data)
+            return row(name, out, cpu, wall, (0.5, 0.5, 0.5), taught(out),
+                       f"{len(out)} synthetic rows; the schema's cells")  # fmt: skip
+
+        rows.append(attempt(name, aim_row))
     return background, rows
 
 
@@ -723,6 +734,10 @@ def main() -> None:
     parser.add_argument("--variants", action="store_true",
                         help="also the donor resampler with draw='marginal' and with "
                              "conditional='hgb' (minutes more)")  # fmt: skip
+    parser.add_argument("--aim", type=int, default=0, choices=(0, 2, 3),
+                        help="also 'sanitize synthesize --method aim' with this workload (2 or "
+                             "3; 0: not run): minutes a split on a few hundred rows, an hour "
+                             "on Adult")  # fmt: skip
     args = parser.parse_args()
     if importlib.util.find_spec("mbi") is None:
         print("mbi (private-pgm) is not installed: DP synthetic anchor skipped "
@@ -739,7 +754,7 @@ def main() -> None:
                                    args.public_where)  # fmt: skip
                 count = args.proxies if args.proxies == "auto" else int(args.proxies)
                 background, rows = evaluate(parts, args.epsilon, args.seeds, split, count,
-                                            args.variants)  # fmt: skip
+                                            args.variants, args.aim)  # fmt: skip
                 print_table(parts, background, rows)
                 runs.append(rows)
             if args.splits > 1:

@@ -89,14 +89,19 @@ def _spends_within(plan: SynthesisPlan, columns: int) -> bool:
 class _Overspent(DPSynthesizer):
     """A broken variant: builds OpenDP's measurement for twice the rho it records."""
 
-    def _measurement(self, rho: float, facts: SynthesisFacts) -> tuple[Any, float]:
-        return super()._measurement(2.0 * rho, facts)
+    def _measurement(
+        self, rho: float, facts: SynthesisFacts, workload: int | None
+    ) -> tuple[Any, float]:
+        return super()._measurement(2.0 * rho, facts, workload)
 
 
-@pytest.mark.parametrize("method", ["aim", "mst"])
-def test_opendps_measurement_spends_the_recorded_budget_and_no_more(method: str) -> None:
-    model = DPSynthesizer(method, epsilon=1.0, delta=1e-6).fit(SCHEMA)
+@pytest.mark.parametrize(("method", "workload"), [("aim", 3), ("aim", 2), ("mst", 3)])
+def test_opendps_measurement_spends_the_recorded_budget_and_no_more(
+    method: str, workload: int
+) -> None:
+    model = DPSynthesizer(method, epsilon=1.0, delta=1e-6, workload=workload).fit(SCHEMA)
     plan = model.calibrate()
+    assert plan.workload == (workload if method == "aim" else None)
     assert zcdp_to_epsilon(plan.rho, 1e-6) <= 1.0 + 1e-9
     assert _spends_within(plan, 4)
     # the scale OpenDP reports is the one half of rho buys: 4 marginals of sensitivity 1
@@ -242,6 +247,9 @@ def test_the_global_numpy_generator_is_put_back() -> None:
         ({"epsilon": -1.0}, "^epsilon must be > 0"),
         ({"delta": 0.0}, r"^delta must be in \(0, 1\)"),
         ({"bins": 1}, "^bins must be an integer >= 2"),
+        ({"workload": 4}, "^workload must be 2 or 3"),
+        ({"workload": 1}, "^workload must be an integer >= 2"),
+        ({"workload": True}, "^workload must be an integer >= 2"),
         ({"rows": 0}, "^rows must be an integer >= 1"),
         ({"columns": "a"}, "^columns must be a list of column names"),
         ({"columns": ["a", "a"]}, "^columns names a column twice"),
@@ -302,6 +310,36 @@ def test_an_aim_release_keeps_the_dependence(private: pd.DataFrame) -> None:
     assert release.record.mechanism == "dp-synthetic-data-aim"
     assert "AIM (McKenna, Mullins, Sheldon & Miklau" in release.record.noise["algorithm"]
     assert any(len(m.columns) >= 2 for m in release.diagnostics.marginals)
+
+
+def test_the_workload_reaches_opendps_aim(monkeypatch: pytest.MonkeyPatch) -> None:
+    from opendp.extras import mbi
+
+    built: list[dict[str, Any]] = []
+    real = mbi.AIM
+
+    def recording(**kwargs: Any) -> Any:
+        built.append(kwargs)
+        return real(**kwargs)
+
+    monkeypatch.setattr(mbi, "AIM", recording)
+    for workload in (2, 3):
+        DPSynthesizer("aim", workload=workload).fit(SCHEMA).calibrate()
+    DPSynthesizer("mst", workload=2).fit(SCHEMA).calibrate()  # MST does not read it
+    assert built == [{"queries": 2}, {"queries": 3}]
+
+
+@pytest.mark.slow
+def test_aim_with_a_two_column_workload_measures_no_larger_marginal(
+    private: pd.DataFrame,
+) -> None:
+    """AIM chooses among the workload's marginals: with ``workload=2`` none of three columns."""
+    release = DPSynthesizer("aim", epsilon=40.0, workload=2).fit(SCHEMA).release(private)
+    sizes = {len(m.columns) for m in release.diagnostics.marginals}
+    assert sizes == {1, 2} and release.diagnostics.workload == 2
+    assert "chosen against every marginal of 2 columns" in release.diagnostics.summary_lines()[0]
+    copy = release.data["a"].map({"x": "u", "y": "v", "z": "w"})
+    assert (copy == release.data["b"]).mean() > 0.85
 
 
 @pytest.mark.slow
