@@ -38,7 +38,8 @@ public) / private (40%, released) / test (20%, real held-out) parts. Releases of
 - ``sanitize synthesize --method mst (OpenDP)``: :class:`~attrpriv.sanitize.DPSynthesizer`,
   OpenDP 0.16's own MST (``opendp.extras.mbi``) with the schema's cells (no public row read):
   the library's algorithm beside the one written here; with ``--aim 2`` (or 3) also its AIM
-  with that workload (every marginal of 2 or 3 columns).
+  with that workload (every marginal of 2 or 3 columns). ``--association 0.15,0.2`` adds block
+  resampling at those thresholds beside the default's 0.1.
 - ``block resampling (the CLI default)``: ``attrpriv sanitize resample`` as the CLI runs it
   (:class:`~attrpriv.sanitize.BlockResampler`): the sensitive column and the proxies picked by
   their noisy association redrawn from discrete-Gaussian counts of the private rows, the
@@ -478,7 +479,7 @@ def second_task(frame: pd.DataFrame, name: str) -> tuple[pd.DataFrame, np.ndarra
 
 def evaluate(
     parts: Parts, epsilon: float, seeds: int, seed: int, n_proxies: int | str = "auto",
-    variants: bool = False, aim: int = 0,
+    variants: bool = False, aim: int = 0, associations: tuple[float, ...] = (),
 ) -> tuple[Scored, list[Row]]:  # fmt: skip
     s, t = parts.sensitive, parts.target
     aux, private, test, public = parts.aux, parts.private, parts.test, parts.public
@@ -581,22 +582,31 @@ def evaluate(
     # the private rows; the public rows, where there are any, place the numeric bins
     schema = parts.schema.select(list(private.columns))
     given = public if len(public) else None
-    block = BlockResampler(s, epsilon=epsilon, delta=DELTA, seed=seed)
-    found_block: dict[str, Any] = {}
 
-    def block_release() -> pd.DataFrame:
-        found_block["out"] = block.fit(schema, given).release(private)
-        return found_block["out"].values
+    def block_row(name: str, **options: Any) -> tuple[Row, tuple[str, ...]]:
+        block = BlockResampler(s, epsilon=epsilon, delta=DELTA, seed=seed, **options)
+        found: dict[str, Any] = {}
 
-    out, cpu, wall = timed(block_release)
-    picked = found_block["out"].diagnostics.proxies
-    aux_release = BlockResampler(s, epsilon=epsilon, delta=DELTA, seed=seed + 1).fit(
-        schema, given).release(aux).values  # fmt: skip
-    raw, trained = raw_aux(out), sanitized_aux(aux_release, out)
-    rows.append(row(f"block resampling (the CLI default), epsilon {epsilon:g}, delta {DELTA:g}",
-                    out, cpu, wall, max(raw, trained), taught(out),
-                    f"{len(picked)} proxies redrawn: {', '.join(picked)}; row leakage raw-aux "
-                    f"{raw[0]:.3f}, sanitized-aux {trained[0]:.3f}"))  # fmt: skip
+        def block_release() -> pd.DataFrame:
+            found["out"] = block.fit(schema, given).release(private)
+            return found["out"].values
+
+        out, cpu, wall = timed(block_release)
+        picked = tuple(found["out"].diagnostics.proxies)
+        twin = BlockResampler(s, epsilon=epsilon, delta=DELTA, seed=seed + 1, **options)
+        aux_release = twin.fit(schema, given).release(aux).values
+        raw, trained = raw_aux(out), sanitized_aux(aux_release, out)
+        return row(name, out, cpu, wall, max(raw, trained), taught(out),
+                   f"{len(picked)} proxies redrawn: {', '.join(picked)}; row leakage raw-aux "
+                   f"{raw[0]:.3f}, sanitized-aux {trained[0]:.3f}"), picked  # fmt: skip
+
+    default, picked = block_row(
+        f"block resampling (the CLI default), epsilon {epsilon:g}, delta {DELTA:g}"
+    )
+    rows.append(default)
+    for threshold in associations:
+        rows.append(block_row(f"block resampling, association={threshold:g}",
+                              association=threshold)[0])  # fmt: skip
     out, cpu, wall = timed(lambda: private.drop(columns=[s, *picked]))
     rows.append(row(f"drop sensitive + the {len(picked)} columns block resampling redraws", out,
                     cpu, wall, raw_aux(out), None))  # fmt: skip
@@ -738,7 +748,11 @@ def main() -> None:
                         help="also 'sanitize synthesize --method aim' with this workload (2 or "
                              "3; 0: not run): minutes a split on a few hundred rows, an hour "
                              "on Adult")  # fmt: skip
+    parser.add_argument("--association", default="",
+                        help="also block resampling with these association thresholds, e.g. "
+                             "0.15,0.2 (the default, 0.1, is always run)")  # fmt: skip
     args = parser.parse_args()
+    thresholds = tuple(float(v) for v in args.association.split(",") if v)
     if importlib.util.find_spec("mbi") is None:
         print("mbi (private-pgm) is not installed: DP synthetic anchor skipped "
               "(pip install 'attrpriv[anchors]')")  # fmt: skip
@@ -754,7 +768,7 @@ def main() -> None:
                                    args.public_where)  # fmt: skip
                 count = args.proxies if args.proxies == "auto" else int(args.proxies)
                 background, rows = evaluate(parts, args.epsilon, args.seeds, split, count,
-                                            args.variants, args.aim)  # fmt: skip
+                                            args.variants, args.aim, thresholds)  # fmt: skip
                 print_table(parts, background, rows)
                 runs.append(rows)
             if args.splits > 1:
