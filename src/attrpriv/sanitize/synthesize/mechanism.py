@@ -39,6 +39,7 @@ from attrpriv.sanitize.block.codebook import ColumnCode, codebook, typed_values
 from attrpriv.sanitize.table import TableDiagnostics, TableFacts, TableSanitizer
 
 METHODS = ("aim", "mst")
+"""The algorithms of ``opendp.extras.mbi`` a release can run."""
 WORKLOADS = (2, 3)
 """AIM's workload: every marginal of this many columns (3, AIM's own default, or 2)."""
 
@@ -50,8 +51,6 @@ def _workload(value: object, name: str) -> int:
         raise InputError(f"{name} must be 2 or 3 (marginals of that many columns), got {count}")
     return count
 
-
-"""The algorithms of ``opendp.extras.mbi`` a release can run."""
 
 ALGORITHMS = {
     "aim": "AIM (McKenna, Mullins, Sheldon & Miklau, VLDB 2022)",
