@@ -17,6 +17,7 @@ from typing import Any, ClassVar
 import numpy as np
 import pandas as pd
 import torch
+from scipy.special import log_softmax
 from torch import nn
 
 from attrpriv._checks import (
@@ -614,9 +615,7 @@ class GlobalDecoupler(Parameters):
             if block.kind == "categorical":
                 cells = slice(block.start, block.start + block.width)
                 codes = truth[:, cells].argmax(axis=1)
-                logits = out[:, cells].astype(np.float64)
-                logits = logits - logits.max(axis=1, keepdims=True)
-                law = logits - np.log(np.exp(logits).sum(axis=1, keepdims=True))
+                law = log_softmax(out[:, cells].astype(np.float64), axis=1)
                 counts = np.bincount(codes, minlength=block.width)
                 own = np.log(counts[codes] / len(codes))
                 score = float(np.mean(law[np.arange(len(codes)), codes] - own))

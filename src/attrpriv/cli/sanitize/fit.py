@@ -22,7 +22,7 @@ from attrpriv.cli.sanitize import app
 from attrpriv.cli.sanitize._decoupler import _is_images, _label, _read_images, _require_torch
 from attrpriv.cli.sanitize._rows import RowRangeOption, WhereOption
 from attrpriv.errors import InputError
-from attrpriv.sanitize.defaults import ALPHAS, KIND_DEFAULTS, LOSSES
+from attrpriv.sanitize.defaults import ALPHAS, KIND_DEFAULTS, LOSSES, MIN_BATCHES_PER_EPOCH
 
 if TYPE_CHECKING:
     from attrpriv.sanitize.decoupler import GlobalDecoupler
@@ -179,7 +179,8 @@ def fit(
     batch_size: Annotated[
         int | None,
         typer.Option(
-            help=f"Batch size ({_default('batch_size')}; cut so an epoch has 16 steps at least)."
+            help=f"Batch size ({_default('batch_size')}; cut so an epoch has "
+            f"{MIN_BATCHES_PER_EPOCH} steps at least)."
         ),
     ] = None,
     seed: SeedOption = 0,
