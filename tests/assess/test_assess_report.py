@@ -307,8 +307,20 @@ def test_a_step_keeps_its_skipped_strategies_and_older_json_still_loads() -> Non
         flagged=(),
         scores={"age": 0.02},
         skipped=("ldp: numeric feature 'age' needs public bounds",),
+        scores_ci={"age": (0.01, 0.03)},
+        total_excess=0.0,
+        candidates=({"feature_set": ["age"], "strategy": "drop", "verdict": "chosen"},),
+        charges=(3, 4),
     )
     spec = json.loads(json.dumps(step.to_dict()))
     assert MitigationStep.from_dict(spec) == step
-    del spec["skipped"]  # written before the field existed
-    assert MitigationStep.from_dict(spec).skipped == ()
+    for key in ("skipped", "scores_ci", "total_excess", "candidates", "charges"):
+        del spec[key]  # written before the fields existed
+    old = MitigationStep.from_dict(spec)
+    assert (old.skipped, old.scores_ci, old.total_excess, old.candidates, old.charges) == (
+        (),
+        {},
+        None,
+        (),
+        (),
+    )

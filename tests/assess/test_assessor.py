@@ -181,7 +181,7 @@ def test_a_strategy_that_cannot_apply_is_skipped_for_the_next_rung(
     X, y = leaky
     ladder = [LocalDPNoise(1.0), Encrypt(), Drop()]
     risk = assessor(feature_sets=[["age", "record_id"]], n_repeats=1, threshold=0.05)
-    report = risk.mitigate(X, y, ladder, max_steps=2)
+    report = risk.mitigate(X, y, ladder, max_steps=2, allow_unledgered=True)
     path = report.mitigation
     assert path is not None
     assert [s.strategy for s in path.steps] == [None, "encrypt", "drop"]
@@ -200,7 +200,8 @@ def test_the_loop_stops_when_no_rung_can_be_applied(
 ) -> None:
     X, y = leaky
     risk = assessor(feature_sets=[["age", "record_id"]], n_repeats=1, threshold=0.05)
-    path = risk.mitigate(X, y, [LocalDPNoise(1.0), LocalDPNoise(2.0)]).mitigation
+    ladder = [LocalDPNoise(1.0), LocalDPNoise(2.0)]
+    path = risk.mitigate(X, y, ladder, allow_unledgered=True).mitigation
     assert path is not None and len(path.steps) == 1
     assert path.stopped.startswith("could not mitigate age+record_id: ldp:")
     assert path.stopped.count("ldp:") == 2
@@ -488,7 +489,7 @@ def test_local_dp_in_the_loop_is_charged_once_per_draw(
     """Every noise draw of the mitigation is charged to the ledger before it is drawn; a set's
     draw is reused when later steps replay it on the same input (one charge, not one a step);
     a strategy the budget cannot pay for is skipped with the ledger's reason."""
-    from attrpriv.assess.assessor import Replays
+    from attrpriv.assess.loop import Replays
     from attrpriv.dp import BudgetLedger
     from attrpriv.errors import BudgetExceededError
 
@@ -512,8 +513,123 @@ def test_local_dp_in_the_loop_is_charged_once_per_draw(
     path = risk.mitigate(X, y, [ids, Drop()], max_steps=3, ledger=ledger).mitigation
     assert path is not None and [s.strategy for s in path.steps][:2] == [None, "ldp"]
     assert len(ledger.entries()) == 3  # one more draw, however often the loop replayed it
+    assert path.steps[1].charges == (ledger.entries()[-1].id,)  # the step names its charge
+    assert all(s.charges == () for s in path.steps[2:])
     small = BudgetLedger(tmp_path / "small.ledger")
     small.set_budget(0.5, unit="dp/substitute:record_id")
     path = risk.mitigate(X, y, [ids, Drop()], max_steps=1, ledger=small).mitigation
     assert path is not None and path.steps[1].strategy == "drop"
     assert "would exceed the budget" in path.steps[1].skipped[0] and not small.entries()
+
+
+# -- choose="best": the step that removes the most excess risk per utility lost ---------------
+
+
+class MoveIdentifier(Drop):
+    """A broken "fix": blanks the set but copies the identifier into another column (the risk
+    moves there; a probe on the flagged set alone sees it fall)."""
+
+    name = "move"
+
+    def _transform(self, work: Any) -> Any:
+        frame = work.X
+        (feature,) = work.features
+        ids = frame[feature]
+        frame = frame.assign(**{feature: "same", "coin": ids})
+        return frame, {}, None
+
+
+class Shrink:
+    """A model-level strategy: the same pipeline, far more regularized."""
+
+    name = "shrink"
+
+    def apply_model(self, estimator: Any) -> Any:
+        from sklearn.base import clone
+
+        return clone(estimator).set_params(logisticregression__C=1e-4)
+
+
+def test_best_takes_the_step_that_removes_risk_and_says_why_it_left_the_others(
+    leaky: tuple[pd.DataFrame, pd.Series],
+) -> None:
+    """Encrypting the identifier removes nothing; dropping it removes the excess. "best" probes
+    both, takes drop in one step and records each candidate's measured reduction and cost."""
+    from attrpriv.assess.mitigation.choice import excess
+
+    X, y = leaky
+    risk = assessor(threshold=0.05, n_repeats=1)
+    report = risk.mitigate(X, y, [Encrypt(), Drop()], max_steps=3, choose="best")
+    path = report.mitigation
+    assert path is not None and [s.strategy for s in path.steps] == [None, "drop"]
+    start, step = path.steps
+    flagged = report.flagged[0]
+    assert start.total_excess == pytest.approx(excess(flagged, 0.05)) and start.total_excess > 0
+    verdicts = {c["strategy"]: c for c in step.candidates}
+    assert verdicts["drop"]["verdict"] == "chosen" and verdicts["drop"]["risk_reduction"] > 0
+    assert verdicts["encrypt"]["verdict"].startswith("removes no risk")
+    assert step.total_excess == 0.0 and path.stopped == "every score is under the threshold"
+    low, high = step.scores_ci["coin"]
+    assert low <= step.scores["coin"] <= high
+    # the ladder, in the same order, spends a step on encryption first
+    ladder = assessor(threshold=0.05, n_repeats=1).mitigate(X, y, [Encrypt(), Drop()])
+    assert [s.strategy for s in ladder.mitigation.steps][:2] == [None, "encrypt"]
+
+
+def test_best_rejects_a_step_the_full_reassessment_does_not_confirm(
+    leaky: tuple[pd.DataFrame, pd.Series], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The probe on the flagged set sees the identifier's risk fall; the full re-assessment (made
+    to find the risk moved, as a privacy onion would) does not, and the step is rejected:
+    nothing else is left, so the loop stops naming the set and the reason."""
+    X, y = leaky
+    risk = assessor(threshold=0.05, n_repeats=1)
+    real = FeatureRiskAssessor._assess
+    first: list[RiskReport] = []
+
+    def assess(self: FeatureRiskAssessor, frame: pd.DataFrame, *args: Any, **kw: Any) -> Any:
+        report = real(self, frame, *args, **kw)
+        if not first:
+            first.append(report)
+        moved = (frame["record_id"] == "same").all() and len(report.feature_sets) == 2
+        return first[0] if moved else report  # the full re-assessment: as risky as before
+
+    monkeypatch.setattr(FeatureRiskAssessor, "_assess", assess)
+    path = risk.mitigate(X, y, [MoveIdentifier()], choose="best").mitigation
+    assert path is not None and len(path.steps) == 1
+    assert path.stopped.startswith("no candidate step removes risk within the utility budget")
+    assert "move on record_id: re-assessed on every set, the excess" in path.stopped
+    pd.testing.assert_frame_equal(risk.mitigated_, X)  # nothing applied
+
+
+def test_best_within_a_utility_budget_and_a_model_level_strategy(
+    leaky: tuple[pd.DataFrame, pd.Series],
+) -> None:
+    """A heavily regularized model stops memorising the identifier but pays test utility: with
+    no budget it is a candidate like any other; with budget 0 nothing that costs utility is
+    taken, and the stop reason says what each candidate would have paid."""
+    X, y = leaky
+    risk = assessor(threshold=0.05, n_repeats=1)
+    path = risk.mitigate(X, y, [Shrink()], choose="best").mitigation
+    assert path is not None and [s.strategy for s in path.steps] == [None, "shrink"]
+    assert path.steps[1].feature_set is None  # the model, not a feature set
+    assert risk.mitigated_estimator_.get_params()["logisticregression__C"] == 1e-4
+    assert risk.estimator.get_params()["logisticregression__C"] == 10.0  # not mutated
+    paid = path.steps[1].utility_paid
+    assert paid > 0
+    tight = assessor(threshold=0.05, n_repeats=1)
+    stopped = tight.mitigate(X, y, [Shrink()], choose="best", max_utility_loss=paid / 2)
+    assert stopped.mitigation is not None and len(stopped.mitigation.steps) == 1
+    assert f"over the budget {paid / 2:g}" in stopped.mitigation.stopped
+    assert "shrink on the model" in stopped.mitigation.stopped
+
+
+def test_a_noise_drawing_strategy_needs_a_ledger(leaky: tuple[pd.DataFrame, pd.Series]) -> None:
+    X, y = leaky
+    ids = LocalDPNoise(1.0, domain={"record_id": sorted(X["record_id"])})
+    with pytest.raises(InputError, match=r"strategy 'ldp' draws noise: pass ledger="):
+        assessor(n_repeats=1).mitigate(X, y, [ids, Drop()], choose="best")
+    with pytest.raises(InputError, match=r"choose must be one of \['ladder', 'best'\]"):
+        assessor(n_repeats=1).mitigate(X, y, [Drop()], choose="greedy")
+    with pytest.raises(InputError, match="max_utility_loss must be >= 0"):
+        assessor(n_repeats=1).mitigate(X, y, [Drop()], max_utility_loss=-0.1)

@@ -55,6 +55,33 @@ def test_run_writes_json_and_html(capsys: pytest.CaptureFixture[str], tmp_path: 
     assert "data:image/png;base64," in html.read_text()
 
 
+def test_best_mitigation_with_a_model_strategy_and_a_utility_budget(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """--choose best probes drop on each flagged set and regularize on the model; each step
+    in the JSON lists the candidates with their measured reduction, cost and verdict."""
+    out = tmp_path / "report.json"
+    code, text, _ = run(
+        capsys,
+        "assess", "run", "german_credit", "--target", "credit_risk", *FAST,
+        "--feature-sets", "age;purpose,savings", "--attacks", "membership",
+        "--threshold", "0.0", "--mitigate", "drop,regularize", "--choose", "best",
+        "--max-utility-loss", "0.5", "--max-steps", "1", "--out", str(out),
+    )  # fmt: skip
+    assert code == 0, text
+    path = json.loads(out.read_text())["mitigation"]
+    start, step = path["steps"]
+    assert start["candidates"] == [] and (step["strategy"], step["feature_set"]) == (
+        "drop",
+        ["age"],
+    )
+    probed = {c["strategy"]: c for c in step["candidates"]}
+    assert set(probed) == {"drop", "regularize"} and probed["drop"]["verdict"] == "chosen"
+    assert probed["regularize"]["feature_set"] is None  # the model
+    assert step["total_excess"] < start["total_excess"]
+    assert "step 1: drop age" in text
+
+
 def test_mitigated_data_and_the_encryption_key_are_written(
     capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
@@ -84,6 +111,8 @@ def test_mitigated_data_and_the_encryption_key_are_written(
         (["--mitigate", "drop", "--mitigated-out", "m.txt"], "--mitigated-out must end in"),
         (["--mitigate", "encrypt", "--mitigated-out", "m.csv"], "give --key-out"),
         (["--mitigate", "drop", "--key-out", "k.hex"], "--key-out is for the key"),
+        (["--mitigate", "ldp:1,drop"], "--mitigate ldp draws local-DP noise: give --ledger"),
+        (["--mitigate", "drop", "--choose", "greedy"], "--choose must be one of"),
         (["--out", "r.html", "--html", "r.html"], "--out and --html are the same file"),
         (["--html", "r.json"], "--html '{tmp}/r.json' must end in .html or .htm"),
         (["--weights", "membership=1,privacy=2"], "unknown score weights ['privacy']"),

@@ -9,7 +9,7 @@ import math
 import sys
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from datetime import UTC, datetime
 from importlib.metadata import version
 from pathlib import Path
@@ -24,6 +24,7 @@ from attrpriv._checks import (
     SEED,
     Rule,
     check_choice,
+    check_non_negative,
     check_positive_int,
     instance_of,
     integer,
@@ -42,7 +43,9 @@ from attrpriv.assess.choices import (
 )
 from attrpriv.assess.feature_sets import SPEC_FORMS, resolve_feature_sets
 from attrpriv.assess.inference import MIN_RECORDS
-from attrpriv.assess.mitigation import Mitigation
+from attrpriv.assess.loop import Loop, LoopSettings, model_level
+from attrpriv.assess.mitigation import Mitigation, ModelMitigation
+from attrpriv.assess.mitigation.choice import CHOICES
 from attrpriv.assess.models import task_of
 from attrpriv.assess.parallel import check_n_jobs, run_tasks
 from attrpriv.assess.reference import (
@@ -51,15 +54,13 @@ from attrpriv.assess.reference import (
     reference_term,
 )
 from attrpriv.assess.report import (
-    MitigationPath,
-    MitigationStep,
     ModelSummary,
     RiskReport,
     set_label,
 )
 from attrpriv.assess.scoring import ScoreWeights
 from attrpriv.assess.screening import Screening, screen_columns
-from attrpriv.dp.mechanism import Parameters, validated
+from attrpriv.dp.mechanism import Mechanism, Parameters, validated
 from attrpriv.errors import InputError, NotFittedError, offending
 
 if TYPE_CHECKING:
@@ -75,7 +76,7 @@ MIN_SHADOW_ROWS = 20  # training rows of each shadow model
 IDENTIFIER_REPEATS = 2
 MIN_SHADOW_CLASS_ROWS = 6  # per class: >= 2 in the attacker's half, so every shadow half has one
 MIN_PROPERTY_ROWS = 120  # the property game's 100 query records + 20 to draw shadow datasets from
-_LEARNED_BY_MITIGATE = ("mitigated_", "final_report_")
+_LEARNED_BY_MITIGATE = ("mitigated_", "final_report_", "mitigated_estimator_")
 _LEARNED = ("report_", "feature_names_in_", *_LEARNED_BY_MITIGATE)
 _UNDER = {  # why the loop stopped when nothing is flagged, by flag_on
     "estimate": "every score is under the threshold",
@@ -335,53 +336,94 @@ class FeatureRiskAssessor(Parameters):
         self,
         X: pd.DataFrame | np.ndarray,
         y: pd.Series | np.ndarray,
-        strategies: Sequence[Mitigation],
+        strategies: Sequence[Mitigation | ModelMitigation],
         max_steps: int = 5,
         *,
         ledger: BudgetLedger | None = None,
+        choose: str = "ladder",
+        max_utility_loss: float | None = None,
+        allow_unledgered: bool = False,
     ) -> RiskReport:
-        """Assess, then mitigate the riskiest flagged set and re-assess, until none is flagged.
+        """Assess, then mitigate flagged sets and re-assess, until none is flagged.
 
-        The riskiest flagged set gets its next rung of ``strategies``; docs/assess/mitigation.md.
+        ``choose="ladder"`` gives the riskiest flagged set its next rung of ``strategies``;
+        ``"best"`` takes the strategy (on one of the riskiest flagged sets, or on the model)
+        that removes the most excess risk per utility lost. See docs/assess/mitigation.md.
 
         Parameters
         ----------
         X, y : array_like
             Features (>= 40 rows, >= 2 named columns) and a complete target (2+ rows per class).
-        strategies : sequence of Mitigation
-            The escalation ladder; a strategy raising ``InputError`` on a set is skipped for it.
+        strategies : sequence of Mitigation or ModelMitigation
+            The ladder (``"ladder"``) or the candidates (``"best"``); a strategy raising
+            ``InputError`` on a set is skipped for it. A model-level one (``apply_model``, such
+            as ``Regularize``) changes the estimator, not the features.
         max_steps : int, default 5
             At most this many mitigations; >= 1.
         ledger : BudgetLedger or None, optional
-            Charged once per set and strategy by every strategy that draws noise, before it draws.
+            Charged once per set and strategy by every strategy that draws noise, before it
+            draws (probes of ``"best"`` included). Required when a strategy draws noise.
+        choose : {"ladder", "best"}, default "ladder"
+            How the next step is picked.
+        max_utility_loss : float or None, default None
+            The most test utility (the model's metric, absolute) the path may lose in all, >= 0;
+            a step that would lose more is not taken and the loop stops saying so.
+        allow_unledgered : bool, default False
+            Let a noise-drawing strategy run with no ledger (its privacy loss then goes
+            uncounted).
 
         Returns
         -------
         RiskReport
-            The first assessment with the path; also ``mitigated_`` and ``final_report_``.
+            The first assessment with the path; also ``mitigated_``, ``final_report_`` and
+            ``mitigated_estimator_``.
 
         Raises
         ------
         InputError
-            If a parameter or the data are invalid, or too few rows for a requested attack.
+            If a parameter or the data are invalid, too few rows for a requested attack, or a
+            strategy draws noise with no ledger.
         """
         max_steps = check_positive_int(max_steps, "max_steps")
+        choose = check_choice(choose, "choose", CHOICES)
+        if max_utility_loss is not None:
+            max_utility_loss = check_non_negative(max_utility_loss, "max_utility_loss")
         if isinstance(strategies, (str, bytes)) or not strategies:
             raise InputError("strategies must be a non-empty sequence of Mitigation objects")
         for strategy in strategies:
-            if not callable(getattr(strategy, "apply", None)):
-                raise InputError(f"strategy {strategy!r} has no apply(X, features, seed=) method")
+            if not callable(getattr(strategy, "apply", None)) and not model_level(strategy):
+                raise InputError(
+                    f"strategy {strategy!r} has no apply(X, features, seed=) or "
+                    "apply_model(estimator) method"
+                )
+            if isinstance(strategy, Mechanism) and ledger is None and not allow_unledgered:
+                raise InputError(
+                    f"strategy {strategy.name!r} draws noise: pass ledger= to charge it (or "
+                    "allow_unledgered=True to leave its privacy loss uncounted)"
+                )
         frame, target = _check_data(X, y, task_of(self.estimator) == "classification")
         self._check_rows(target)
         self.feature_names_in_ = np.asarray(frame.columns, dtype=object)
         kept, screening = self._screen(frame)
         notes, values = screening.report_notes(), frame[list(self.sensitive)]
-        first, path, mitigated, final = self._loop(
-            kept, target, list(strategies), max_steps, notes, values, ledger
-        )
+        sets = self._resolve(self.feature_sets, kept)
+        first = self._assess(kept, target, sets, notes, values)
+
+        def assess(
+            X: pd.DataFrame, sets: Sequence[tuple[str, ...]] | None, estimator: Any
+        ) -> RiskReport:
+            chosen = self._resolve(self.feature_sets if sets is None else list(sets), X,
+                                   strict=False)  # fmt: skip
+            return self._assess(X, target, chosen, notes, values, estimator=estimator)
+
+        settings = LoopSettings(float(self.threshold), str(self.flag_on), int(self.seed),
+                                max_steps, choose, max_utility_loss, self.estimator,
+                                _UNDER[self.flag_on])  # fmt: skip
+        done = Loop(assess, kept, target, strategies, settings, ledger).run(first)
         left_out = {c: frame[c] for c in frame.columns if c not in kept.columns}  # back, as is
-        self.mitigated_, self.final_report_ = mitigated.assign(**left_out), final
-        self.report_ = replace(first, mitigation=path)
+        self.mitigated_ = done.frame.assign(**left_out)
+        self.final_report_, self.mitigated_estimator_ = done.report, done.estimator
+        self.report_ = replace(first, mitigation=done.path)
         return self.report_
 
     # -- steps -----------------------------------------------------------------------------------
@@ -437,16 +479,20 @@ class FeatureRiskAssessor(Parameters):
         sets: list[tuple[str, ...]],
         screened: tuple[str, ...],
         sensitive: pd.DataFrame,
+        *,
+        estimator: Any = None,
     ) -> RiskReport:
-        """Run the grid on ``X`` and build the ranked report (``sensitive`` aligned by position)."""
+        """Run the grid on ``X`` and build the ranked report (``sensitive`` aligned by position);
+        ``estimator`` replaces the assessor's (a model-level mitigation)."""
+        estimator = self.estimator if estimator is None else estimator
         attacks = tuple(self.attacks)
         started = time.perf_counter()
         X, y = X.reset_index(drop=True), y.reset_index(drop=True)
         data = _grid.GridData(
             X=X,
             y=y,
-            estimator=self.estimator,
-            classification=task_of(self.estimator) == "classification",
+            estimator=estimator,
+            classification=task_of(estimator) == "classification",
             test_size=float(self.test_size),
             membership="membership" in attacks,
             membership_attack=self.membership_attack,
@@ -458,7 +504,7 @@ class FeatureRiskAssessor(Parameters):
             seed=int(self.seed),
             sensitive=tuple(sensitive.columns),
             sensitive_values=sensitive.reset_index(drop=True),
-            checkpoint=self._checkpoint_folder(X, y, sensitive),
+            checkpoint=self._checkpoint_folder(X, y, sensitive, estimator),
         )
         repeats = range(int(self.n_repeats))
         features = list(dict.fromkeys(f for group in sets for f in group))
@@ -522,62 +568,8 @@ class FeatureRiskAssessor(Parameters):
             run=_run_info(data, time.perf_counter() - started),
         )
 
-    def _loop(
-        self,
-        X: pd.DataFrame,
-        y: pd.Series,
-        strategies: list[Mitigation],
-        max_steps: int,
-        screened: tuple[str, ...],
-        sensitive: pd.DataFrame,
-        ledger: BudgetLedger | None,
-    ) -> tuple[RiskReport, MitigationPath, pd.DataFrame, RiskReport]:
-        """The mitigation loop; see :meth:`mitigate`."""
-        done = Replays(ledger)
-        sets = self._resolve(self.feature_sets, X)
-        report = first = self._assess(X, y, sets, screened, sensitive)
-        base = first.model.utility_test
-        steps = [_step(0, None, None, report, base)]
-        levels: dict[tuple[str, ...], int] = {}  # set -> index of its current strategy
-        current, stopped = X, ""
-        for step in range(1, max_steps + 1):
-            if not report.flagged:
-                break
-            ladder = [
-                r.features
-                for r in report.flagged
-                if levels.get(r.features, -1) + 1 < len(strategies)
-            ]
-            if not ladder:
-                stopped = "no strategy left for the flagged feature sets"
-                break
-            target = ladder[0]
-            candidate, records, skipped = _next_rung(
-                X, y, target, levels, strategies, int(self.seed), done
-            )
-            if candidate is None:
-                stopped = f"could not mitigate {set_label(target)}: {'; '.join(skipped)}"
-                break
-            if candidate.shape[1] < 2:
-                stopped = f"mitigating {set_label(target)} would leave fewer than 2 columns"
-                break
-            current = candidate
-            sets = self._resolve(self.feature_sets, current, strict=False)
-            report = self._assess(current, y, sets, screened, sensitive)
-            applied = records.get(target, {})
-            name = strategies[levels[target]].name
-            steps.append(_step(step, target, name, report, base, applied, skipped))
-        if not stopped:
-            stopped = (
-                _UNDER[self.flag_on]
-                if not report.flagged
-                else f"the most steps allowed ({max_steps}) were taken"
-            )
-        path = MitigationPath(tuple(steps), stopped, float(self.threshold))
-        return first, path, current, report
-
     def _checkpoint_folder(
-        self, X: pd.DataFrame, y: pd.Series, sensitive: pd.DataFrame
+        self, X: pd.DataFrame, y: pd.Series, sensitive: pd.DataFrame, estimator: Any
     ) -> str | None:
         """``checkpoint/<digest of the data and every setting>``, or None without a checkpoint."""
         if self.checkpoint is None:
@@ -586,7 +578,7 @@ class FeatureRiskAssessor(Parameters):
             **self.settings(),
             "estimator_params": {
                 k: v if isinstance(v, (str, int, float, bool, type(None))) else type(v).__name__
-                for k, v in self.estimator.get_params(deep=True).items()
+                for k, v in estimator.get_params(deep=True).items()
             },
             "sensitive_values": list(pd.util.hash_pandas_object(sensitive, index=False).to_numpy()),
         }
@@ -757,101 +749,6 @@ def describe(estimator: Any) -> str:
     else:
         parts = [repr(estimator)]
     return " | ".join(" ".join(part.split()) for part in parts)
-
-
-@dataclass
-class Replays:
-    """Each strategy's output per input, reused on replay: noise drawn and charged once."""
-
-    ledger: BudgetLedger | None
-    made: list[tuple[tuple[str, ...], int, pd.DataFrame, pd.DataFrame, dict[str, Any]]] = field(
-        default_factory=list
-    )
-
-    def apply(
-        self,
-        strategy: Mitigation,
-        level: int,
-        frame: pd.DataFrame,
-        features: tuple[str, ...],
-        seed: int,
-        y: pd.Series,
-    ) -> tuple[pd.DataFrame, dict[str, Any]]:
-        """``strategy`` on ``frame``: the output it made of this input before, or a new one."""
-        present = [f for f in features if f in frame.columns]
-        for known, rung, before, after, record in self.made:
-            if known == features and rung == level and before.equals(frame):
-                return after, record
-        extra = {} if self.ledger is None else {"ledger": self.ledger}
-        out = strategy.apply(frame, present, seed=seed, y=y, **extra)
-        to_dict = getattr(getattr(strategy, "applied_", None), "to_dict", None)
-        record = dict(to_dict()) if callable(to_dict) else {}
-        self.made.append((features, level, frame, out, record))
-        return out, record
-
-
-def _apply(
-    X: pd.DataFrame,
-    y: pd.Series,
-    levels: dict[tuple[str, ...], int],
-    strategies: Sequence[Mitigation],
-    seed: int,
-    done: Replays,
-) -> tuple[pd.DataFrame, dict[tuple[str, ...], dict[str, Any]]]:
-    """Replay every mitigated set's current strategy on the original data."""
-    frame, records = X, {}
-    for features, level in levels.items():
-        if any(f in frame.columns for f in features):
-            frame, records[features] = done.apply(
-                strategies[level], level, frame, features, seed, y
-            )
-    return frame, records
-
-
-def _next_rung(
-    X: pd.DataFrame,
-    y: pd.Series,
-    target: tuple[str, ...],
-    levels: dict[tuple[str, ...], int],
-    strategies: Sequence[Mitigation],
-    seed: int,
-    done: Replays,
-) -> tuple[pd.DataFrame | None, dict[tuple[str, ...], dict[str, Any]], tuple[str, ...]]:
-    """Move ``target`` to its next applicable strategy, saying why others were skipped."""
-    skipped: list[str] = []
-    for level in range(levels.get(target, -1) + 1, len(strategies)):
-        levels[target] = level
-        try:
-            candidate, records = _apply(X, y, levels, strategies, seed, done)
-        except InputError as exc:
-            skipped.append(f"{strategies[level].name}: {exc}")
-            continue
-        return candidate, records, tuple(skipped)
-    return None, {}, tuple(skipped)
-
-
-def _step(
-    step: int,
-    target: tuple[str, ...] | None,
-    strategy: str | None,
-    report: RiskReport,
-    base_utility: float,
-    applied: dict[str, Any] | None = None,
-    skipped: tuple[str, ...] = (),
-) -> MitigationStep:
-    """The state after one pass of the loop (utility of the model on all current features)."""
-    return MitigationStep(
-        step=step,
-        feature_set=target,
-        strategy=strategy,
-        utility=report.model.utility_test,
-        utility_paid=base_utility - report.model.utility_test,
-        max_score=report.max_score,
-        flagged=tuple(r.features for r in report.flagged),
-        scores={r.label: r.modified for r in report.feature_sets},
-        applied=applied or {},
-        skipped=skipped,
-    )
 
 
 def _kept(

@@ -21,5 +21,6 @@ REFERENCE_ATTACKS = ("rmia", "rmia-online", "lira")  # membership with reference
 OFFLINE_ATTACKS = ("rmia", "lira")  # references never trained on a candidate
 MEMBERSHIP_ATTACKS = (*REFERENCE_ATTACKS, "loss", "shadow")
 STRATEGY_FORMS = (
-    "'drop', 'generalize[:BINS[:quantile|tree]]', 'ldp:EPSILON', 'synthetic', 'encrypt'"
+    "'drop', 'generalize[:BINS[:quantile|tree]]', 'ldp:EPSILON[:bins:K]', 'synthetic', "
+    "'encrypt', 'regularize[:KEY=VALUE[:KEY=VALUE...]]'"
 )

@@ -357,6 +357,10 @@ class MitigationStep:
     scores: Mapping[str, float]
     applied: Mapping[str, Any] = field(default_factory=dict)
     skipped: tuple[str, ...] = ()  # strategies of the ladder that could not apply, and why
+    scores_ci: Mapping[str, tuple[float, float]] = field(default_factory=dict)
+    total_excess: float | None = None  # how far the sets' flags lie over, summed (None: old)
+    candidates: tuple[Mapping[str, Any], ...] = ()  # choose="best": each probe and its verdict
+    charges: tuple[int, ...] = ()  # the ledger entries charged during the step
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -370,6 +374,10 @@ class MitigationStep:
             "scores": dict(self.scores),
             "applied": to_jsonable(dict(self.applied)),
             "skipped": list(self.skipped),
+            "scores_ci": {k: list(v) for k, v in self.scores_ci.items()},
+            "total_excess": self.total_excess,
+            "candidates": [dict(c) for c in self.candidates],
+            "charges": list(self.charges),
         }
 
     @classmethod
@@ -386,7 +394,16 @@ class MitigationStep:
             scores={str(k): float(v) for k, v in spec["scores"].items()},
             applied=dict(spec.get("applied", {})),
             skipped=tuple(str(s) for s in spec.get("skipped", ())),
-        )
+            scores_ci={str(k): (float(v[0]), float(v[1]))
+                       for k, v in spec.get("scores_ci", {}).items()},
+            total_excess=_optional_float(spec.get("total_excess")),
+            candidates=tuple(dict(c) for c in spec.get("candidates", ())),
+            charges=tuple(int(i) for i in spec.get("charges", ())),
+        )  # fmt: skip
+
+
+def _optional_float(value: Any) -> float | None:
+    return None if value is None else float(value)
 
 
 @dataclass(frozen=True)

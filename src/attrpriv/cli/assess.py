@@ -37,7 +37,7 @@ from attrpriv.cli._outputs import Outputs, check_work_folder
 from attrpriv.errors import InputError
 
 if TYPE_CHECKING:  # the library is imported when a command runs, not for its --help
-    from attrpriv.assess.mitigation import Mitigation
+    from attrpriv.assess.mitigation import Mitigation, ModelMitigation
     from attrpriv.assess.report import RiskReport, SensitiveRisk
     from attrpriv.data.schema import Schema
 
@@ -63,7 +63,7 @@ def build_estimator(
 
 def build_strategies(
     text: str | None, ldp_epsilon: float, schema: Schema | None
-) -> list[Mitigation]:
+) -> list[Mitigation | ModelMitigation]:
     """Mitigation strategies from ``--mitigate``, in the given (escalation) order.
 
     A bare ``ldp`` takes ``--ldp-epsilon``; the schema gives local DP its public domains.
@@ -231,9 +231,24 @@ def run(
     ] = "estimate",
     mitigate: Annotated[
         str | None,
-        typer.Option(help=f"Comma-separated escalation ladder of {STRATEGY_FORMS}."),
+        typer.Option(
+            help=f"Comma-separated strategies (the ladder, or the candidates of --choose best) "
+            f"of {STRATEGY_FORMS}."
+        ),
     ] = None,
     max_steps: Annotated[int, typer.Option(help="At most this many mitigation steps.")] = 5,
+    choose: Annotated[
+        str,
+        typer.Option(
+            help="'ladder': the riskiest flagged set's next strategy in --mitigate order; "
+            "'best': the strategy (on a flagged set or the model) that removes the most risk "
+            "per utility lost, confirmed by a full re-assessment."
+        ),
+    ] = "ladder",
+    max_utility_loss: Annotated[
+        float | None,
+        typer.Option(help="Stop before a step that would lose more test utility than this."),
+    ] = None,
     mitigated_out: Annotated[
         Path | None, output_option("Write the mitigated data (.csv or .parquet; needs --mitigate).")
     ] = None,
@@ -320,7 +335,8 @@ def run(
     """Differential inference attacks per feature set, risk scores, threshold, mitigation."""
     from attrpriv.assess.assessor import FeatureRiskAssessor
     from attrpriv.assess.data import TASKS, load_task
-    from attrpriv.assess.mitigation import Encrypt
+    from attrpriv.assess.mitigation import Encrypt, LocalDPNoise
+    from attrpriv.assess.mitigation.choice import CHOICES
     from attrpriv.assess.scoring import ScoreWeights, parse_weights
     from attrpriv.dp.ledger import BudgetLedger
     from attrpriv.report import render_html
@@ -340,6 +356,13 @@ def run(
     named = found.sensitive_columns(split_names(sensitive))
     strategies = build_strategies(mitigate, ldp_epsilon, found.schema)
     _check_mitigation_outputs(strategies, mitigated_out, key_out)
+    check_choice(choose, "--choose", CHOICES)
+    noisy = [s.name for s in strategies if isinstance(s, LocalDPNoise)]
+    if noisy and ledger is None:
+        raise InputError(
+            f"--mitigate {noisy[0]} draws local-DP noise: give --ledger (a budget ledger "
+            "covering the columns' unit) so that every draw is charged"
+        )
     estimator = build_estimator(model, model_file, trust or [], found.task, seed)
     assessor = FeatureRiskAssessor(
         estimator,
@@ -366,7 +389,8 @@ def run(
     )
     if strategies:
         book = None if ledger is None else BudgetLedger(ledger, create=False)
-        report = assessor.mitigate(X, y, strategies, max_steps=max_steps, ledger=book)
+        report = assessor.mitigate(X, y, strategies, max_steps=max_steps, ledger=book,
+                                   choose=choose, max_utility_loss=max_utility_loss)  # fmt: skip
     else:
         report = assessor.assess(X, y)
     report = found.report_on_data(report)
@@ -390,7 +414,7 @@ def run(
 
 
 def _check_mitigation_outputs(
-    strategies: list[Mitigation], mitigated_out: Path | None, key_out: Path | None
+    strategies: list[Mitigation | ModelMitigation], mitigated_out: Path | None, key_out: Path | None
 ) -> None:
     """--mitigated-out needs a ladder and a table suffix; encrypted output needs --key-out."""
     from attrpriv.assess.mitigation import Encrypt

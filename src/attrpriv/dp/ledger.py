@@ -17,7 +17,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from attrpriv._checks import check_delta, check_epsilon, check_positive
+from attrpriv._checks import check_delta, check_epsilon, check_flag, check_positive
 from attrpriv._display import html_grid
 from attrpriv.dp.accounting import (
     PLD,
@@ -515,22 +515,11 @@ class BudgetLedger:
             raise LedgerError(f"can only charge a PrivacyRecord, got {type(record).__name__}")
         if not isinstance(label, str):
             raise InputError(f"label must be a string, got {type(label).__name__}")
-        if not isinstance(allow_unbudgeted, bool):
-            raise InputError(f"allow_unbudgeted must be True or False, got {allow_unbudgeted!r}")
-        new = Charge(record.unit, record.mechanism, record.epsilon, record.delta, record.rho)
+        allow_unbudgeted = check_flag(allow_unbudgeted, "allow_unbudgeted")
         created = _now()
         with self._transaction() as conn:
-            budgets = _budgets(conn, self.path)
-            budgeted = [PrivacyUnit.parse(key) for key in budgets]
-            covering = [c for c in conversions(record.unit, budgeted) if c.target.key in budgets]
-            if not covering and not allow_unbudgeted:
-                raise BudgetExceededError(self._unbudgeted_message(record.unit))
-            charges = _charges(conn, self.path)
-            touched = [c for b in budgeted if (c := charged(record.unit, b)) is not None]
-            for conversion in touched:
-                target, budget = conversion.target, budgets[conversion.target.key]
-                before = [c for c, _ in counted_in(target, charges)]
-                _check_fits(record, conversion, budget, before, [*before, convert(new, conversion)])
+            budgets, charges = _budgets(conn, self.path), _charges(conn, self.path)
+            covered = self._admit(record, budgets, charges, allow_unbudgeted=allow_unbudgeted)
             cursor = conn.execute(
                 "INSERT INTO releases (created, label, unit, mechanism, definition, epsilon, "
                 "delta, rho, budgeted, record) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
@@ -543,12 +532,54 @@ class BudgetLedger:
                     record.epsilon,
                     record.delta,
                     record.rho,
-                    int(bool(covering)),
+                    int(covered),
                     json.dumps(record.to_dict()),
                 ),
             )
             entry_id = int(cursor.lastrowid or 0)
-        return LedgerEntry(entry_id, created, label, record, bool(covering))
+        return LedgerEntry(entry_id, created, label, record, covered)
+
+    def check(self, records: Sequence[PrivacyRecord], *, allow_unbudgeted: bool = False) -> None:
+        """Refuse ``records`` unless charging them in order would fit; writes nothing.
+
+        Each record is admitted as :meth:`charge` would admit it after the ledger's charges and
+        the records before it in the list, so a plan can be refused before any data is read.
+
+        Parameters
+        ----------
+        records : sequence of PrivacyRecord
+            The planned releases' guarantees, in the order they would be charged.
+        allow_unbudgeted : bool, optional
+            Admit records that no budget covers; budgets that do are enforced regardless.
+
+        Raises
+        ------
+        BudgetExceededError
+            A record's unit has no budget (unless allowed), or it would exceed one; the message
+            names the first such record, ``records[i]``.
+        InputError
+            ``records`` is not a sequence of :class:`PrivacyRecord`, or ``allow_unbudgeted`` is
+            not True or False.
+        """
+        if isinstance(records, str | bytes) or not isinstance(records, Sequence):
+            raise InputError(
+                f"records must be a sequence of PrivacyRecord, got {type(records).__name__}"
+            )
+        for index, record in enumerate(records):
+            if not isinstance(record, PrivacyRecord):
+                raise InputError(
+                    f"records[{index}] must be a PrivacyRecord, got {type(record).__name__}"
+                )
+        allow_unbudgeted = check_flag(allow_unbudgeted, "allow_unbudgeted")
+        with self._transaction(write=False) as conn:
+            budgets, charges = _budgets(conn, self.path), _charges(conn, self.path)
+        for index, record in enumerate(records):
+            try:
+                self._admit(record, budgets, charges, allow_unbudgeted=allow_unbudgeted)
+            except BudgetExceededError as exc:
+                earlier = f" (spent includes records[:{index}])" if index else ""
+                raise BudgetExceededError(f"records[{index}]: {exc}{earlier}") from None
+            charges.append(_charge_of(record))
 
     def budgets(self) -> dict[str, Budget]:
         """The current budget of every unit that has one.
@@ -626,6 +657,30 @@ class BudgetLedger:
                 f"ledger file {str(self.path)!r} is corrupt: release {entry_id} has an "
                 f"unreadable record ({exc})"
             ) from None
+
+    def _admit(
+        self,
+        record: PrivacyRecord,
+        budgets: dict[str, Budget],
+        charges: Sequence[Charge],
+        *,
+        allow_unbudgeted: bool,
+    ) -> bool:
+        """Refuse ``record`` unless it fits every budget it counts against after ``charges``.
+
+        Returns whether a budget covers its unit. Shared by :meth:`charge` and :meth:`check`.
+        """
+        budgeted = [PrivacyUnit.parse(key) for key in budgets]
+        covering = [c for c in conversions(record.unit, budgeted) if c.target.key in budgets]
+        if not covering and not allow_unbudgeted:
+            raise BudgetExceededError(self._unbudgeted_message(record.unit))
+        new = _charge_of(record)
+        touched = [c for b in budgeted if (c := charged(record.unit, b)) is not None]
+        for conversion in touched:
+            target, budget = conversion.target, budgets[conversion.target.key]
+            before = [c for c, _ in counted_in(target, charges)]
+            _check_fits(record, conversion, budget, before, [*before, convert(new, conversion)])
+        return bool(covering)
 
     def _unbudgeted_message(self, unit: PrivacyUnit) -> str:
         reach = [c.target.key for c in conversions(unit)]
@@ -773,6 +828,11 @@ def _charges(conn: sqlite3.Connection, path: Path) -> list[Charge]:
         )
         for row_id, unit, mechanism, epsilon, delta, rho in rows
     ]
+
+
+def _charge_of(record: PrivacyRecord) -> Charge:
+    """The charge ``record`` adds, as :func:`_charges` reads it back once stored."""
+    return Charge(record.unit, record.mechanism, record.epsilon, record.delta, record.rho)
 
 
 def _check_fits(

@@ -71,6 +71,17 @@ class Mitigation(Protocol):
         ...
 
 
+@runtime_checkable
+class ModelMitigation(Protocol):
+    """A way to reduce the risk of the whole model: a changed copy of the estimator."""
+
+    name: str
+
+    def apply_model(self, estimator: Any) -> Any:
+        """A new estimator (the input is left unchanged)."""
+        ...
+
+
 class Strategy(Parameters, ABC):
     """Base class: checks the inputs, copies the frame, calls :meth:`_transform`, records it."""
 

@@ -1,5 +1,6 @@
-"""Local DP on a feature set: k-ary randomized response or clipped Laplace; m features per record
-get ``m * epsilon``. Domains must be public. See docs/assess/mitigation.md.
+"""Local DP on a feature set: k-ary randomized response, clipped Laplace, or randomized response
+over public bins; m features per record get ``m * epsilon``. Domains must be public. See
+docs/assess/mitigation.md.
 """
 
 from __future__ import annotations
@@ -17,6 +18,8 @@ from attrpriv._checks import (
     Rule,
     check_finite_number,
     instance_of,
+    integer,
+    one_of,
     optional,
 )
 from attrpriv.assess.mitigation.base import Strategy, check_inputs, is_numeric, with_values
@@ -38,6 +41,12 @@ from attrpriv.errors import InputError, offending
 
 if TYPE_CHECKING:
     from attrpriv.assess.mitigation.base import Transformed, Work
+
+NUMERIC_RANDOMIZERS = ("laplace", "bins")
+"""How a numeric feature is randomized: clipped Laplace noise, or randomized response over
+equal-width bins of its public bounds."""
+BINNED = "binned randomized response"
+"""The ``distribution`` of a binned numeric feature's plan."""
 
 
 @dataclass(frozen=True)
@@ -89,19 +98,27 @@ class LocalDPDiagnostics(Diagnostics):
                     f"{feature!r}: Laplace noise of scale {plan['scale']:.4g} on values clipped "
                     f"to [{plan['lower']:g}, {plan['upper']:g}] (epsilon {plan['epsilon']:.4g})"
                 )
-            else:
-                lines.append(
-                    f"{feature!r}: randomized response over {plan['k']} values "
-                    f"({plan['domain_source']}), kept with probability "
-                    f"{plan['keep_probability']:.4g} (epsilon {plan['epsilon']:.4g})"
+                continue
+            if plan["distribution"] == BINNED:
+                what = (
+                    f"the midpoints of {plan['k']} equal-width bins of "
+                    f"[{plan['lower']:g}, {plan['upper']:g}]"
                 )
+            else:
+                what = f"{plan['k']} values"
+            lines.append(
+                f"{feature!r}: randomized response over {what} ({plan['domain_source']}), kept "
+                f"with probability {plan['keep_probability']:.4g} (epsilon {plan['epsilon']:.4g})"
+            )
         return lines
 
 
 class LocalDPNoise(Strategy, Mechanism[Columns, LocalFacts, LocalPlan]):
-    """epsilon-local DP per record and feature (``epsilon`` per value): randomized response or
-    clipped Laplace noise. Public domains: ``bounds`` (numeric clipping bounds), ``domain``
-    (categorical values, None for missing), else ``schema``."""
+    """epsilon-local DP per record and feature (``epsilon`` per value): randomized response for
+    categories; for numbers, clipped Laplace noise (``numeric="laplace"``) or randomized response
+    over ``bins`` equal-width bins of the public bounds, released as bin midpoints
+    (``numeric="bins"``). Public domains: ``bounds`` (numeric bounds), ``domain`` (categorical
+    values, None for missing), else ``schema``."""
 
     name = "ldp"
     _constraints: ClassVar[Mapping[str, Rule]] = {
@@ -109,6 +126,8 @@ class LocalDPNoise(Strategy, Mechanism[Columns, LocalFacts, LocalPlan]):
         "schema": optional(instance_of(Schema, "an attrpriv Schema")),
         "bounds": optional(instance_of(Mapping, "a mapping of column to (low, high)")),
         "domain": optional(instance_of(Mapping, "a mapping of column to its values")),
+        "numeric": one_of(NUMERIC_RANDOMIZERS),
+        "bins": integer(2),
         **SAMPLER_CONSTRAINTS,
     }
 
@@ -119,6 +138,8 @@ class LocalDPNoise(Strategy, Mechanism[Columns, LocalFacts, LocalPlan]):
         bounds: Mapping[str, tuple[float, float]] | None = None,
         domain: Mapping[str, Sequence[Any]] | None = None,
         schema: Schema | None = None,
+        numeric: str = "laplace",
+        bins: int = 5,
         sampler: NoiseSampler | None = None,
         allow_nonprivate: bool = False,
     ) -> None:
@@ -126,6 +147,8 @@ class LocalDPNoise(Strategy, Mechanism[Columns, LocalFacts, LocalPlan]):
         self.bounds = bounds
         self.domain = domain
         self.schema = schema
+        self.numeric = numeric
+        self.bins = bins
         self.sampler = sampler
         self.allow_nonprivate = allow_nonprivate
 
@@ -162,8 +185,8 @@ class LocalDPNoise(Strategy, Mechanism[Columns, LocalFacts, LocalPlan]):
                 bounds[feature], sources[feature] = self._bounds(column)
                 if column.isna().any():
                     raise InputError(
-                        f"column {feature!r} has missing values; Laplace noise needs a number "
-                        "in every row (impute first, or make it categorical)"
+                        f"column {feature!r} has missing values; numeric={self.numeric!r} needs "
+                        "a number in every row (impute first, or make it categorical)"
                     )
             else:
                 declared, sources[feature] = self._domain(column)
@@ -194,7 +217,8 @@ class LocalDPNoise(Strategy, Mechanism[Columns, LocalFacts, LocalPlan]):
             "laplace",
             scales,
             of="each value of the Laplace-noised numeric features (randomized-response "
-            "features: their keep probabilities are in the diagnostics)",
+            "features, binned numeric ones included, have no noise scale: their keep "
+            "probabilities are in the diagnostics)",
         )
 
     def _diagnostics(
@@ -214,6 +238,15 @@ class LocalDPNoise(Strategy, Mechanism[Columns, LocalFacts, LocalPlan]):
         self, feature: str, public: LocalFacts, epsilon: float, sampler: NoiseSampler
     ) -> dict[str, Any]:
         """How one feature is randomized: public parameters only (plus the domain values)."""
+        if feature in public.bounds and self.numeric == "bins":
+            lower, upper = public.bounds[feature]
+            return {
+                "distribution": BINNED,
+                "lower": lower,
+                "upper": upper,
+                "midpoints": bin_midpoints(lower, upper, int(self.bins)),
+                **self._response(epsilon, int(self.bins), public.sources[feature]),
+            }
         if feature in public.bounds:
             lower, upper = public.bounds[feature]
             scale = self.laplace_scale(epsilon, lower, upper, sampler.rounding_slack(1))
@@ -226,17 +259,23 @@ class LocalDPNoise(Strategy, Mechanism[Columns, LocalFacts, LocalPlan]):
                 "epsilon": epsilon,
             }
         values = list(public.values[feature])
-        r = self.replace_probability(epsilon, len(values))
         return {
             "distribution": "k-ary randomized response",
-            "k": len(values),
-            "domain_source": public.sources[feature],
-            "replace_probability": r,
-            "keep_probability": 1.0 - r + r / len(values),
-            "nominal_keep_probability": keep_probability(epsilon, len(values)),
-            "epsilon": realised_epsilon(r, len(values)),
-            "sensitivity": 1.0,
+            **self._response(epsilon, len(values), public.sources[feature]),
             "values": values,
+        }
+
+    def _response(self, epsilon: float, k: int, source: str) -> dict[str, Any]:
+        """The public parameters of k-ary randomized response at ``epsilon`` per value."""
+        r = self.replace_probability(epsilon, k)
+        return {
+            "k": k,
+            "domain_source": source,
+            "replace_probability": r,
+            "keep_probability": 1.0 - r + r / k,
+            "nominal_keep_probability": keep_probability(epsilon, k),
+            "epsilon": realised_epsilon(r, k),
+            "sensitivity": 1.0,
         }
 
     def _bounds(self, column: pd.Series) -> tuple[tuple[float, float], str]:
@@ -291,9 +330,21 @@ class LocalDPNoise(Strategy, Mechanism[Columns, LocalFacts, LocalPlan]):
         return declared, source
 
     def record(self, plan: LocalPlan) -> PrivacyRecord:
-        """The guarantee: ``m * epsilon``-DP for a record's values of the ``m`` features."""
+        """The guarantee: ``m * epsilon``-DP for a record's values of the ``m`` features.
+
+        Parameters
+        ----------
+        plan : LocalPlan
+            The noise plan of the release.
+
+        Returns
+        -------
+        PrivacyRecord
+            The guarantee; the assumptions name the binned numeric features and their bins.
+        """
         features = list(plan.features)
         epsilon = plan.per_value_epsilon
+        binned = {f: p for f, p in plan.features.items() if p["distribution"] == BINNED}
         return self._record(
             plan,
             mechanism="local-dp-noise",
@@ -311,6 +362,12 @@ class LocalDPNoise(Strategy, Mechanism[Columns, LocalFacts, LocalPlan]):
                     f"domain of {f!r} read from the data"
                     for f, p in plan.features.items()
                     if "observed" in str(p.get("domain_source", ""))
+                ),
+                *(
+                    f"the {p['k']} equal-width bins of {f!r} over [{p['lower']:g}, "
+                    f"{p['upper']:g}] are fixed before the data are read (public bounds); a "
+                    "value is released as the midpoint of its randomized bin"
+                    for f, p in binned.items()
                 ),
             ),
         )
@@ -340,6 +397,10 @@ def _randomize(
     if plan["distribution"] == "laplace":
         clipped = np.clip(column.to_numpy(dtype=float), plan["lower"], plan["upper"])
         return sampler.laplace(clipped, plan["scale"])
+    if plan["distribution"] == BINNED:
+        codes = bin_codes(column.to_numpy(dtype=float), plan["lower"], plan["upper"], plan["k"])
+        noisy = _randomized_response(codes, plan["k"], plan["replace_probability"], bits)
+        return np.asarray(plan["midpoints"], dtype=float)[noisy]
     values: list[Any] = plan["values"]
     missing_code = next((i for i, v in enumerate(values) if _is_missing(v)), -1)
     lookup = {v: i for i, v in enumerate(values) if not _is_missing(v)}
@@ -355,3 +416,19 @@ def _randomize(
         except (TypeError, ValueError):  # the domain has values of another type: keep objects
             return drawn
     return with_values(column, drawn, declared)
+
+
+def bin_codes(values: np.ndarray, lower: float, upper: float, k: int) -> np.ndarray:
+    """Each value's bin among ``k`` equal-width bins of ``[lower, upper]``: ``[e_i, e_{i+1})``,
+    the last closed; values outside go to the outer bins (a public, data-independent map)."""
+    width = (upper - lower) / k
+    if width <= 0:
+        return np.zeros(values.shape, dtype=np.int64)
+    codes = np.floor((np.clip(values, lower, upper) - lower) / width)
+    return np.asarray(np.clip(codes, 0, k - 1), dtype=np.int64)
+
+
+def bin_midpoints(lower: float, upper: float, k: int) -> list[float]:
+    """The midpoints of ``k`` equal-width bins of ``[lower, upper]``, in order."""
+    width = (upper - lower) / k
+    return [lower + (i + 0.5) * width for i in range(k)]

@@ -1,4 +1,5 @@
-"""Strategies from CLI strings: ``drop``, ``generalize:5:tree``, ``ldp:1.0``, ..."""
+"""Strategies from CLI strings: ``drop``, ``generalize:5:tree``, ``ldp:1.0:bins:5``,
+``regularize:min_samples_leaf=50``, ..."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ from attrpriv.assess.mitigation.base import Drop, Strategy
 from attrpriv.assess.mitigation.encrypt import Encrypt
 from attrpriv.assess.mitigation.generalize import BINNING_METHODS, Generalize
 from attrpriv.assess.mitigation.ldp import LocalDPNoise
+from attrpriv.assess.mitigation.regularize import Regularize
 from attrpriv.assess.mitigation.synthetic import SyntheticReplacement
 from attrpriv.data.schema import Schema
 from attrpriv.errors import InputError
@@ -16,8 +18,28 @@ from attrpriv.errors import InputError
 
 def parse_strategy(
     spec: str, *, schema: Schema | None = None, ldp_epsilon: float | None = None
-) -> Strategy:
-    """One strategy from its CLI form (``schema``: LDP domains; ``ldp_epsilon``: bare ``ldp``)."""
+) -> Strategy | Regularize:
+    """One strategy from its CLI form (``schema``: LDP domains; ``ldp_epsilon``: bare ``ldp``).
+
+    Parameters
+    ----------
+    spec : str
+        One of the forms of ``STRATEGY_FORMS``; the name is case-insensitive.
+    schema : Schema or None, default None
+        Keyword-only: the public domains of local DP.
+    ldp_epsilon : float or None, default None
+        Keyword-only: the epsilon of a bare ``ldp``.
+
+    Returns
+    -------
+    Strategy or Regularize
+        A data strategy, or :class:`Regularize` (a model-level one) for ``regularize``.
+
+    Raises
+    ------
+    InputError
+        If ``spec`` is not one of the forms; the message names the bad part.
+    """
     if not isinstance(spec, str) or not spec.strip():
         raise InputError(f"mitigation must be one of {STRATEGY_FORMS}, got {spec!r}")
     parts = [p.strip() for p in spec.strip().split(":")]
@@ -34,11 +56,9 @@ def parse_strategy(
     if name == "generalize":
         return _generalize(spec, args)
     if name == "ldp":
-        if not args and ldp_epsilon is not None:
-            return LocalDPNoise(ldp_epsilon, schema=schema)
-        if len(args) != 1:
-            raise InputError(f"mitigation {spec!r}: expected 'ldp:EPSILON', e.g. 'ldp:1.0'")
-        return LocalDPNoise(_number(spec, args[0]), schema=schema)
+        return _ldp(spec, args, schema, ldp_epsilon)
+    if name == "regularize":
+        return _regularize(spec, args)
     raise InputError(
         f"mitigation {spec!r}: unknown strategy {parts[0]!r}; expected {STRATEGY_FORMS}"
     )
@@ -61,6 +81,51 @@ def _generalize(spec: str, args: list[str]) -> Generalize:
             f"mitigation {spec!r}: expected BINS >= 2 and a method in {list(BINNING_METHODS)}"
         )
     return Generalize(bins=bins, method=method)
+
+
+def _ldp(
+    spec: str, args: list[str], schema: Schema | None, ldp_epsilon: float | None
+) -> LocalDPNoise:
+    if not args and ldp_epsilon is not None:
+        return LocalDPNoise(ldp_epsilon, schema=schema)
+    if len(args) == 1:
+        return LocalDPNoise(_number(spec, args[0]), schema=schema)
+    if len(args) != 3 or args[1].lower() != "bins":
+        raise InputError(
+            f"mitigation {spec!r}: expected 'ldp:EPSILON' or 'ldp:EPSILON:bins:K', e.g. 'ldp:1.0'"
+        )
+    try:
+        bins = int(args[2])
+    except ValueError:
+        bins = 0
+    if bins < 2:
+        raise InputError(f"mitigation {spec!r}: K must be a whole number >= 2, got {args[2]!r}")
+    return LocalDPNoise(_number(spec, args[0]), schema=schema, numeric="bins", bins=bins)
+
+
+def _regularize(spec: str, args: list[str]) -> Regularize:
+    if not args:
+        return Regularize()
+    params: dict[str, int | float | str] = {}
+    for pair in args:  # ':' separates them: ',' separates the strategies of --mitigate
+        key, equals, text = (part.strip() for part in pair.partition("="))
+        if not key or not equals or not text or key in params:
+            raise InputError(
+                f"mitigation {spec!r}: expected 'regularize[:KEY=VALUE[:KEY=VALUE...]]' with "
+                "distinct keys, e.g. 'regularize:min_samples_leaf=50'"
+            )
+        params[key] = _value(text)
+    return Regularize(params)
+
+
+def _value(text: str) -> int | float | str:
+    """A parameter value: an int, else a float, else the text itself."""
+    for kind in (int, float):
+        try:
+            return kind(text)
+        except ValueError:
+            pass
+    return text
 
 
 def _number(spec: str, text: str) -> float:
