@@ -1,6 +1,7 @@
 """attrpriv: attribute privacy for tabular data.
 
-The schema classes are imported on first use, so that ``import attrpriv`` starts fast.
+The schema classes and ``Project`` are imported on first use, so that ``import attrpriv``
+starts fast.
 """
 
 from __future__ import annotations
@@ -12,10 +13,15 @@ from attrpriv.errors import AttrprivError, BudgetExceededError, InputError, Sche
 
 if TYPE_CHECKING:
     from attrpriv.data.schema import Categorical, Column, Integer, Numeric, Role, Schema
+    from attrpriv.project import Project
 
 __version__ = "0.1.0"
 
-_SCHEMA = ("Categorical", "Column", "Integer", "Numeric", "Role", "Schema")
+_LAZY = {
+    **dict.fromkeys(("Categorical", "Column", "Integer", "Numeric", "Role", "Schema"),
+                    "attrpriv.data.schema"),
+    "Project": "attrpriv.project",
+}  # fmt: skip
 
 __all__ = [
     "AttrprivError",
@@ -25,6 +31,7 @@ __all__ = [
     "InputError",
     "Integer",
     "Numeric",
+    "Project",
     "Role",
     "Schema",
     "SchemaError",
@@ -33,7 +40,7 @@ __all__ = [
 
 
 def __getattr__(name: str) -> Any:
-    """Import the schema classes on first use."""
-    if name not in _SCHEMA:
+    """Import the schema classes and ``Project`` on first use."""
+    if name not in _LAZY:
         raise AttributeError(f"module 'attrpriv' has no attribute {name!r}")
-    return getattr(import_module("attrpriv.data.schema"), name)
+    return getattr(import_module(_LAZY[name]), name)

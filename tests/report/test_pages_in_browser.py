@@ -23,9 +23,11 @@ from attrpriv.cli import main
 from attrpriv.dp import SeededNumpyNoise
 from attrpriv.release.ddp.mechanism import TabularDDP
 from attrpriv.report import render_release_html, render_sweep_html
+from attrpriv.report.dossier import render_dossier_html
 from attrpriv.sanitize.evaluate import leakage, utility
 from attrpriv.sanitize.tradeoff import SweepPoint, SweepResult
 from cli.test_cli_pages import write_public, write_survey, write_walk
+from report.test_dossier import german_project
 
 CHROMIUM = shutil.which("chromium")
 pytestmark = pytest.mark.skipif(
@@ -64,7 +66,10 @@ PAGES: dict[str, tuple[float | None, tuple[str, ...]]] = {
     "sweep": (0.5, ("epsilon", "y-s", "z-s", "auc")),
     "ledger": (1.5, ("ledger", "budget", "privacy-unit", "composition")),
     "ledger-empty": (2.0, ("ledger", "budget", "epsilon")),
+    "dossier": (3.0, ("epsilon", "budget", "privacy-unit", "ledger", "auc", "non-negative")),
 }
+APART = {"dossier": "dossier"}
+"""The page kinds written by a fixture of their own (the others by ``pages``)."""
 
 
 class _Dom(HTMLParser):
@@ -213,8 +218,20 @@ def pages(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     return {**found, "tabular-ddp": folder / "tabular-ddp.html", "sweep": folder / "sweep.html"}
 
 
+@pytest.fixture(scope="module")
+def dossier(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    """The dossier of a project run once (tests/report/test_dossier.py's german project)."""
+    folder = tmp_path_factory.mktemp("dossier")
+    project = german_project(folder)
+    assert project.run().failed == {}
+    page = folder / "dossier.html"
+    page.write_text(render_dossier_html(project), encoding="utf-8")
+    return {"dossier": page}
+
+
 @pytest.mark.parametrize("kind", list(PAGES))
-def test_the_page_in_a_browser(pages: dict[str, Path], kind: str) -> None:
+def test_the_page_in_a_browser(request: pytest.FixtureRequest, kind: str) -> None:
+    pages: dict[str, Path] = request.getfixturevalue(APART.get(kind, "pages"))
     epsilon, terms = PAGES[kind]
     screenshot, dom = in_browser(pages[kind], pages[kind].parent)
     assert Image.open(io.BytesIO(screenshot)).size == (WIDTH, HEIGHT)

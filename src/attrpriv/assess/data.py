@@ -17,6 +17,7 @@ if TYPE_CHECKING:
 
     from attrpriv.assess.report import RiskReport
     from attrpriv.data.schema import Schema
+    from attrpriv.data.select import RowSelection
 
 __all__ = ["TASKS", "AssessmentData", "infer_task", "load_task"]
 
@@ -125,6 +126,7 @@ def load_task(
     max_rows: int | None = None,
     task: str = "auto",
     seed: int = 0,
+    select: RowSelection | None = None,
 ) -> AssessmentData:
     """The features, target, schema and task of a bundled dataset or a CSV/Parquet file.
 
@@ -142,6 +144,8 @@ def load_task(
         The model's task; ``"auto"`` infers it from the target.
     seed : int, default 0
         Seeds the sample of ``max_rows``.
+    select : RowSelection or None, optional
+        The rows to read (a range, a ``where`` condition, a sample), before ``max_rows``.
 
     Returns
     -------
@@ -157,7 +161,7 @@ def load_task(
     from attrpriv.data.schema import Role
 
     check_choice(task, "task", TASKS)
-    source = read_data(data, schema, load=True, require_schema=False)
+    source = read_data(data, schema, load=True, require_schema=False, select=select)
     frame, found = source.frame, source.schema
     if target not in frame.columns:
         names = list(map(str, frame.columns))

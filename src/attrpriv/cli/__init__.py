@@ -50,6 +50,7 @@ GROUP_MODULES: dict[str, tuple[str, ...]] = {
         "attrpriv.cli.sanitize.synthesize",
     ),
     "budget": ("attrpriv.cli.budget",),
+    "project": ("attrpriv.cli.project",),
 }
 
 

@@ -37,6 +37,8 @@ GROUP_HELP = {
     "sanitize": "Share data with its sensitive attribute replaced by private synthetic values.",
     "budget": "The privacy-budget ledger (a SQLite file): set a budget per privacy unit, show "
     "the spend.",
+    "project": "One project file from assessment to mitigation to releases, with one budget "
+    "and one dossier page.",
 }
 # What each group's --help shows under its commands.
 GROUP_EXAMPLES = {
@@ -57,6 +59,9 @@ GROUP_EXAMPLES = {
                  "--row-range 1::2 --epsilon 1 --out s.npz"),
     "budget": ("attrpriv budget set --ledger survey.ledger --epsilon 3 --delta 1e-6",
                "attrpriv budget show --ledger survey.ledger --html budget.html"),
+    "project": ("attrpriv project init adult --out attrpriv.yaml",
+                "attrpriv project run attrpriv.yaml --html dossier.html",
+                "attrpriv project status attrpriv.yaml"),
 }  # fmt: skip
 
 OUT_HELP = "Write the machine-readable result as JSON to this file (written atomically)."
