@@ -63,3 +63,28 @@ def test_the_quick_start_runs_as_written(repository_copy: Path) -> None:
 def test_every_quick_start_line_runs_as_written(repository_copy: Path) -> None:
     _run(quick_start())
     assert (repository_copy / "sanitized.parquet").exists()
+
+
+def one_project() -> list[str]:
+    """The command lines of the README's "One project" block."""
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    block = text.split("## One project", 1)[1].split("```bash", 1)[1].split("```", 1)[0]
+    lines = [line.split("  #", 1)[0].strip() for line in block.splitlines()]
+    return [line for line in lines if line]
+
+
+def test_the_project_workflow_is_five_lines_or_fewer_and_its_draft_reads_back(
+    repository_copy: Path,
+) -> None:
+    """The README shows the workflow in at most five lines; init and status run as written
+    (the run itself, minutes of assessment, is the slow test below)."""
+    lines = one_project()
+    assert 2 <= len(lines) <= 5 and all(line.startswith("attrpriv project ") for line in lines)
+    _run([line for line in lines if not line.startswith("attrpriv project run ")])
+    assert (repository_copy / "german.yaml").exists()
+
+
+@pytest.mark.slow
+def test_the_project_workflow_runs_as_written(repository_copy: Path) -> None:
+    _run(one_project())
+    assert (repository_copy / "dossier.html").stat().st_size > 0

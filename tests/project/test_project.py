@@ -135,33 +135,48 @@ def test_a_plan_over_budget_is_refused_before_any_work(tmp_path: Path) -> None:
 KILL = """\
 import os, signal, sys
 import attrpriv.project.steps as steps
-real = steps.atomic_write_json
-def killed(path, payload):
-    if "sanitize-block" in str(path):  # after the release was charged, before its record
-        os.kill(os.getpid(), signal.SIGKILL)
-    return real(path, payload)
-steps.atomic_write_json = killed
+from attrpriv.assess.report import RiskReport
+where = sys.argv[2]
+def killing(real):
+    def write(self_or_path, *args):
+        path = args[0] if isinstance(self_or_path, RiskReport) else self_or_path
+        if f"steps/{where}/" in str(path):  # the step's work done (and charged), not written
+            os.kill(os.getpid(), signal.SIGKILL)
+        return real(self_or_path, *args)
+    return write
+steps.atomic_write_json = killing(steps.atomic_write_json)
+RiskReport.save = killing(RiskReport.save)
 from attrpriv.project import Project
 Project.from_yaml(sys.argv[1]).run()
 """
 
 
-def test_a_sigkill_in_a_step_keeps_the_finished_ones_and_never_overspends(
-    tmp_path: Path,
+@pytest.mark.parametrize("killed", ["assess", "mitigate", "release:hist", "sanitize:block"])
+def test_a_sigkill_in_any_step_keeps_the_finished_ones_and_never_overspends(
+    tmp_path: Path, killed: str
 ) -> None:
+    """Killed as the step writes its first output (its work done, a release's noise drawn and
+    charged): the next run redoes only that step and the ones after it; a lost release's
+    charge stays in the ledger, listed, and no budget is exceeded."""
     # room for the lost draw and its rerun: the orphan charge stands
     path = write(tmp_path, PROJECT.replace("sex: {epsilon: 2.5", "sex: {epsilon: 4.0"))
-    code = subprocess.run([sys.executable, "-c", KILL, str(path)], capture_output=True,
+    folder = killed.replace(":", "-")
+    code = subprocess.run([sys.executable, "-c", KILL, str(path), folder], capture_output=True,
                           check=False).returncode  # fmt: skip
     assert code == -signal.SIGKILL
     project = Project.from_yaml(path)
+    order = project.spec.step_ids()
+    before = order[: order.index(killed)]
     statuses = {s.step: s.status for s in project.status()}
-    assert statuses["sanitize:block"] == "pending" and statuses["release:hist"] == "done"
-    (orphan,) = project.orphans()  # charged, its output lost: the charge stands
-    assert orphan.label == "project german sanitize:block: block"
-    kept = {s: fingerprint(project)[s] for s in ("assess", "mitigate", "release:hist")}
+    assert statuses == {s: "done" if s in before else "pending" for s in order}
+    labels = {"release:hist": "project german release:hist: histograms",
+              "sanitize:block": "project german sanitize:block: block"}  # fmt: skip
+    lost = [labels[killed]] if killed in labels else []
+    assert [e.label for e in project.orphans()] == lost
+    kept = fingerprint(project)
+    assert set(kept) == set(before)
     result = project.run()
-    assert result.outcomes["sanitize:block"] == "ran"
+    assert result.outcomes == {s: "kept" if s in before else "ran" for s in order}
     assert {s: fingerprint(project)[s] for s in kept} == kept  # not redone
     summary = project.ledger().summary()
     for unit in (*summary.units, *summary.columns):
@@ -247,3 +262,30 @@ def test_init_drafts_a_project_that_reads_back_and_fits_its_own_budget(tmp_path:
     plan = [s.record for s in project.status() if s.record is not None]
     project.ledger().check(plan)  # the drafted budgets pay for the drafted plan
     assert json.loads(json.dumps(project.spec.digest("assess")))  # a stable text digest
+
+
+def test_a_csv_file_with_its_schema_file_runs_from_paths_relative_to_the_project(
+    tmp_path: Path,
+) -> None:
+    """Paths in the file are relative to it, wherever the process runs; a reviewed schema is
+    read from its file, not from the data."""
+    import shutil
+
+    examples = Path(__file__).resolve().parents[2] / "examples"
+    (tmp_path / "data").mkdir()
+    for name in ("adult-sample.csv", "adult-sample.schema.yaml"):
+        shutil.copy(examples / name, tmp_path / "data" / name)
+    text = textwrap.dedent("""\
+        name: sample
+        data: {source: data/adult-sample.csv, schema: data/adult-sample.schema.yaml}
+        protect: {row: {epsilon: 1.0}}
+        steps:
+          release:
+            - {name: hist, columns: [sex, income], epsilon: 1.0}
+        """)
+    project = Project.from_yaml(write(tmp_path, text))
+    result = project.run()
+    assert result.outcomes == {"release:hist": "ran"}
+    values = result.releases["hist"].payload["values"]
+    assert set(values) == {"sex", "income"}
+    assert (tmp_path / "sample.state" / "steps" / "release-hist" / "DONE.json").exists()
