@@ -105,7 +105,10 @@ def run(
     project: ProjectFile,
     rerun: Annotated[
         list[str] | None,
-        typer.Option(help="Run this finished step again (repeatable; a release is charged anew)."),
+        typer.Option(
+            metavar="STEP",
+            help="Run this finished step again (repeatable; a release is charged anew).",
+        ),
     ] = None,
     html: PageOption = None,
 ) -> None:
