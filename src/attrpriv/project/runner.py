@@ -138,7 +138,11 @@ class Project:
             if done is not None and done.digest != self.spec.digest(step):
                 status = "changed"
             record = steps.planned_record(self.spec, step, schema)
-            local = step == "mitigate" and steps.draws_noise(self.spec)
+            local = (
+                step == "mitigate"
+                and self.spec.mitigate is not None
+                and (self.spec.mitigate.draws_noise)
+            )
             out.append(StepStatus(step, status, record, done, local))
         return out
 

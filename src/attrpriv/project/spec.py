@@ -116,6 +116,11 @@ class MitigateSpec:
     max_utility_loss: float | None = None
     max_steps: int = 5
 
+    @property
+    def draws_noise(self) -> bool:
+        """True when a strategy may draw local-DP noise (an ``ldp`` one), charged draw by draw."""
+        return any(s.split(":")[0].strip().lower() == "ldp" for s in self.strategies)
+
 
 @dataclass(frozen=True)
 class ReleaseSpec:
@@ -401,9 +406,7 @@ def _sanitize(found: dict[str, Any], where: str) -> SanitizeSpec:
 
 def _check_covered(spec: ProjectSpec) -> None:
     """Every release and sanitized table needs a budget in ``protect`` that covers it."""
-    noisy = spec.mitigate is not None and any(
-        s.split(":")[0].strip().lower() == "ldp" for s in spec.mitigate.strategies
-    )
+    noisy = spec.mitigate is not None and spec.mitigate.draws_noise
     if (spec.release or spec.sanitize or noisy) and not (spec.protect.row or spec.protect.columns):
         raise InputError(
             "protect has no budget: add protect.row (each row) or protect.columns.<name> (a "

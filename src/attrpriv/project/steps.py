@@ -111,12 +111,6 @@ def assessor(spec: ProjectSpec, found: AssessmentData, checkpoint: Path) -> Feat
     )
 
 
-def draws_noise(spec: ProjectSpec) -> bool:
-    """True when the mitigation may draw local-DP noise (an ``ldp`` strategy)."""
-    strategies = () if spec.mitigate is None else spec.mitigate.strategies
-    return any(s.split(":")[0].strip().lower() == "ldp" for s in strategies)
-
-
 def run_mitigate(
     spec: ProjectSpec,
     found: AssessmentData,
