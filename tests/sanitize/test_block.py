@@ -246,6 +246,40 @@ def test_a_binned_column_decodes_inside_its_bin() -> None:
     ).all()
 
 
+def test_a_bin_takes_another_rows_value_of_that_bin_and_group() -> None:
+    """decode_seen: each drawn code takes a value another row holds in that bin, of the row's
+    own group where two rows have it; with two rows in a bin and group, each takes the other's."""
+    schema = Schema((Column("x", Role.FEATURE, Numeric(0.0, 100.0), nullable=True),))
+    code = column_code("x", schema, None, 2)  # bins [0, 50] and (50, 100]
+    values = np.array([10.5, 20.5, 30.5, 40.5, 60.5, 70.5, 80.5, np.nan], dtype=object)
+    seen = code.encode(pd.Series(values, dtype=float), "the data")
+    groups = np.array([0, 0, 1, 1, 0, 0, 1, 0])
+    drawn = np.array([0, 0, 0, 0, 1, 1, 1, 2])  # row 6: group 1 has one row of bin 1
+    out = code.decode_seen(drawn, seen, values, groups, np.random.default_rng(0))
+    assert out[:6].tolist() == [20.5, 10.5, 40.5, 30.5, 70.5, 60.5]
+    assert out[6] in (60.5, 70.5) and np.isnan(float(out[7]))
+    # a code no other row has falls back to a value inside the bin
+    alone = code.decode_seen(np.array([1, 0]), np.array([1, 0]), np.array([75.0, 25.0]),
+                             np.zeros(2, dtype=np.int64), np.random.default_rng(1))  # fmt: skip
+    assert 50 < float(alone[0]) <= 100 and float(alone[0]) != 75.0
+
+
+def test_an_auto_proxys_bin_values_are_private_values_of_its_target_a_named_ones_are_not(
+    private: pd.DataFrame,
+) -> None:
+    """An auto-picked numeric proxy is outside the unit: its redrawn value inside the drawn bin
+    is one the private rows of the same target hold. A named one is in the unit: none of its
+    released values is a private one (uniform inside the bin)."""
+    out = _fitted().release(private)
+    assert "level" in out.diagnostics.proxies
+    table = out.values
+    for target in ("no", "yes"):
+        mine = set(private.loc[private["y"] == target, "level"].dropna())
+        assert set(table.loc[table["y"] == target, "level"].dropna()) <= mine
+    named = _fitted(proxies=["copy", "level"]).release(private).values
+    assert not set(named["level"].dropna()) & set(private["level"].dropna())
+
+
 # -- the contract -------------------------------------------------------------------------------
 
 

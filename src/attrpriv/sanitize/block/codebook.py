@@ -110,6 +110,37 @@ class ColumnCode:
                 out[rows] = rng.uniform(low, high, size=rows.size)
         return out
 
+    def decode_seen(
+        self,
+        codes: np.ndarray,
+        seen: np.ndarray,
+        values: np.ndarray,
+        groups: np.ndarray,
+        rng: np.random.Generator,
+    ) -> np.ndarray:
+        """A value for each row's drawn ``codes[i]``, taken from another row ``j`` whose own
+        value ``values[j]`` has that code (``seen[j]``), of the same ``groups`` value where one
+        has it, else of any; :meth:`decode` where no other row has the code.
+
+        For a binned column, the bin's values keep their law given the group (a target), which a
+        uniform or public draw inside the bin loses. ``values`` must be outside the privacy unit.
+        """
+        out = self.decode(codes, rng)
+        if self.edges is None:
+            return out  # one code per value: the value is the code's
+        values = np.asarray(values, dtype=object)
+        for code in np.unique(codes[codes != self.missing]):
+            of_code = seen == code
+            for group in np.unique(groups[codes == code]):
+                rows = np.flatnonzero((codes == code) & (groups == group))
+                pool = np.flatnonzero(of_code & (groups == group))
+                if pool.size < 2:
+                    pool = np.flatnonzero(of_code)
+                if pool.size < 2:
+                    continue  # no other row to take it from
+                out[rows] = values[_other_rows(pool, rows, rng)]
+        return out
+
     def _public_in(self, low: float, high: float, *, first: bool) -> np.ndarray:
         if self.public is None:
             return np.empty(0)
@@ -120,6 +151,17 @@ class ColumnCode:
         if self.levels is not None:
             return f"{len(self.levels)} values"
         return f"[{self.lower:g}, {self.upper:g}]"
+
+
+def _other_rows(pool: np.ndarray, rows: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """For each of ``rows``, a uniformly drawn member of the sorted ``pool`` other than itself
+    (``pool`` has at least two members)."""
+    position = np.searchsorted(pool, rows)
+    inside = (position < pool.size) & (pool[np.minimum(position, pool.size - 1)] == rows)
+    pick = rng.integers(0, pool.size - inside.astype(np.int64))
+    pick += inside & (pick >= position)  # skip the row's own place
+    picked: np.ndarray = pool[pick]
+    return picked
 
 
 def column_code(name: str, schema: Schema, public: pd.DataFrame | None, bins: int) -> ColumnCode:

@@ -493,8 +493,9 @@ class BlockResampler(TableSanitizer[BlockCounts, BlockFacts, BlockPlan]):
                    "association (every column not shown below the threshold); each row's "
                    "sensitive value drawn by naive Bayes on the noisy "
                    "tables given its released columns, each proxy given the drawn value and "
-                   "the target, a numeric value uniform in its drawn bin (or a public value "
-                   "of that bin)"},
+                   "the target; a numeric value inside its drawn bin: for a proxy outside the "
+                   "unit another private row's value of that bin with the same target, for one "
+                   "in it uniform in the bin (or a public value of that bin)"},
             unit=PrivacyUnit("dp", "substitute:" + ",".join(protected)),
             assumptions=own,
         )  # fmt: skip
@@ -583,7 +584,13 @@ class BlockResampler(TableSanitizer[BlockCounts, BlockFacts, BlockPlan]):
             if name not in self.protected_ and tied:
                 posterior *= law[:, codes, _at(target, n)].T  # what the drawn value says of s
                 posterior /= np.maximum(posterior.sum(axis=1, keepdims=True), 1e-300)
-            redrawn[name] = self.codes_[name].decode(codes, rng)
+            code = self.codes_[name]
+            if name in self.protected_:
+                redrawn[name] = code.decode(codes, rng)
+            else:  # its values are outside the unit: a bin's value is another row's, same target
+                values = noisy.public[name].to_numpy(dtype=object)
+                redrawn[name] = code.decode_seen(codes, noisy.codes[name], values,
+                                                 _at(target, n), rng)  # fmt: skip
         table = noisy.public.copy()
         for name, values in redrawn.items():
             table[name] = typed_values(values, self.schema_, name, table.index)
